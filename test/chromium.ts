@@ -1,0 +1,26 @@
+// The one place that says which Chromium the tests drive and with which flags (see DESIGN.md).
+import { existsSync } from 'node:fs';
+
+export function chromiumPath(): string {
+  const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (!existsSync(path)) {
+    throw new Error(
+      `Chromium not found at ${path}. Install Debian's package: apt-get install -y chromium (or set CHROMIUM_PATH).`,
+    );
+  }
+  return path;
+}
+
+/** Flags that give headless Chromium a WebGPU adapter on this kind of machine and keep it off the network. */
+export function chromiumArgs(extra: string[] = []): string[] {
+  return [
+    '--enable-unsafe-webgpu',
+    '--no-sandbox',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    ...extra,
+  ];
+}

@@ -1,0 +1,38 @@
+import { defineConfig } from 'vitest/config';
+import { playwright } from '@vitest/browser-playwright';
+import { chromiumArgs, chromiumPath } from './test/chromium.ts';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          environment: 'node',
+          // Kernel tests that also run in Node on Dawn (the `webgpu` package) are named *.dawn.test.ts.
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          // Kernels and the forward pass (test/gpu) and browser-only storage (test/browser), in headless Chromium.
+          include: ['test/gpu/**/*.test.ts', 'test/browser/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({
+              launchOptions: { executablePath: chromiumPath(), args: chromiumArgs() },
+            }),
+            instances: [{ browser: 'chromium' }],
+            api: { host: '127.0.0.1' },
+          },
+        },
+      },
+    ],
+  },
+});
