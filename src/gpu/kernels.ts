@@ -1,0 +1,109 @@
+// The kernels as calls: each method records one dispatch of a kernel into a ComputeBatch, picking the
+// pipeline for this adapter's shapes (kernel-shapes.ts), the params uniform and the workgroup count.
+// `prepare()` compiles every pipeline first (asynchronously), so recording never waits on compilation.
+// Buffer layouts follow the conventions at the top of dispatch.ts.
+import type { GpuContext } from './device.ts';
+import { GpuError } from './device.ts';
+import type { Binding, ComputeBatch } from './dispatch.ts';
+import { kernelShapesFor, matvecRowsPerWorkgroup, rowsPerWorkgroup, type KernelShapes } from './kernel-shapes.ts';
+import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
+import * as shaders from './shaders.ts';
+
+export type WeightType = 'f32' | 'f16';
+
+export interface KernelsOptions {
+  /** Override the per-adapter shapes (tests use this to force many small workgroups). */
+  shapes?: Partial<KernelShapes>;
+  /** Use the `enable f16` kernels for f16 weights: defaults to whether the device has `shader-f16`. */
+  nativeF16?: boolean;
+  pipelines?: PipelineCache;
+}
+
+interface Prepared {
+  kernel: KernelSource;
+  constants: OverrideConstants;
+}
+
+/** Uniform buffers holding kernel params, one per distinct content, made once (shapes repeat every token). */
+class ParamsCache {
+  private readonly buffers = new Map<string, GPUBuffer>();
+  constructor(private readonly device: GPUDevice) {}
+
+  get(words: ArrayBuffer): GPUBuffer {
+    const key = Array.from(new Uint32Array(words)).join(',');
+    let buffer = this.buffers.get(key);
+    if (!buffer) {
+      buffer = this.device.createBuffer({ label: `params ${key}`, size: Math.max(16, words.byteLength), usage: 0x40 | 0x08 });
+      this.device.queue.writeBuffer(buffer, 0, words);
+      this.buffers.set(key, buffer);
+    }
+    return buffer;
+  }
+
+  destroy(): void {
+    for (const buffer of this.buffers.values()) buffer.destroy();
+    this.buffers.clear();
+  }
+}
+
+function u32Params(...values: number[]): ArrayBuffer {
+  for (const v of values) {
+    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`Kernel size must be a u32, got ${v}`);
+  }
+  return new Uint32Array(values).buffer;
+}
+
+export class Kernels {
+  readonly shapes: KernelShapes;
+  readonly nativeF16: boolean;
+  readonly pipelines: PipelineCache;
+  private readonly params: ParamsCache;
+
+  constructor(
+    readonly gpu: GpuContext,
+    options: KernelsOptions = {},
+  ) {
+    this.shapes = { ...kernelShapesFor(gpu.adapterInfo, gpu.limits), ...options.shapes };
+    this.nativeF16 = options.nativeF16 ?? gpu.features.f16;
+    if (this.nativeF16 && !gpu.features.f16) {
+      throw new GpuError('limit-exceeded', 'Native f16 kernels asked for, but this device has no shader-f16 feature');
+    }
+    this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
+    this.params = new ParamsCache(gpu.device);
+  }
+
+  private matvecKernel(type: WeightType): Prepared {
+    const kernel = type === 'f32' ? shaders.matvecF32 : this.nativeF16 ? shaders.matvecF16Native : shaders.matvecF16;
+    return { kernel, constants: { ...this.shapes.matvec } };
+  }
+
+  private all(): Prepared[] {
+    return [this.matvecKernel('f32'), this.matvecKernel('f16')];
+  }
+
+  /** Compiles every pipeline these kernels use; call (and await) once before recording. */
+  async prepare(): Promise<void> {
+    await Promise.all(this.all().map((p) => this.pipelines.get(p.kernel, p.constants)));
+  }
+
+  private pipeline(p: Prepared): GPUComputePipeline {
+    const pipeline = this.pipelines.peek(p.kernel, p.constants);
+    if (!pipeline) throw new Error(`Kernel ${p.kernel.name} is not compiled yet: await kernels.prepare() first`);
+    return pipeline;
+  }
+
+  /** y[n] = W·x[k], W [n rows, k cols] row-major, f32 or f16 (packed per the conventions). */
+  matvec(batch: ComputeBatch, a: { type: WeightType; weights: Binding; x: Binding; y: Binding; n: number; k: number }): void {
+    if (a.n === 0) return;
+    const p = this.matvecKernel(a.type);
+    const params = this.params.get(u32Params(a.n, a.k));
+    batch.dispatch(this.pipeline(p), [a.weights, a.x, a.y, params], Math.ceil(a.n / matvecRowsPerWorkgroup(this.shapes.matvec)));
+  }
+
+  /** Releases the params uniforms. */
+  destroy(): void {
+    this.params.destroy();
+  }
+}
+
+export { rowsPerWorkgroup };
