@@ -247,28 +247,31 @@ describe('openIndexedDbStore', () => {
     expect(await rawCount(name, 'histories')).toBe(0);
   });
 
-  it('an interrupted write is never half-written and an acknowledged write is never lost', async () => {
+  it('closing the connection while a put is in flight neither loses nor halves the record', async () => {
     const name = uniqueName();
     const store = await openStore(name);
     const big = sampleRecord('resp_big');
     big.history = Array.from({ length: 2000 }, (_, index) => ({ type: 'message', role: 'user', content: `m${index}` }));
-    // Start the write and close the connection before it can commit.
-    const writing = store.put(big).then(
-      () => 'acknowledged' as const,
-      (error: unknown) => (error instanceof StoreError ? ('rejected' as const) : Promise.reject(error)),
+    // Close the connection right after the history write is queued, before the transaction commits.
+    patchObjectStorePut((original, objectStore, args) => {
+      const request = original.apply(objectStore, args);
+      if (objectStore.name === 'histories') store.close();
+      return request;
+    });
+    const outcome = await store.put(big).then(
+      () => 'acknowledged',
+      (error: unknown) => error,
     );
-    store.close();
-    const outcome = await writing;
+    for (const restore of restorers.splice(0)) restore();
 
+    // A closing connection lets its running transactions finish, so the write is whole and acknowledged.
+    expect(outcome).toBe('acknowledged');
     const reopened = await openStore(name);
-    const responses = await rawCount(name, 'responses');
-    const histories = await rawCount(name, 'histories');
-    expect(responses).toBe(histories);
-    if (outcome === 'acknowledged') {
-      expect(await reopened.get('resp_big')).toEqual(big);
-    } else {
-      expect(responses).toBe(0);
-    }
+    expect(await reopened.get('resp_big')).toEqual(big);
+    expect(await rawCount(name, 'responses')).toBe(1);
+    expect(await rawCount(name, 'histories')).toBe(1);
+    // The closed handle refuses further work rather than writing through a dead connection.
+    await expectStoreError(store.put(sampleRecord()), 'unavailable');
   });
 
   it('a store closed by its owner rejects further calls as unavailable', async () => {
