@@ -1,0 +1,87 @@
+// Command line of the test-model generator:
+//   npx tsx tools/make-test-model/cli.ts --arch qwen3 --type F32 --out <dir> [--seed N] [--layers 2 --hidden 256 ...]
+// Writes <dir>/model.gguf and <dir>/hf/ and prints a JSON summary.
+
+import { parseArgs } from 'node:util';
+import { SUPPORTED_TENSOR_TYPES, type TensorType } from '../../src/model/tensor-types.ts';
+import { TEST_MODEL_ARCHS, writeTestModel, type TestModelArch } from './index.ts';
+
+const { values } = parseArgs({
+  options: {
+    arch: { type: 'string' },
+    type: { type: 'string', default: 'F32' },
+    out: { type: 'string' },
+    seed: { type: 'string' },
+    layers: { type: 'string' },
+    hidden: { type: 'string' },
+    intermediate: { type: 'string' },
+    heads: { type: 'string' },
+    'kv-heads': { type: 'string' },
+    'head-dim': { type: 'string' },
+    merges: { type: 'string' },
+    'context-length': { type: 'string' },
+    'rope-theta': { type: 'string' },
+    'embedding-type': { type: 'string' },
+    'output-type': { type: 'string' },
+    tied: { type: 'boolean', default: false },
+    shards: { type: 'string' },
+    probe: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+function fail(message: string): never {
+  console.error(`make-test-model: ${message}`);
+  console.error(
+    'usage: cli.ts --arch llama|qwen2|qwen3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
+      '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--context-length N] [--rope-theta X]\n' +
+      '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]',
+  );
+  process.exit(2);
+}
+
+function tensorType(name: string | undefined, flag: string): TensorType | undefined {
+  if (name === undefined) return undefined;
+  const upper = name.toUpperCase();
+  if (!(SUPPORTED_TENSOR_TYPES as readonly string[]).includes(upper)) fail(`${flag} ${name} is not one of ${SUPPORTED_TENSOR_TYPES.join(', ')}`);
+  return upper as TensorType;
+}
+
+function int(name: string | undefined, flag: string): number | undefined {
+  if (name === undefined) return undefined;
+  const n = Number(name);
+  if (!Number.isInteger(n) || n < 0) fail(`${flag} must be a non-negative integer, got ${name}`);
+  return n;
+}
+
+if (values.help) fail('help');
+if (!values.arch || !(TEST_MODEL_ARCHS as readonly string[]).includes(values.arch)) fail(`--arch must be one of ${TEST_MODEL_ARCHS.join(', ')}`);
+if (!values.out) fail('--out is required');
+
+try {
+  const model = writeTestModel(
+    {
+      arch: values.arch as TestModelArch,
+      type: tensorType(values.type, '--type')!,
+      seed: int(values.seed, '--seed'),
+      layers: int(values.layers, '--layers'),
+      hidden: int(values.hidden, '--hidden'),
+      intermediate: int(values.intermediate, '--intermediate'),
+      heads: int(values.heads, '--heads'),
+      kvHeads: int(values['kv-heads'], '--kv-heads'),
+      headDim: int(values['head-dim'], '--head-dim'),
+      merges: int(values.merges, '--merges'),
+      contextLength: int(values['context-length'], '--context-length'),
+      ropeTheta: values['rope-theta'] === undefined ? undefined : Number(values['rope-theta']),
+      embeddingType: tensorType(values['embedding-type'], '--embedding-type'),
+      outputType: tensorType(values['output-type'], '--output-type'),
+      tiedEmbeddings: values.tied,
+      shards: int(values.shards, '--shards'),
+      probe: values.probe,
+    },
+    values.out,
+  );
+  console.log(JSON.stringify({ ggufPath: model.ggufPath, hfDir: model.hfDir, vocabSize: model.vocabSize, options: model.options }, null, 2));
+} catch (e) {
+  fail(e instanceof Error ? e.message : String(e));
+}
