@@ -192,7 +192,7 @@ export function argmax(values: ArrayLike<number>): number {
 /** Greedy continuation of `prompt` for `count` tokens. */
 export function referenceGreedy(cfg: ReferenceConfig, weights: ReferenceWeights, prompt: readonly number[], count: number): number[] {
   const decoder = new ReferenceDecoder(cfg, weights);
-  let logits = new Float32Array(0);
+  let logits: Float32Array = new Float32Array(0);
   for (const t of prompt) logits = decoder.step(t);
   const out: number[] = [];
   for (let i = 0; i < count; i++) {
