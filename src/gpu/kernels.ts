@@ -77,8 +77,23 @@ export class Kernels {
     return { kernel, constants: { ...this.shapes.matvec } };
   }
 
+  private matmulKernel(type: WeightType): Prepared {
+    return { kernel: type === 'f32' ? shaders.matmulF32 : shaders.matmulF16, constants: { ...this.shapes.matmul } };
+  }
+
+  private rowKernel(kernel: KernelSource): Prepared {
+    return { kernel, constants: { ...this.shapes.rowReduce } };
+  }
+
   private all(): Prepared[] {
-    return [this.matvecKernel('f32'), this.matvecKernel('f16')];
+    return [
+      this.matvecKernel('f32'),
+      this.matvecKernel('f16'),
+      this.matmulKernel('f32'),
+      this.matmulKernel('f16'),
+      this.rowKernel(shaders.rmsnorm),
+      this.rowKernel(shaders.softmax),
+    ];
   }
 
   /** Compiles every pipeline these kernels use; call (and await) once before recording. */
@@ -100,10 +115,41 @@ export class Kernels {
     batch.dispatch(this.pipeline(p), [a.weights, a.x, a.y, params], Math.ceil(a.n / matvecRowsPerWorkgroup(this.shapes.matvec)));
   }
 
+  /**
+   * Y[m, n] = X[m, k]·Wᵀ, W [n rows, k cols] row-major, f32 or f16 packed in u32 (there is no native-f16
+   * matmul yet: the packed kernel runs on every adapter).
+   */
+  matmul(
+    batch: ComputeBatch,
+    a: { type: WeightType; weights: Binding; x: Binding; y: Binding; m: number; n: number; k: number },
+  ): void {
+    if (a.m === 0 || a.n === 0) return;
+    const p = this.matmulKernel(a.type);
+    const params = this.params.get(u32Params(a.m, a.n, a.k));
+    const tiles = Math.ceil(a.m / 4) * Math.ceil(a.n / 4);
+    batch.dispatch(this.pipeline(p), [a.weights, a.x, a.y, params], Math.ceil(tiles / this.shapes.matmul.WORKGROUP_SIZE));
+  }
+
+  /** Y[r, :] = X[r, :] / sqrt(mean(X[r, :]²) + eps) * weight, rows of length n. */
+  rmsnorm(batch: ComputeBatch, a: { x: Binding; weight: Binding; y: Binding; rows: number; n: number; eps: number }): void {
+    if (a.rows === 0) return;
+    const words = new DataView(u32Params(a.rows, a.n, 0));
+    words.setFloat32(8, a.eps, true);
+    const params = this.params.get(words.buffer as ArrayBuffer);
+    const p = this.rowKernel(shaders.rmsnorm);
+    batch.dispatch(this.pipeline(p), [a.x, a.weight, a.y, params], Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)));
+  }
+
+  /** Y[r, :] = softmax(X[r, :]), rows of length n. */
+  softmax(batch: ComputeBatch, a: { x: Binding; y: Binding; rows: number; n: number }): void {
+    if (a.rows === 0) return;
+    const params = this.params.get(u32Params(a.rows, a.n));
+    const p = this.rowKernel(shaders.softmax);
+    batch.dispatch(this.pipeline(p), [a.x, a.y, params], Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)));
+  }
+
   /** Releases the params uniforms. */
   destroy(): void {
     this.params.destroy();
   }
 }
-
-export { rowsPerWorkgroup };
