@@ -5,7 +5,7 @@
 //   histories  keyPath id  { id, history, inputItems }   what `previous_response_id` replays
 //   keys       keyPath id  { id: 'reasoning', key }      the non-extractable AES-GCM CryptoKey itself
 // A response and its history are always written and deleted in one transaction, so a reader never sees
-// one without the other. Every failure surfaces as a StoreError: 'unavailable' (no IndexedDB, open
+// one without the other, and a write resolves only after its transaction committed with strict durability. Every failure surfaces as a StoreError: 'unavailable' (no IndexedDB, open
 // blocked or refused), 'quota' (QuotaExceededError) or 'failed' (anything else).
 
 import {
@@ -141,16 +141,19 @@ export async function openIndexedDbStore(options: IndexedDbStoreOptions = {}): P
     mode: Mode,
     action: string,
   ): Promise<IDBPTransaction<ResponseDbSchema, Names, Mode>> {
+    // Writes are 'strict': the store acknowledges a record only once it is flushed to disk, so an OS crash
+    // right after a response was reported as stored cannot lose it.
+    const options: IDBTransactionOptions = { durability: mode === 'readwrite' ? 'strict' : 'default' };
     const db = await database();
     try {
-      return db.transaction(storeNames, mode);
+      return db.transaction(storeNames, mode, options);
     } catch (error) {
       // The browser or a newer version of the app closed the connection under us: reopen once.
       if (errorName(error) === 'InvalidStateError' && !closedByCaller) {
         if (connection !== undefined && (await connection.catch(() => undefined)) === db) connection = undefined;
         const reopened = await database();
         try {
-          return reopened.transaction(storeNames, mode);
+          return reopened.transaction(storeNames, mode, options);
         } catch (retryError) {
           throw toStoreError(retryError, action);
         }

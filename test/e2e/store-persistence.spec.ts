@@ -80,21 +80,21 @@ test('stored responses and the reasoning key survive a browser restart; a write 
   const firstBrowser = await launchBrowser();
   const writer = await openStorePage(firstBrowser);
   const sealed = await writer.evaluate(
-    async ({ name, stored, text }) => {
+    async ({ name, storedJson, text }) => {
       const store = await (window as FixtureWindow).storeModule!.openIndexedDbStore({ name });
-      await store.put(stored);
+      await store.put(JSON.parse(storedJson) as StoredResponse);
       const key = await store.reasoningKey();
       const iv = crypto.getRandomValues(new Uint8Array(12));
       const ciphertext = await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, key, new TextEncoder().encode(text));
       store.close();
       return { iv: Array.from(iv), ciphertext: Array.from(new Uint8Array(ciphertext)) };
     },
-    { name: databaseName, stored: kept, text: plaintext },
+    { name: databaseName, storedJson: JSON.stringify(kept), text: plaintext },
   );
 
   const doomed = await openStorePage(firstBrowser);
   await doomed.evaluate(
-    ({ name, stored }) => {
+    ({ name, storedJson }) => {
       // Once the history write is queued, keep the transaction busy with reads so it can never commit,
       // and say so; the test then closes the page under it.
       const originalPut = IDBObjectStore.prototype.put;
@@ -110,9 +110,9 @@ test('stored responses and the reasoning key survive a browser restart; a write 
         }
         return request;
       };
-      void (window as FixtureWindow).storeModule!.openIndexedDbStore({ name }).then((store) => store.put(stored));
+      void (window as FixtureWindow).storeModule!.openIndexedDbStore({ name }).then((store) => store.put(JSON.parse(storedJson) as StoredResponse));
     },
-    { name: databaseName, stored: record('resp_cut', 500) },
+    { name: databaseName, storedJson: JSON.stringify(record('resp_cut', 500)) },
   );
   await doomed.waitForFunction(() => (window as FixtureWindow).historyWriteIssued === true);
   await doomed.close({ runBeforeUnload: false });
@@ -150,8 +150,9 @@ test('stored responses and the reasoning key survive a browser restart; a write 
           };
         });
         return {
-          kept: await store.get('resp_kept'),
-          cut: (await store.get('resp_cut')) ?? null,
+          // JSON strings keep Playwright's argument and result types shallow.
+          keptJson: JSON.stringify(await store.get('resp_kept')),
+          cut: (await store.get('resp_cut')) !== undefined,
           decrypted: new TextDecoder().decode(opened),
           exportable,
           counts,
@@ -159,8 +160,8 @@ test('stored responses and the reasoning key survive a browser restart; a write 
       },
       { name: databaseName, ...sealed },
     );
-    expect(found.kept).toEqual(kept);
-    expect(found.cut).toBeNull();
+    expect(JSON.parse(found.keptJson)).toEqual(kept);
+    expect(found.cut).toBe(false);
     expect(found.counts).toEqual({ responses: 1, histories: 1 });
     expect(found.decrypted).toBe(plaintext);
     expect(found.exportable).toBe(false);
