@@ -75,8 +75,29 @@ export interface IndexedDbStoreOptions {
   name?: string;
 }
 
-/** Open (creating or upgrading) the response database. Rejects with StoreError('unavailable') when it cannot be used. */
+/**
+ * Open (creating or upgrading) the response database now. Rejects with StoreError('unavailable') when it cannot
+ * be used, so a caller learns at start-up; use createIndexedDbStore to start anyway and fail per call.
+ */
 export async function openIndexedDbStore(options: IndexedDbStoreOptions = {}): Promise<IndexedDbResponseStore> {
+  const { store, connect } = buildIndexedDbStore(options);
+  await connect();
+  return store;
+}
+
+/**
+ * The same store, opened on first use: creating it never fails, and while IndexedDB cannot be used each call
+ * rejects with that StoreError (and the next call tries again). For hosts that must keep answering
+ * `store:false` requests when storage is unavailable.
+ */
+export function createIndexedDbStore(options: IndexedDbStoreOptions = {}): IndexedDbResponseStore {
+  return buildIndexedDbStore(options).store;
+}
+
+function buildIndexedDbStore(options: IndexedDbStoreOptions): {
+  store: IndexedDbResponseStore;
+  connect: () => Promise<unknown>;
+} {
   const name = options.name ?? DEFAULT_RESPONSE_DB_NAME;
   let connection: Promise<ResponseDb> | undefined;
   let closedByCaller = false;
@@ -179,10 +200,7 @@ export async function openIndexedDbStore(options: IndexedDbStoreOptions = {}): P
     });
   }
 
-  // Open now so that an unusable IndexedDB is reported by openIndexedDbStore itself.
-  await database();
-
-  return {
+  const store: IndexedDbResponseStore = {
     async put(record: StoredResponse): Promise<void> {
       await transact(['responses', 'histories'], 'readwrite', `store response ${record.id}`, (tx) => {
         const responseWrite = tx
@@ -255,6 +273,7 @@ export async function openIndexedDbStore(options: IndexedDbStoreOptions = {}): P
       );
     },
   };
+  return { store, connect: database };
 }
 
 /**

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   RESPONSE_DB_VERSION,
+  createIndexedDbStore,
   openIndexedDbStore,
   type IndexedDbResponseStore,
 } from '../../src/store/indexeddb-store.ts';
@@ -148,6 +149,18 @@ describe('openIndexedDbStore', () => {
     newer.close();
     const error = await expectStoreError(openIndexedDbStore({ name }), 'unavailable');
     expect(error.message).toMatch(/newer version/);
+  });
+
+  it('createIndexedDbStore opens on first use, reports an unusable database per call, and retries', async () => {
+    const name = uniqueName();
+    const newer = await rawOpen(name, RESPONSE_DB_VERSION + 1);
+    newer.close();
+    const store = createIndexedDbStore({ name });
+    openedStores.push(store);
+    await expectStoreError(store.put(sampleRecord()), 'unavailable');
+    await deleteDatabase(name);
+    await store.put(sampleRecord());
+    expect(await store.get('resp_1')).toEqual(sampleRecord());
   });
 
   it('round-trips put, get and delete', async () => {
