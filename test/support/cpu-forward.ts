@@ -6,6 +6,9 @@
 // RoPE style: 'interleaved' rotates pairs (2i, 2i+1) (GGUF `llama`, whose q/k rows llama.cpp's converter
 // permuted); 'neox' rotates pairs (i, i + d/2) (Qwen, and every Hugging Face layout).
 
+import { ggufMetadata, type GgufFile } from '../../src/model/gguf.ts';
+import { dequantizeGguf } from '../../src/model/dequantize.ts';
+
 export type RopeStyle = 'interleaved' | 'neox';
 
 export interface ReferenceConfig {
@@ -201,4 +204,74 @@ export function referenceGreedy(cfg: ReferenceConfig, weights: ReferenceWeights,
     if (i + 1 < count) logits = decoder.step(next);
   }
   return out;
+}
+
+// ---- loading a reference model from a GGUF file (any ByteSource: works in Node and in a page) ----------
+
+
+export interface ReferenceModel {
+  config: ReferenceConfig;
+  weights: ReferenceWeights;
+}
+
+/** Every tensor of a GGUF file dequantized to f32, with the config its metadata gives. */
+export async function referenceModelFromGguf(file: GgufFile): Promise<ReferenceModel> {
+  const arch = ggufMetadata(file, 'general.architecture', 'string');
+  if (arch !== 'llama' && arch !== 'qwen2' && arch !== 'qwen3') throw new Error(`reference forward: unsupported architecture ${arch}`);
+  const num = (key: string) => ggufMetadata(file, `${arch}.${key}`, 'number');
+  const optionalNum = (key: string) => (typeof file.metadata[`${arch}.${key}`] === 'number' ? num(key) : undefined);
+  const tensor = async (name: string): Promise<Float32Array | undefined> => {
+    const info = file.tensors.find((t) => t.name === name);
+    if (!info) return undefined;
+    return dequantizeGguf(info.type, await file.source.read(info.offset, info.byteLength));
+  };
+  const required = async (name: string): Promise<Float32Array> => {
+    const t = await tensor(name);
+    if (!t) throw new Error(`reference forward: missing tensor ${name}`);
+    return t;
+  };
+  const hiddenSize = num('embedding_length');
+  const numHeads = num('attention.head_count');
+  const embedding = file.tensors.find((t) => t.name === 'token_embd.weight');
+  if (!embedding) throw new Error('reference forward: missing token_embd.weight');
+  const config: ReferenceConfig = {
+    hiddenSize,
+    intermediateSize: num('feed_forward_length'),
+    numLayers: num('block_count'),
+    numHeads,
+    numKvHeads: optionalNum('attention.head_count_kv') ?? numHeads,
+    headDim: optionalNum('attention.key_length') ?? hiddenSize / numHeads,
+    vocabSize: embedding.shape[0],
+    rmsNormEps: num('attention.layer_norm_rms_epsilon'),
+    ropeTheta: optionalNum('rope.freq_base') ?? 10000,
+    ropeStyle: arch === 'llama' ? 'interleaved' : 'neox',
+    ropeFreqFactors: await tensor('rope_freqs.weight'),
+  };
+  const layers: ReferenceLayerWeights[] = [];
+  for (let l = 0; l < config.numLayers; l++) {
+    const p = `blk.${l}.`;
+    layers.push({
+      attnNorm: await required(p + 'attn_norm.weight'),
+      wq: await required(p + 'attn_q.weight'),
+      wk: await required(p + 'attn_k.weight'),
+      wv: await required(p + 'attn_v.weight'),
+      bq: await tensor(p + 'attn_q.bias'),
+      bk: await tensor(p + 'attn_k.bias'),
+      bv: await tensor(p + 'attn_v.bias'),
+      qNorm: await tensor(p + 'attn_q_norm.weight'),
+      kNorm: await tensor(p + 'attn_k_norm.weight'),
+      wo: await required(p + 'attn_output.weight'),
+      ffnNorm: await required(p + 'ffn_norm.weight'),
+      wGate: await required(p + 'ffn_gate.weight'),
+      wUp: await required(p + 'ffn_up.weight'),
+      wDown: await required(p + 'ffn_down.weight'),
+    });
+  }
+  const weights: ReferenceWeights = {
+    tokenEmbedding: await required('token_embd.weight'),
+    layers,
+    outputNorm: await required('output_norm.weight'),
+    lmHead: await tensor('output.weight'),
+  };
+  return { config, weights };
 }

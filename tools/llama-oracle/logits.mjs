@@ -3,7 +3,9 @@
 // numerical oracle: the full-vocabulary logits at every position of given token ids, and a greedy continuation.
 //
 //   node tools/llama-oracle/logits.mjs --model m.gguf --tokens 1,2,3 [--greedy 32]
-//     prints {"tokens":[...],"logits":[[...],...],"greedy":[...]}
+//     prints {"tokens":[...],"logits":[[...],...],"greedy":[...],"greedyLogits":[[...],...]}
+//     (greedyLogits[i]: the logits after feeding greedy[i], i < greedy - 1; so tokens + greedy[0..n-2] have
+//     logits + greedyLogits, position by position)
 //   node tools/llama-oracle/logits.mjs --jobs jobs.json [--out results.json]
 //     jobs.json: [{"model":"m.gguf","tokens":[1,2,3],"greedy":32}, ...]; prints (or writes) an array of results
 //     in the same order (one process, one llama.cpp instance: much faster than one process per job).
@@ -62,6 +64,7 @@ async function runJob(llama, models, job) {
       return logitsArray(r.next.logits);
     });
     const greedyTokens = [];
+    const greedyLogits = [];
     let last = logits[logits.length - 1];
     for (let i = 0; i < greedy; i++) {
       const next = argmax(last);
@@ -69,8 +72,9 @@ async function runJob(llama, models, job) {
       if (i + 1 === greedy) break;
       const [r] = await sequence.controlledEvaluate([withLogits(next)]);
       last = logitsArray(r.next.logits);
+      greedyLogits.push(last);
     }
-    return { tokens: job.tokens, logits, ...(greedy ? { greedy: greedyTokens } : {}) };
+    return { tokens: job.tokens, logits, ...(greedy ? { greedy: greedyTokens, greedyLogits } : {}) };
   } finally {
     await context.dispose();
   }
