@@ -3,15 +3,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { Kernels, type WeightType } from '../../src/gpu/kernels.ts';
-import { createEmptyStorageBuffer, createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
 import {
   f16BitsToNumber,
   firstSumMismatch,
+  GUARD_WORDS,
+  guardViolation,
   matmulReference,
   packF16,
   randomF16Bits,
   randomF32,
   seededRandom,
+  sentinelOutput,
 } from '../support/kernel-reference.ts';
 
 let gpu: GpuContext;
@@ -45,13 +48,14 @@ async function checkMatmul(
   }
   const x = randomF32(random, m * k);
   const xBuffer = createStorageBuffer(gpu.device, x);
-  const yBuffer = createEmptyStorageBuffer(gpu.device, m * n * 4);
+  const yBuffer = createStorageBuffer(gpu.device, sentinelOutput(m * n));
   const batch = new ComputeBatch(gpu, 'matmul test');
   using.matmul(batch, { type, weights, x: xBuffer, y: yBuffer, m, n, k });
   batch.submit();
-  const got = await readF32(gpu.device, yBuffer, m * n);
+  const words = new Uint32Array(await readBuffer(gpu.device, yBuffer, (m * n + GUARD_WORDS) * 4));
+  const got = new Float32Array(words.buffer, 0, m * n);
   for (const b of [weights, xBuffer, yBuffer]) b.destroy();
-  return firstSumMismatch(got, matmulReference(x, decoded, m, n, k));
+  return guardViolation(words, m * n) ?? firstSumMismatch(got, matmulReference(x, decoded, m, n, k));
 }
 
 const SIZES: [m: number, n: number, k: number][] = [

@@ -3,15 +3,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { Kernels, type KernelsOptions, type WeightType } from '../../src/gpu/kernels.ts';
-import { createEmptyStorageBuffer, createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
 import {
   f16BitsToNumber,
   firstSumMismatch,
+  GUARD_WORDS,
+  guardViolation,
   matvecReference,
   packF16,
   randomF16Bits,
   randomF32,
   seededRandom,
+  sentinelOutput,
 } from '../support/kernel-reference.ts';
 
 let gpu: GpuContext;
@@ -36,13 +39,14 @@ async function checkMatvec(kernels: Kernels, type: WeightType, n: number, k: num
   }
   const x = randomF32(random, k);
   const xBuffer = createStorageBuffer(gpu.device, x);
-  const yBuffer = createEmptyStorageBuffer(gpu.device, n * 4);
+  const yBuffer = createStorageBuffer(gpu.device, sentinelOutput(n));
   const batch = new ComputeBatch(gpu, 'matvec test');
   kernels.matvec(batch, { type, weights, x: xBuffer, y: yBuffer, n, k });
   batch.submit();
-  const got = await readF32(gpu.device, yBuffer, n);
+  const words = new Uint32Array(await readBuffer(gpu.device, yBuffer, (n + GUARD_WORDS) * 4));
+  const got = new Float32Array(words.buffer, 0, n);
   for (const b of [weights, xBuffer, yBuffer]) b.destroy();
-  return firstSumMismatch(got, matvecReference(decoded, x, n, k));
+  return guardViolation(words, n) ?? firstSumMismatch(got, matvecReference(decoded, x, n, k));
 }
 
 const SIZES: [n: number, k: number][] = [
@@ -55,6 +59,7 @@ const SIZES: [n: number, k: number][] = [
   [7, 8],
   [1000, 1],
   [130, 2],
+  [67, 5],
 ];
 
 async function kernelsFor(options: KernelsOptions): Promise<Kernels> {

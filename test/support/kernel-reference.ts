@@ -152,3 +152,20 @@ export function firstMismatch(got: Float32Array, expected: Float64Array, relativ
   }
   return null;
 }
+
+/** Words of guard space after an output in the tests: a write past the end lands there. */
+export const GUARD_WORDS = 16;
+const SENTINEL = 0x7fc0dead; // a NaN pattern no kernel writes
+
+/** The initial content of an output buffer of `length` f32s followed by guard words, all sentinel. */
+export function sentinelOutput(length: number): Uint32Array {
+  return new Uint32Array(length + GUARD_WORDS).fill(SENTINEL);
+}
+
+/** The outputs read back (length + guard words): null if the guard is intact, else which word was written. */
+export function guardViolation(words: Uint32Array, length: number): string | null {
+  for (let i = length; i < words.length; i++) {
+    if (words[i] !== SENTINEL) return `a write past the end: word ${i} (output length ${length}) was overwritten`;
+  }
+  return null;
+}
