@@ -1,0 +1,85 @@
+// attention: causal grouped-query attention of m queries over the KV cache, with an online softmax (no score
+// buffer). Query t sits at position pos0 + t and attends to cache positions [0, pos0 + t]; decode is m = 1
+// (attends to [0, pos0]), prefill is m > 1 (after rope.wgsl stored the m new keys and values in the cache).
+//   out[t, h, :] = Σ_p softmax_p(scale * q[t, h, :] · K[h / group, p, :]) V[h / group, p, :],
+//   group = n_heads / n_kv_heads (query heads sharing one KV head), scale usually 1/sqrt(head_dim).
+//
+// Bindings (group 0):
+//   0 q        array<vec4<f32>>  [m, n_heads, head_dim] (after RoPE).
+//   1 k_cache  array<vec4<f32>>  this layer's K cache [n_kv_heads, max_seq, head_dim] f32.
+//   2 v_cache  array<vec4<f32>>  this layer's V cache [n_kv_heads, max_seq, head_dim] f32.
+//   3 out      array<vec4<f32>>  [m, n_heads, head_dim].
+//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32 }.
+// head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
+// Overrides: WORKGROUP_SIZE.
+// Dispatch: 1-D, ceil(m * n_heads / WORKGROUP_SIZE) workgroups; one invocation per (query, head), which keeps
+//   its query and its output accumulator (head_dim floats each) in registers and walks the positions once.
+
+struct Params {
+  m: u32,
+  n_heads: u32,
+  n_kv_heads: u32,
+  head_dim: u32,
+  pos0: u32,
+  max_seq: u32,
+  scale: f32,
+}
+
+@group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> k_cache: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> v_cache: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+override WORKGROUP_SIZE: u32 = 64;
+
+const MAX_HEAD_DIM4: u32 = 64u;
+// Finite stand-in for -infinity (WGSL need not support infinities): exp(NEG_LARGE - s) is 0 for any score s.
+const NEG_LARGE: f32 = -3.0e38;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let n_heads = params.n_heads;
+  let index = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE + lid;
+  if (index >= params.m * n_heads) {
+    return;
+  }
+  let t = index / n_heads;
+  let head = index % n_heads;
+  let kv_head = head / (n_heads / params.n_kv_heads);
+  let hd4 = params.head_dim / 4u;
+  let q_base = index * hd4;
+  let last_position = params.pos0 + t;
+
+  var query = array<vec4<f32>, MAX_HEAD_DIM4>();
+  var acc = array<vec4<f32>, MAX_HEAD_DIM4>();
+  for (var i = 0u; i < hd4; i++) {
+    query[i] = q[q_base + i] * params.scale;
+  }
+  var running_max = NEG_LARGE;
+  var denominator = 0.0;
+  let cache_base = kv_head * params.max_seq * hd4;
+  for (var position = 0u; position <= last_position; position++) {
+    let row = cache_base + position * hd4;
+    var score = 0.0;
+    for (var i = 0u; i < hd4; i++) {
+      score += dot(query[i], k_cache[row + i]);
+    }
+    let new_max = max(running_max, score);
+    let correction = exp(running_max - new_max);
+    let weight = exp(score - new_max);
+    denominator = denominator * correction + weight;
+    for (var i = 0u; i < hd4; i++) {
+      acc[i] = acc[i] * correction + weight * v_cache[row + i];
+    }
+    running_max = new_max;
+  }
+  let inverse = 1.0 / denominator;
+  for (var i = 0u; i < hd4; i++) {
+    out[q_base + i] = acc[i] * inverse;
+  }
+}

@@ -1,0 +1,114 @@
+// rope: rotary position embedding, in place on q and k for the m tokens at positions pos0 .. pos0 + m - 1, and
+// (WRITE_KV_CACHE) the rotated k and the v of those tokens stored into the KV cache at their positions.
+//
+// Rotation of pair (i0, i1) with frequency index p (0 .. head_dim/2 - 1), angle = position * inv_freq[p]:
+//   x[i0]' = x[i0] cos - x[i1] sin,  x[i1]' = x[i0] sin + x[i1] cos.
+//   NEOX = false: pairs (2p, 2p + 1) (GGUF `llama`, whose converter permuted q/k rows);
+//   NEOX = true:  pairs (p, p + head_dim/2) (Qwen2/Qwen3, and every Hugging Face layout).
+// inv_freq[p] = theta^(-2p/head_dim) / freq_factor[p] (and any linear scaling) is computed on the CPU once per
+// model (src/model/rope-frequencies.ts: plain theta, Llama-3 scaling, GGUF rope_freqs), so every variant is one
+// kernel. The angle is reduced to [-pi, pi] before cos/sin (WGSL's cos/sin are only accurate there).
+//
+// Bindings (group 0):
+//   0 inv_freq array<f32>  [head_dim / 2].
+//   1 v        array<f32>  [m, n_kv_heads, head_dim] (read only when WRITE_KV_CACHE; bind any buffer otherwise).
+//   2 q        array<f32>  [m, n_heads, head_dim], rotated in place.
+//   3 k        array<f32>  [m, n_kv_heads, head_dim], rotated in place.
+//   4 k_cache  array<f32>  this layer's K cache [n_kv_heads, max_seq, head_dim]: rotated k of token t goes to
+//                          position pos0 + t (when WRITE_KV_CACHE; bind any buffer otherwise).
+//   5 v_cache  array<f32>  this layer's V cache, same layout (when WRITE_KV_CACHE).
+//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq }.
+// Overrides: WORKGROUP_SIZE; NEOX; WRITE_KV_CACHE. head_dim must be even; pos0 + m <= max_seq.
+// Dispatch: 1-D, ceil(m * (n_heads + 2 * n_kv_heads) * head_dim / 2 / WORKGROUP_SIZE) workgroups; one invocation
+//   per rotated pair (q heads, then k heads, then v heads for the cache copy).
+
+struct Params {
+  m: u32,
+  n_heads: u32,
+  n_kv_heads: u32,
+  head_dim: u32,
+  pos0: u32,
+  max_seq: u32,
+}
+
+@group(0) @binding(0) var<storage, read> inv_freq: array<f32>;
+@group(0) @binding(1) var<storage, read> v: array<f32>;
+@group(0) @binding(2) var<storage, read_write> q: array<f32>;
+@group(0) @binding(3) var<storage, read_write> k: array<f32>;
+@group(0) @binding(4) var<storage, read_write> k_cache: array<f32>;
+@group(0) @binding(5) var<storage, read_write> v_cache: array<f32>;
+@group(0) @binding(6) var<uniform> params: Params;
+
+override WORKGROUP_SIZE: u32 = 64;
+override NEOX: bool = false;
+override WRITE_KV_CACHE: bool = true;
+
+// 2*pi split so that turns * TWO_PI_HIGH is exact for |turns| < 2^16 (TWO_PI_HIGH has 8 significant bits).
+const TWO_PI_HIGH: f32 = 6.28125;
+const TWO_PI_LOW: f32 = 0.0019353071795864769;
+const INV_TWO_PI: f32 = 0.15915494309189535;
+
+// (cos, sin) of position * inv_freq[p], the product rounded to f32 as llama.cpp does, then reduced to [-pi, pi].
+fn rotation(position: u32, p: u32) -> vec2<f32> {
+  let angle = f32(position) * inv_freq[p];
+  let turns = round(angle * INV_TWO_PI);
+  let reduced = (angle - turns * TWO_PI_HIGH) - turns * TWO_PI_LOW;
+  return vec2<f32>(cos(reduced), sin(reduced));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let head_dim = params.head_dim;
+  let n_heads = params.n_heads;
+  let n_kv = params.n_kv_heads;
+  let pairs = head_dim / 2u;
+  let slots = n_heads + 2u * n_kv;
+  let index = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE + lid;
+  if (index >= params.m * slots * pairs) {
+    return;
+  }
+  let t = index / (slots * pairs);
+  let slot = (index / pairs) % slots;
+  let p = index % pairs;
+  let position = params.pos0 + t;
+  var i0 = 2u * p;
+  var i1 = 2u * p + 1u;
+  if (NEOX) {
+    i0 = p;
+    i1 = p + pairs;
+  }
+
+  if (slot < n_heads) {
+    let base = (t * n_heads + slot) * head_dim;
+    let cs = rotation(position, p);
+    let a = q[base + i0];
+    let b = q[base + i1];
+    q[base + i0] = a * cs.x - b * cs.y;
+    q[base + i1] = a * cs.y + b * cs.x;
+  } else if (slot < n_heads + n_kv) {
+    let head = slot - n_heads;
+    let base = (t * n_kv + head) * head_dim;
+    let cs = rotation(position, p);
+    let a = k[base + i0];
+    let b = k[base + i1];
+    let a_rotated = a * cs.x - b * cs.y;
+    let b_rotated = a * cs.y + b * cs.x;
+    k[base + i0] = a_rotated;
+    k[base + i1] = b_rotated;
+    if (WRITE_KV_CACHE) {
+      let cache = (head * params.max_seq + position) * head_dim;
+      k_cache[cache + i0] = a_rotated;
+      k_cache[cache + i1] = b_rotated;
+    }
+  } else if (WRITE_KV_CACHE) {
+    let head = slot - n_heads - n_kv;
+    let base = (t * n_kv + head) * head_dim;
+    let cache = (head * params.max_seq + position) * head_dim;
+    v_cache[cache + 2u * p] = v[base + 2u * p];
+    v_cache[cache + 2u * p + 1u] = v[base + 2u * p + 1u];
+  }
+}

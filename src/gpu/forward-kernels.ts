@@ -1,0 +1,313 @@
+// The forward-pass kernels beyond the basic products and row reductions (kernels.ts) as calls: quantized
+// matmul/matvec with fused dequantization (Q8_0, Q4_0, Q4_K, Q6_K; optional bias and residual), embedding
+// lookup from any table type, RoPE with the KV-cache store, causal GQA attention, SwiGLU, add, argmax.
+// Each method records one dispatch (argmax: two) into a ComputeBatch with this adapter's shapes, the params
+// uniform and the workgroup count; `prepare()` compiles the pipelines first so that recording never waits.
+// Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
+import type { GpuContext } from './device.ts';
+import type { Binding, ComputeBatch } from './dispatch.ts';
+import { isCpuAdapter } from './kernel-shapes.ts';
+import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
+import * as shaders from './shaders.ts';
+import type { TensorType } from '../model/tensor-types.ts';
+
+/** Weight types with a fused-dequantization matmul here (F32/F16 products are in kernels.ts). */
+export type QuantWeightType = Extract<TensorType, 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
+/** Embedding table types in GPU memory (BF16 is widened to F32 at load). */
+export type EmbeddingTableType = Extract<TensorType, 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
+export type RopeStyle = 'interleaved' | 'neox';
+
+export const QUANT_BLOCK_ELEMENTS: Readonly<Record<QuantWeightType, number>> = { Q8_0: 32, Q4_0: 32, Q4_K: 256, Q6_K: 256 };
+
+const QUANT_KERNELS: Readonly<Record<QuantWeightType, KernelSource>> = {
+  Q8_0: shaders.matmulQ8_0,
+  Q4_0: shaders.matmulQ4_0,
+  Q4_K: shaders.matmulQ4K,
+  Q6_K: shaders.matmulQ6K,
+};
+
+/** embedding.wgsl's TABLE_TYPE codes. */
+const EMBEDDING_TABLE_CODES: Readonly<Record<EmbeddingTableType, number>> = { F32: 0, F16: 1, Q8_0: 2, Q4_0: 3, Q4_K: 4, Q6_K: 5 };
+
+export interface ForwardKernelShapes {
+  /** matmul_q*: K_SPLIT invocations per row; TILE_M tokens per invocation when m > 1 (1..8; m = 1 uses 1). */
+  quantMatmul: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number };
+  /** embedding, rope, swiglu, add: one invocation per element (or pair). */
+  elementwise: { WORKGROUP_SIZE: number };
+  /** attention: one invocation per (query, head). */
+  attention: { WORKGROUP_SIZE: number };
+  /** argmax: WORKGROUP_SIZE a power of two; a stage-0 workgroup covers WORKGROUP_SIZE * ITEMS_PER_INVOCATION values. */
+  argmax: { WORKGROUP_SIZE: number; ITEMS_PER_INVOCATION: number };
+}
+
+export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
+  if (isCpuAdapter(gpu.adapterInfo)) {
+    // SwiftShader: a workgroup runs on one CPU thread with invocations in SIMD lanes: one row per invocation,
+    // no workgroup-memory reductions, small workgroups so that the few rows of attention spread over cores.
+    return {
+      quantMatmul: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
+      elementwise: { WORKGROUP_SIZE: 64 },
+      attention: { WORKGROUP_SIZE: 4 },
+      argmax: { WORKGROUP_SIZE: 64, ITEMS_PER_INVOCATION: 16 },
+    };
+  }
+  const size = Math.min(256, gpu.limits.maxComputeInvocationsPerWorkgroup, gpu.limits.maxComputeWorkgroupSizeX);
+  return {
+    quantMatmul: { WORKGROUP_SIZE: Math.min(64, size), K_SPLIT: 8, TILE_M: 4 },
+    elementwise: { WORKGROUP_SIZE: Math.min(256, size) },
+    attention: { WORKGROUP_SIZE: Math.min(32, size) },
+    argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
+  };
+}
+
+/** What `prepare()` compiles (the engine names its model's types; the small kernels are always compiled). */
+export interface ForwardKernelNeeds {
+  quantTypes?: readonly QuantWeightType[];
+  embeddingTypes?: readonly EmbeddingTableType[];
+  ropeStyles?: readonly RopeStyle[];
+}
+
+export interface ForwardKernelsOptions {
+  shapes?: Partial<ForwardKernelShapes>;
+  /** Share the pipeline cache of `Kernels`. */
+  pipelines?: PipelineCache;
+}
+
+interface Prepared {
+  kernel: KernelSource;
+  constants: OverrideConstants;
+}
+
+/** Packs a params struct: u32 fields, or f32 where given as { f32: value }. */
+function packParams(fields: readonly (number | { f32: number })[]): ArrayBuffer {
+  const view = new DataView(new ArrayBuffer(Math.max(16, Math.ceil((fields.length * 4) / 16) * 16)));
+  fields.forEach((field, i) => {
+    if (typeof field === 'number') {
+      if (!Number.isInteger(field) || field < 0 || field > 0xffffffff) throw new RangeError(`Kernel size must be a u32, got ${field}`);
+      view.setUint32(i * 4, field, true);
+    } else {
+      view.setFloat32(i * 4, field.f32, true);
+    }
+  });
+  return view.buffer;
+}
+
+export class ForwardKernels {
+  readonly shapes: ForwardKernelShapes;
+  readonly pipelines: PipelineCache;
+  private readonly paramBuffers = new Map<string, GPUBuffer>();
+  /** Bound in place of unused bindings (bias off, no KV-cache store): distinct, so writable ones never alias. */
+  private readonly unused: GPUBuffer[];
+
+  constructor(
+    readonly gpu: GpuContext,
+    options: ForwardKernelsOptions = {},
+  ) {
+    this.shapes = { ...forwardKernelShapesFor(gpu), ...options.shapes };
+    this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
+    const usage = 0x80 /* STORAGE */ | 0x08; /* COPY_DST */
+    this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
+  }
+
+  private quantMatmulKernel(type: QuantWeightType, tileM: number, bias: boolean, accumulate: boolean): Prepared {
+    const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.quantMatmul;
+    return { kernel: QUANT_KERNELS[type], constants: { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: bias, ACCUMULATE: accumulate } };
+  }
+
+  private embeddingKernel(type: EmbeddingTableType): Prepared {
+    return { kernel: shaders.embedding, constants: { ...this.shapes.elementwise, TABLE_TYPE: EMBEDDING_TABLE_CODES[type] } };
+  }
+
+  private ropeKernel(style: RopeStyle, writeKvCache: boolean): Prepared {
+    return { kernel: shaders.rope, constants: { ...this.shapes.elementwise, NEOX: style === 'neox', WRITE_KV_CACHE: writeKvCache } };
+  }
+
+  private argmaxKernel(stage: 0 | 1): Prepared {
+    return { kernel: shaders.argmax, constants: { ...this.shapes.argmax, STAGE: stage } };
+  }
+
+  /** Compiles the pipelines for these needs (await once before recording). */
+  async prepare(needs: ForwardKernelNeeds = {}): Promise<void> {
+    const all: Prepared[] = [
+      { kernel: shaders.attention, constants: { ...this.shapes.attention } },
+      { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } },
+      { kernel: shaders.add, constants: { ...this.shapes.elementwise } },
+      this.argmaxKernel(0),
+      this.argmaxKernel(1),
+    ];
+    for (const type of needs.quantTypes ?? []) {
+      for (const tileM of new Set([1, this.shapes.quantMatmul.TILE_M])) {
+        for (const bias of [false, true]) for (const accumulate of [false, true]) all.push(this.quantMatmulKernel(type, tileM, bias, accumulate));
+      }
+    }
+    for (const type of needs.embeddingTypes ?? []) all.push(this.embeddingKernel(type));
+    for (const style of needs.ropeStyles ?? []) all.push(this.ropeKernel(style, true), this.ropeKernel(style, false));
+    await Promise.all(all.map((p) => this.pipelines.get(p.kernel, p.constants)));
+  }
+
+  private pipeline(p: Prepared): GPUComputePipeline {
+    const pipeline = this.pipelines.peek(p.kernel, p.constants);
+    if (!pipeline) throw new Error(`Kernel ${p.kernel.name} ${JSON.stringify(p.constants)} is not compiled: list it in prepare() first`);
+    return pipeline;
+  }
+
+  /** A uniform holding these params, one per distinct content, made once (shapes repeat every token). */
+  private params(...fields: (number | { f32: number })[]): GPUBuffer {
+    const words = packParams(fields);
+    const key = Array.from(new Uint32Array(words)).join(',');
+    let buffer = this.paramBuffers.get(key);
+    if (!buffer) {
+      buffer = this.gpu.device.createBuffer({ label: `forward params ${key}`, size: words.byteLength, usage: 0x40 | 0x08 });
+      this.gpu.device.queue.writeBuffer(buffer, 0, words);
+      this.paramBuffers.set(key, buffer);
+    }
+    return buffer;
+  }
+
+  /**
+   * Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for the n rows of W in `weights` (a row range of a split tensor), written at
+   * columns [yOffset, yOffset + n) of Y rows yStride apart (defaults: 0 and n). m = 1 is the decode matvec.
+   * `accumulate` adds into Y (the residual add fused). k must be a multiple of the block size.
+   */
+  quantMatmul(
+    batch: ComputeBatch,
+    a: {
+      type: QuantWeightType;
+      weights: Binding;
+      x: Binding;
+      y: Binding;
+      m: number;
+      n: number;
+      k: number;
+      bias?: Binding;
+      accumulate?: boolean;
+      yOffset?: number;
+      yStride?: number;
+    },
+  ): void {
+    if (a.m === 0 || a.n === 0) return;
+    const block = QUANT_BLOCK_ELEMENTS[a.type];
+    if (a.k % block !== 0) throw new RangeError(`${a.type} matmul: k = ${a.k} is not a multiple of the block size ${block}`);
+    const tileM = a.m === 1 ? 1 : this.shapes.quantMatmul.TILE_M;
+    const p = this.quantMatmulKernel(a.type, tileM, a.bias !== undefined, a.accumulate ?? false);
+    const yOffset = a.yOffset ?? 0;
+    const params = this.params(a.n, a.k, a.m, yOffset, a.yStride ?? a.n);
+    const rowsPerGroup = this.shapes.quantMatmul.WORKGROUP_SIZE / this.shapes.quantMatmul.K_SPLIT;
+    const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
+    batch.dispatch(this.pipeline(p), [a.weights, a.x, a.bias ?? this.unused[0], a.y, params], workgroups);
+  }
+
+  /**
+   * out[t, :] = row tokens[t] of the table, for the rows [rowOffset, rowOffset + rowCount) this binding holds
+   * (defaults: the whole table); tokens outside the range leave their output row as it was.
+   */
+  embedding(
+    batch: ComputeBatch,
+    a: { type: EmbeddingTableType; table: Binding; tokens: Binding; out: Binding; tokenCount: number; dim: number; rowOffset?: number; rowCount?: number },
+  ): void {
+    if (a.tokenCount === 0) return;
+    const params = this.params(a.dim, a.tokenCount, a.rowOffset ?? 0, a.rowCount ?? 0xffffffff);
+    const workgroups = Math.ceil((a.tokenCount * a.dim) / this.shapes.elementwise.WORKGROUP_SIZE);
+    batch.dispatch(this.pipeline(this.embeddingKernel(a.type)), [a.table, a.tokens, a.out, params], workgroups);
+  }
+
+  /**
+   * RoPE in place on q [m, nHeads, headDim] and k [m, nKvHeads, headDim] at positions pos0 .. pos0 + m - 1; with
+   * `kvCache`, the rotated k and v also go to the layer's caches [nKvHeads, maxSeq, headDim] at those positions.
+   */
+  rope(
+    batch: ComputeBatch,
+    a: {
+      style: RopeStyle;
+      invFreq: Binding;
+      q: Binding;
+      k: Binding;
+      m: number;
+      nHeads: number;
+      nKvHeads: number;
+      headDim: number;
+      pos0: number;
+      kvCache?: { v: Binding; kCache: Binding; vCache: Binding; maxSeq: number };
+    },
+  ): void {
+    if (a.m === 0) return;
+    const cache = a.kvCache;
+    if (cache && a.pos0 + a.m > cache.maxSeq) {
+      throw new RangeError(`rope: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${cache.maxSeq}`);
+    }
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0);
+    const pairs = (a.m * (a.nHeads + 2 * a.nKvHeads) * a.headDim) / 2;
+    const bindings = [a.invFreq, cache?.v ?? this.unused[0], a.q, a.k, cache?.kCache ?? this.unused[1], cache?.vCache ?? this.unused[2], params];
+    batch.dispatch(this.pipeline(this.ropeKernel(a.style, cache !== undefined)), bindings, Math.ceil(pairs / this.shapes.elementwise.WORKGROUP_SIZE));
+  }
+
+  /**
+   * Causal GQA attention of q [m, nHeads, headDim] (query t at position pos0 + t) over the layer's KV cache
+   * positions [0, pos0 + t], into out [m, nHeads, headDim]. scale defaults to 1/sqrt(headDim).
+   */
+  attention(
+    batch: ComputeBatch,
+    a: { q: Binding; kCache: Binding; vCache: Binding; out: Binding; m: number; nHeads: number; nKvHeads: number; headDim: number; pos0: number; maxSeq: number; scale?: number },
+  ): void {
+    if (a.m === 0) return;
+    if (a.headDim % 4 !== 0 || a.headDim > 256) throw new RangeError(`attention: head dim ${a.headDim} must be a multiple of 4, at most 256`);
+    if (a.nHeads % a.nKvHeads !== 0) throw new RangeError(`attention: ${a.nHeads} heads is not a multiple of ${a.nKvHeads} KV heads`);
+    if (a.pos0 + a.m > a.maxSeq) throw new RangeError(`attention: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${a.maxSeq}`);
+    const scale = a.scale ?? 1 / Math.sqrt(a.headDim);
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale });
+    const p = { kernel: shaders.attention, constants: { ...this.shapes.attention } };
+    batch.dispatch(this.pipeline(p), [a.q, a.kCache, a.vCache, a.out, params], Math.ceil((a.m * a.nHeads) / this.shapes.attention.WORKGROUP_SIZE));
+  }
+
+  /**
+   * out[t, i] = silu(gate[t, i]) * up[t, i] for m tokens of `width`. For one fused [m, 2*width] gate|up buffer,
+   * bind it as both gate and up and pass `fused: true`.
+   */
+  swiglu(batch: ComputeBatch, a: { gate: Binding; up: Binding; out: Binding; m: number; width: number; fused?: boolean }): void {
+    if (a.m === 0) return;
+    const stride = a.fused ? 2 * a.width : a.width;
+    const params = this.params(a.width, a.m, stride, stride, a.fused ? a.width : 0);
+    const p = { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } };
+    batch.dispatch(this.pipeline(p), [a.gate, a.up, a.out, params], Math.ceil((a.m * a.width) / this.shapes.elementwise.WORKGROUP_SIZE));
+  }
+
+  /** a[i] += b[i % period] for i < n (period defaults to n: the residual add; a row length: a bias). */
+  add(batch: ComputeBatch, a: { a: Binding; b: Binding; n: number; period?: number }): void {
+    if (a.n === 0) return;
+    const params = this.params(a.n, a.period ?? a.n);
+    const p = { kernel: shaders.add, constants: { ...this.shapes.elementwise } };
+    batch.dispatch(this.pipeline(p), [a.b, a.a, params], Math.ceil(a.n / this.shapes.elementwise.WORKGROUP_SIZE));
+  }
+
+  /** Values one argmax stage-0 workgroup reduces. */
+  get argmaxChunk(): number {
+    return this.shapes.argmax.WORKGROUP_SIZE * this.shapes.argmax.ITEMS_PER_INVOCATION;
+  }
+
+  /** Bytes of the scratch buffer `argmax` needs for `count` values. */
+  argmaxScratchBytes(count: number): number {
+    return Math.ceil(count / this.argmaxChunk) * 8;
+  }
+
+  /**
+   * The index of the largest of `count` f32 values (ties to the lowest index) into out[0] (a u32; out[1] gets
+   * its value's bits): one pass when count fits one workgroup, else two through `scratch`.
+   */
+  argmax(batch: ComputeBatch, a: { values: Binding; out: Binding; scratch: Binding; count: number }): void {
+    if (a.count === 0) throw new RangeError('argmax of no values');
+    const groups = Math.ceil(a.count / this.argmaxChunk);
+    if (groups === 1) {
+      batch.dispatch(this.pipeline(this.argmaxKernel(0)), [a.values, a.out, this.params(a.count)], 1);
+      return;
+    }
+    batch.dispatch(this.pipeline(this.argmaxKernel(0)), [a.values, a.scratch, this.params(a.count)], groups);
+    batch.dispatch(this.pipeline(this.argmaxKernel(1)), [a.scratch, a.out, this.params(groups)], 1);
+  }
+
+  /** Releases the params uniforms and placeholder buffers. */
+  destroy(): void {
+    for (const buffer of this.paramBuffers.values()) buffer.destroy();
+    this.paramBuffers.clear();
+    for (const buffer of this.unused) buffer.destroy();
+  }
+}
