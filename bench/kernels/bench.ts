@@ -1,0 +1,226 @@
+// Kernel benchmarks, run in a page (bench/kernels/run.mjs serves it and drives Chromium): GB/s and GFLOP/s of
+// each kernel at model-like sizes, and the read-every-byte-once roofline that the matvecs are compared with.
+// Times are GPU timestamps (`timestamp-query`) where the adapter has them, else wall time over many dispatches
+// submitted at once and awaited. The result is put on `window.__kernelBench` (or `__kernelBenchError`).
+import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { ComputeBatch } from '../../src/gpu/dispatch.ts';
+import { Kernels, type KernelsOptions } from '../../src/gpu/kernels.ts';
+import type { KernelShapes } from '../../src/gpu/kernel-shapes.ts';
+import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
+import * as shaders from '../../src/gpu/shaders.ts';
+import { createGpuTimer, type GpuTimer } from '../../src/gpu/timing.ts';
+import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
+import { packF16, randomF16Bits, randomF32, seededRandom } from '../../test/support/kernel-reference.ts';
+
+interface KernelResult {
+  kernel: string;
+  shape: Record<string, number>;
+  /** Seconds per run: the median over the timed repetitions. */
+  seconds: number;
+  timing: 'gpu-timestamps' | 'wall';
+  bytesRead: number;
+  bytesWritten: number;
+  gbPerSecond: number;
+  gflopPerSecond?: number;
+  /** For matvecs: gbPerSecond / the roofline's. */
+  fractionOfRoofline?: number;
+}
+
+const params = new URLSearchParams(location.search);
+const REPEATS = Number(params.get('repeats') ?? 8);
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Seconds per run of `record` (each run is one compute pass). */
+async function time(gpu: GpuContext, timer: GpuTimer | null, label: string, record: (batch: ComputeBatch) => void): Promise<{ seconds: number; timing: KernelResult['timing'] }> {
+  // Warm up (pipeline first use, page-in of buffers).
+  for (let i = 0; i < 2; i++) {
+    const warm = new ComputeBatch(gpu, `${label} warm-up`);
+    record(warm);
+    warm.submit();
+  }
+  await gpu.device.queue.onSubmittedWorkDone();
+  if (timer) {
+    const batch = new ComputeBatch(gpu, label, timer);
+    for (let i = 0; i < REPEATS; i++) {
+      batch.beginPass(label);
+      record(batch);
+    }
+    batch.submit();
+    const times = await timer.read();
+    const ns = median(times.map((t) => t.nanoseconds));
+    if (ns > 0) return { seconds: ns / 1e9, timing: 'gpu-timestamps' };
+  }
+  const batch = new ComputeBatch(gpu, label);
+  const start = performance.now();
+  for (let i = 0; i < REPEATS; i++) {
+    batch.beginPass(label);
+    record(batch);
+  }
+  batch.submit();
+  await gpu.device.queue.onSubmittedWorkDone();
+  return { seconds: (performance.now() - start) / 1000 / REPEATS, timing: 'wall' };
+}
+
+async function run(): Promise<unknown> {
+  const gpu = await acquireGpu();
+  const shapesParam = params.get('shapes');
+  const options: KernelsOptions = shapesParam ? { shapes: JSON.parse(shapesParam) as Partial<KernelShapes> } : {};
+  const kernels = new Kernels(gpu, options);
+  await kernels.prepare();
+  const timer = createGpuTimer(gpu, Math.max(64, REPEATS));
+  const random = seededRandom(1);
+  const results: KernelResult[] = [];
+
+  const n = Number(params.get('n') ?? 4096);
+  const k = Number(params.get('k') ?? 2048);
+
+  // Roofline: read n*k*4 bytes once, both access patterns; the faster sets the roofline.
+  const rooflineBytes = n * k * 4;
+  const rooflineData = createEmptyStorageBuffer(gpu.device, rooflineBytes);
+  const words = rooflineBytes / 16;
+  const pipelines = new PipelineCache(gpu.device);
+  const workgroupSize = 64;
+  let roofline = 0;
+  for (const interleaved of [false, true]) {
+    const chunk = interleaved ? 64 : k / 4; // contiguous: one matvec row per invocation
+    const invocations = Math.ceil(words / chunk);
+    const sink = createEmptyStorageBuffer(gpu.device, invocations * 4);
+    const pipeline = await pipelines.get(shaders.readRoofline, { WORKGROUP_SIZE: workgroupSize, CHUNK: chunk, INTERLEAVED: interleaved });
+    const uniform = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    gpu.device.queue.writeBuffer(uniform, 0, new Uint32Array([words, invocations, 0, 0]));
+    const t = await time(gpu, timer, 'read_roofline', (b) => b.dispatch(pipeline, [rooflineData, sink, uniform], Math.ceil(invocations / workgroupSize)));
+    const gbPerSecond = rooflineBytes / t.seconds / 1e9;
+    roofline = Math.max(roofline, gbPerSecond);
+    results.push({
+      kernel: `read_roofline (${interleaved ? 'interleaved' : 'contiguous'})`,
+      shape: { bytes: rooflineBytes, chunkWords: chunk },
+      ...t,
+      bytesRead: rooflineBytes,
+      bytesWritten: invocations * 4,
+      gbPerSecond,
+    });
+    sink.destroy();
+    uniform.destroy();
+  }
+  rooflineData.destroy();
+
+  // Matvecs: f32 and f16 (packed, and native where the adapter has shader-f16).
+  const x = createStorageBuffer(gpu.device, randomF32(random, k));
+  const y = createEmptyStorageBuffer(gpu.device, n * 4);
+  const wF32 = createStorageBuffer(gpu.device, randomF32(random, n * k));
+  const wF16 = createStorageBuffer(gpu.device, packF16(randomF16Bits(random, n * k)));
+  const variants: { name: string; type: 'f32' | 'f16'; using: Kernels; weights: GPUBuffer; bytes: number }[] = [
+    { name: 'matvec_f32', type: 'f32', using: kernels, weights: wF32, bytes: n * k * 4 },
+  ];
+  const packed = kernels.nativeF16 ? new Kernels(gpu, { ...options, nativeF16: false }) : kernels;
+  await packed.prepare();
+  variants.push({ name: 'matvec_f16 (packed)', type: 'f16', using: packed, weights: wF16, bytes: n * k * 2 });
+  if (kernels.nativeF16) variants.push({ name: 'matvec_f16_native', type: 'f16', using: kernels, weights: wF16, bytes: n * k * 2 });
+  for (const v of variants) {
+    const t = await time(gpu, timer, v.name, (b) => v.using.matvec(b, { type: v.type, weights: v.weights, x, y, n, k }));
+    const gbPerSecond = v.bytes / t.seconds / 1e9;
+    results.push({
+      kernel: v.name,
+      shape: { n, k, ...v.using.shapes.matvec },
+      ...t,
+      bytesRead: v.bytes + k * 4,
+      bytesWritten: n * 4,
+      gbPerSecond,
+      gflopPerSecond: (2 * n * k) / t.seconds / 1e9,
+      fractionOfRoofline: gbPerSecond / roofline,
+    });
+  }
+  wF32.destroy();
+  wF16.destroy();
+  x.destroy();
+  y.destroy();
+
+  // Matmuls: a prompt of m tokens through an [mn, mk] matrix.
+  const m = Number(params.get('m') ?? 64);
+  const mn = Number(params.get('mn') ?? 1024);
+  const mk = Number(params.get('mk') ?? 1024);
+  const X = createStorageBuffer(gpu.device, randomF32(random, m * mk));
+  const Y = createEmptyStorageBuffer(gpu.device, m * mn * 4);
+  for (const type of ['f32', 'f16'] as const) {
+    const bytes = mn * mk * (type === 'f32' ? 4 : 2);
+    const weights =
+      type === 'f32'
+        ? createStorageBuffer(gpu.device, randomF32(random, mn * mk))
+        : createStorageBuffer(gpu.device, packF16(randomF16Bits(random, mn * mk)));
+    const t = await time(gpu, timer, `matmul_${type}`, (b) => kernels.matmul(b, { type, weights, x: X, y: Y, m, n: mn, k: mk }));
+    results.push({
+      kernel: `matmul_${type}`,
+      shape: { m, n: mn, k: mk, ...kernels.shapes.matmul },
+      ...t,
+      bytesRead: bytes + m * mk * 4,
+      bytesWritten: m * mn * 4,
+      gbPerSecond: (bytes + m * mk * 4) / t.seconds / 1e9,
+      gflopPerSecond: (2 * m * mn * mk) / t.seconds / 1e9,
+    });
+    weights.destroy();
+  }
+  X.destroy();
+  Y.destroy();
+
+  // Row kernels: rows of a hidden size.
+  const rows = 64;
+  const width = 4096;
+  const rx = createStorageBuffer(gpu.device, randomF32(random, rows * width, 4));
+  const ry = createEmptyStorageBuffer(gpu.device, rows * width * 4);
+  const rw = createStorageBuffer(gpu.device, randomF32(random, width));
+  for (const name of ['rmsnorm', 'softmax'] as const) {
+    const t = await time(gpu, timer, name, (b) =>
+      name === 'rmsnorm'
+        ? kernels.rmsnorm(b, { x: rx, weight: rw, y: ry, rows, n: width, eps: 1e-6 })
+        : kernels.softmax(b, { x: rx, y: ry, rows, n: width }),
+    );
+    const bytesRead = rows * width * 4 * (name === 'rmsnorm' ? 2 : 3) + (name === 'rmsnorm' ? width * 4 : 0);
+    results.push({
+      kernel: name,
+      shape: { rows, n: width, ...kernels.shapes.rowReduce },
+      ...t,
+      bytesRead,
+      bytesWritten: rows * width * 4,
+      gbPerSecond: (bytesRead + rows * width * 4) / t.seconds / 1e9,
+    });
+  }
+  // Make sure every result above really ran: read one value back.
+  await readBuffer(gpu.device, ry, 4);
+  gpu.throwIfFailed();
+  timer?.destroy();
+
+  const summary = {
+    adapter: gpu.adapterInfo,
+    features: gpu.features,
+    adapterFeatures: [...gpu.adapter.features].sort(),
+    limits: gpu.limits,
+    shapes: kernels.shapes,
+    repeats: REPEATS,
+    rooflineGbPerSecond: roofline,
+    results,
+  };
+  gpu.destroy();
+  return summary;
+}
+
+declare global {
+  interface Window {
+    __kernelBench?: unknown;
+    __kernelBenchError?: string;
+  }
+}
+
+run().then(
+  (result) => {
+    window.__kernelBench = result;
+    document.getElementById('out')!.textContent = JSON.stringify(result, null, 2);
+  },
+  (error: unknown) => {
+    window.__kernelBenchError = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ''}` : String(error);
+    document.getElementById('out')!.textContent = window.__kernelBenchError;
+  },
+);
