@@ -1,0 +1,343 @@
+// Compiles a Grammar (grammar-ir.ts) into a pushdown automaton over UTF-8 bytes: one Thompson NFA per rule,
+// whose edges are byte ranges, epsilons or calls (push a return state, enter another rule). Code-point sets
+// become UTF-8 byte-range sequences, so the matcher works on the bytes tokens decode to, partial characters
+// included. Compilation rejects left recursion and rules that match nothing, and prunes every state that can no
+// longer finish its rule, so a live matcher configuration can always be completed.
+import { ConstraintError } from './constraint-error.ts';
+import type { CodePointSet, Grammar, GrammarExpr } from './grammar-ir.ts';
+import { ANY_CHAR, range, setOfChars, subtract } from './grammar-ir.ts';
+
+const MAX_STATES = 2_000_000;
+
+export interface ByteAutomaton {
+  stateCount: number;
+  /** Per state: byte edges as flat triples [lo, hi, target, ...]. */
+  byteEdges: Int32Array[];
+  /** Per state: epsilon targets. */
+  epsilons: Int32Array[];
+  /** Per state: calls as flat pairs [ruleStartState, returnState, ...]. */
+  calls: Int32Array[];
+  /** Per state: 1 when it is the final state of a rule. */
+  isFinal: Uint8Array;
+  /** The start rule's entry and final states. */
+  startState: number;
+  startFinal: number;
+}
+
+/** The UTF-8 byte-range sequences that together match exactly the code points lo..hi (surrogates excluded). */
+export function utf8Sequences(lo: number, hi: number): [number, number][][] {
+  const out: [number, number][][] = [];
+  const parts = subtract(range(lo, hi), range(0xd800, 0xdfff));
+  for (let i = 0; i < parts.length; i += 2) splitRange(parts[i], parts[i + 1], out);
+  return out;
+}
+
+function splitRange(lo: number, hi: number, out: [number, number][][]): void {
+  if (lo > hi) return;
+  for (const boundary of [0x7f, 0x7ff, 0xffff]) {
+    if (lo <= boundary && hi > boundary) {
+      splitRange(lo, boundary, out);
+      splitRange(boundary + 1, hi, out);
+      return;
+    }
+  }
+  if (hi <= 0x7f) {
+    out.push([[lo, hi]]);
+    return;
+  }
+  for (let i = 1; i < 4; i++) {
+    const mask = (1 << (6 * i)) - 1;
+    if ((lo & ~mask) !== (hi & ~mask)) {
+      if ((lo & mask) !== 0) {
+        splitRange(lo, lo | mask, out);
+        splitRange((lo | mask) + 1, hi, out);
+        return;
+      }
+      if ((hi & mask) !== mask) {
+        splitRange(lo, (hi & ~mask) - 1, out);
+        splitRange(hi & ~mask, hi, out);
+        return;
+      }
+    }
+  }
+  const a = encodeUtf8(lo);
+  const b = encodeUtf8(hi);
+  out.push(a.map((x, i) => [x, b[i]]));
+}
+
+function encodeUtf8(cp: number): number[] {
+  if (cp < 0x80) return [cp];
+  if (cp < 0x800) return [0xc0 | (cp >> 6), 0x80 | (cp & 63)];
+  if (cp < 0x10000) return [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63)];
+  return [0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63)];
+}
+
+class AutomatonBuilder {
+  byteEdges: number[][] = [];
+  epsilons: number[][] = [];
+  calls: number[][] = [];
+  ruleOfState: number[] = [];
+  ruleStart = new Map<string, number>();
+  ruleFinal = new Map<string, number>();
+  private currentRule = -1;
+
+  constructor(private readonly grammar: Grammar) {}
+
+  newState(): number {
+    if (this.byteEdges.length >= MAX_STATES) {
+      throw new ConstraintError(`The grammar is too large (more than ${MAX_STATES} automaton states); reduce repetition counts`);
+    }
+    this.byteEdges.push([]);
+    this.epsilons.push([]);
+    this.calls.push([]);
+    this.ruleOfState.push(this.currentRule);
+    return this.byteEdges.length - 1;
+  }
+
+  build(): void {
+    const names = [...this.grammar.rules.keys()];
+    names.forEach((name, index) => {
+      this.currentRule = index;
+      this.ruleStart.set(name, this.newState());
+      this.ruleFinal.set(name, this.newState());
+    });
+    names.forEach((name, index) => {
+      this.currentRule = index;
+      const end = this.expr(this.grammar.rules.get(name)!, this.ruleStart.get(name)!);
+      this.epsilons[end].push(this.ruleFinal.get(name)!);
+    });
+  }
+
+  /** Adds states for `e` starting at `from`; returns the state reached after it. */
+  expr(e: GrammarExpr, from: number): number {
+    switch (e.kind) {
+      case 'literal': {
+        let at = from;
+        for (const byte of new TextEncoder().encode(e.text)) {
+          const next = this.newState();
+          this.byteEdges[at].push(byte, byte, next);
+          at = next;
+        }
+        return at;
+      }
+      case 'chars':
+        return this.charSet(e.set, from);
+      case 'seq': {
+        let at = from;
+        for (const item of e.items) at = this.expr(item, at);
+        return at;
+      }
+      case 'alt': {
+        const end = this.newState();
+        for (const item of e.items) {
+          const start = this.newState();
+          this.epsilons[from].push(start);
+          this.epsilons[this.expr(item, start)].push(end);
+        }
+        return end;
+      }
+      case 'repeat': {
+        let at = from;
+        for (let i = 0; i < e.min; i++) at = this.expr(e.item, at);
+        if (e.max === Infinity) {
+          const loop = this.newState();
+          this.epsilons[at].push(loop);
+          const body = this.newState();
+          this.epsilons[loop].push(body);
+          this.epsilons[this.expr(e.item, body)].push(loop);
+          return loop;
+        }
+        const end = this.newState();
+        for (let i = e.min; i < e.max; i++) {
+          this.epsilons[at].push(end);
+          at = this.expr(e.item, at);
+        }
+        this.epsilons[at].push(end);
+        return end;
+      }
+      case 'rule': {
+        const start = this.ruleStart.get(e.name);
+        if (start === undefined) throw new ConstraintError(`Grammar rule '${e.name}' is used but not defined`);
+        const ret = this.newState();
+        this.calls[from].push(start, ret);
+        return ret;
+      }
+      case 'textWithout':
+        return this.textWithout(e.literal, from);
+    }
+  }
+
+  /** One code point from `set`, as UTF-8 byte-range chains sharing the start and end states. */
+  charSet(set: CodePointSet, from: number): number {
+    const end = this.newState();
+    // Group sequences by their first byte range so common single-byte cases stay one edge.
+    for (let i = 0; i < set.length; i += 2) {
+      for (const sequence of utf8Sequences(set[i], set[i + 1])) {
+        let at = from;
+        sequence.forEach(([lo, hi], k) => {
+          const next = k === sequence.length - 1 ? end : this.newState();
+          this.byteEdges[at].push(lo, hi, next);
+          at = next;
+        });
+      }
+    }
+    return end;
+  }
+
+  /** Any text not containing `literal` (a KMP automaton over code points), ending in any of its states. */
+  textWithout(literal: string, from: number): number {
+    const pattern = [...literal].map((c) => c.codePointAt(0)!);
+    if (pattern.length === 0) throw new ConstraintError('textWithout needs a non-empty literal');
+    // failure function
+    const fail = new Array<number>(pattern.length).fill(0);
+    for (let i = 1, k = 0; i < pattern.length; i++) {
+      while (k > 0 && pattern[i] !== pattern[k]) k = fail[k - 1];
+      if (pattern[i] === pattern[k]) k++;
+      fail[i] = k;
+    }
+    const next = (state: number, cp: number): number => {
+      let k = state;
+      while (k > 0 && pattern[k] !== cp) k = fail[k - 1];
+      return pattern[k] === cp ? k + 1 : 0;
+    };
+    const states = pattern.map(() => this.newState());
+    this.epsilons[from].push(states[0]);
+    const end = this.newState();
+    const distinct = [...new Set(pattern)];
+    const patternSet = setOfChars(String.fromCodePoint(...distinct));
+    const others = subtract(ANY_CHAR, patternSet);
+    states.forEach((state, k) => {
+      this.epsilons[state].push(end);
+      for (const cp of distinct) {
+        const target = next(k, cp);
+        if (target < pattern.length) this.connectSet([cp, cp], state, states[target]);
+      }
+      this.connectSet(others, state, states[0]);
+    });
+    return end;
+  }
+
+  private connectSet(set: CodePointSet, from: number, to: number): void {
+    const mid = this.charSet(set, from);
+    this.epsilons[mid].push(to);
+  }
+}
+
+/** Compiles a grammar into a byte-level pushdown automaton; throws ConstraintError for unusable grammars. */
+export function compileGrammar(grammar: Grammar): ByteAutomaton {
+  if (!grammar.rules.has(grammar.start)) throw new ConstraintError(`The grammar has no start rule '${grammar.start}'`);
+  const b = new AutomatonBuilder(grammar);
+  b.build();
+  const n = b.byteEdges.length;
+  const names = [...grammar.rules.keys()];
+  const startOf = names.map((name) => b.ruleStart.get(name)!);
+  const finalOf = names.map((name) => b.ruleFinal.get(name)!);
+  const ruleIndexByStart = new Map(startOf.map((s, i) => [s, i]));
+
+  // Productive rules and co-reachable states (can reach their rule's final), by fixpoint.
+  const canFinish = new Uint8Array(n);
+  const productive = new Uint8Array(names.length);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (let s = n - 1; s >= 0; s--) {
+      if (canFinish[s]) continue;
+      let ok = finalOf[b.ruleOfState[s]] === s;
+      const bytes = b.byteEdges[s];
+      for (let i = 0; i < bytes.length && !ok; i += 3) ok = canFinish[bytes[i + 2]] === 1;
+      for (const t of b.epsilons[s]) if (!ok) ok = canFinish[t] === 1;
+      const calls = b.calls[s];
+      for (let i = 0; i < calls.length && !ok; i += 2) ok = productive[ruleIndexByStart.get(calls[i])!] === 1 && canFinish[calls[i + 1]] === 1;
+      if (ok) {
+        canFinish[s] = 1;
+        changed = true;
+        const rule = ruleIndexByStart.get(s);
+        if (rule !== undefined) productive[rule] = 1;
+      }
+    }
+  }
+  const startIndex = names.indexOf(grammar.start);
+  if (!productive[startIndex]) throw new ConstraintError(`The grammar's start rule '${grammar.start}' cannot match any text`);
+
+  // Prune edges into states that cannot finish.
+  const byteEdges: Int32Array[] = [];
+  const epsilons: Int32Array[] = [];
+  const calls: Int32Array[] = [];
+  for (let s = 0; s < n; s++) {
+    const bytes: number[] = [];
+    const be = b.byteEdges[s];
+    for (let i = 0; i < be.length; i += 3) if (canFinish[be[i + 2]]) bytes.push(be[i], be[i + 1], be[i + 2]);
+    byteEdges.push(Int32Array.from(bytes));
+    epsilons.push(Int32Array.from(b.epsilons[s].filter((t) => canFinish[t])));
+    const cs: number[] = [];
+    const ce = b.calls[s];
+    for (let i = 0; i < ce.length; i += 2) {
+      if (productive[ruleIndexByStart.get(ce[i])!] && canFinish[ce[i + 1]]) cs.push(ce[i], ce[i + 1]);
+    }
+    calls.push(Int32Array.from(cs));
+  }
+  const isFinal = new Uint8Array(n);
+  for (const f of finalOf) isFinal[f] = 1;
+
+  // Nullable rules, then left recursion: a rule reaching a call to itself without consuming a byte.
+  const nullable = new Uint8Array(names.length);
+  const reachesWithoutInput = (start: number, onCall: (rule: number) => void): boolean => {
+    const seen = new Set<number>([start]);
+    const work = [start];
+    let reachedFinal = false;
+    while (work.length) {
+      const s = work.pop()!;
+      if (isFinal[s]) reachedFinal = true;
+      const visit = (t: number) => {
+        if (!seen.has(t)) {
+          seen.add(t);
+          work.push(t);
+        }
+      };
+      for (const t of epsilons[s]) visit(t);
+      const cs = calls[s];
+      for (let i = 0; i < cs.length; i += 2) {
+        const callee = ruleIndexByStart.get(cs[i])!;
+        onCall(callee);
+        if (nullable[callee]) visit(cs[i + 1]);
+      }
+    }
+    return reachedFinal;
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (let r = 0; r < names.length; r++) {
+      if (!nullable[r] && reachesWithoutInput(startOf[r], () => {})) {
+        nullable[r] = 1;
+        changed = true;
+      }
+    }
+  }
+  const leftCalls = names.map((_, r) => {
+    const callees = new Set<number>();
+    reachesWithoutInput(startOf[r], (callee) => callees.add(callee));
+    return callees;
+  });
+  const colour = new Uint8Array(names.length); // 0 new, 1 on path, 2 done
+  const visitRule = (r: number, path: number[]): void => {
+    colour[r] = 1;
+    for (const callee of leftCalls[r]) {
+      if (colour[callee] === 1) {
+        const cycle = [...path.slice(path.indexOf(callee)), callee].map((i) => names[i]).join(' -> ');
+        throw new ConstraintError(`Left-recursive grammar rule (${cycle}) is not supported; write it with repetition (* or +)`);
+      }
+      if (colour[callee] === 0) visitRule(callee, [...path, callee]);
+    }
+    colour[r] = 2;
+  };
+  for (let r = 0; r < names.length; r++) if (colour[r] === 0) visitRule(r, [r]);
+
+  return {
+    stateCount: n,
+    byteEdges,
+    epsilons,
+    calls,
+    isFinal,
+    startState: startOf[startIndex],
+    startFinal: finalOf[startIndex],
+  };
+}

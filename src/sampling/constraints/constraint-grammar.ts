@@ -1,0 +1,138 @@
+// A ConstraintSpec as one grammar. `json_schema`: the whole answer is one JSON value matching the schema
+// (whitespace around it allowed). `tools`: the chat format of tool calls -- free text that does not contain the
+// tool-call marker (mode `auto`), or, for `required`/`named`, an optional thinking block and then a call;
+// each call is `<tool_call>{"name": <declared>, "arguments": <its schema>}</tool_call>`, and a custom tool's
+// arguments are `{"input": "<JSON-escaped text matching its Lark/regex grammar>"}`.
+import type { ConstrainedTool, ConstraintSpec } from '../../engine/types.ts';
+import { ConstraintError } from './constraint-error.ts';
+import { EMPTY, type Grammar, type GrammarExpr, alt, embedJsonEscaped, lit, optional, ref, repeat, seq } from './grammar-ir.ts';
+import { addGenericJsonRules, anyJsonObjectExpr, jsonSchemaExpr } from './json-schema.ts';
+import { parseLark } from './lark-parser.ts';
+import { parseRegex } from './regex-parser.ts';
+
+export interface ChatFormatMarkers {
+  thinkStart: string;
+  thinkEnd: string;
+  toolCallStart: string;
+  toolCallEnd: string;
+}
+
+/** Hermes/Qwen markers. */
+export const DEFAULT_MARKERS: ChatFormatMarkers = {
+  thinkStart: '<think>',
+  thinkEnd: '</think>',
+  toolCallStart: '<tool_call>',
+  toolCallEnd: '</tool_call>',
+};
+
+export interface ChatFormatOptions {
+  markers: ChatFormatMarkers;
+  /**
+   * Whether a forced tool call may be preceded by a thinking block (`<think>…</think>`, the opening marker
+   * optional because templates may open it in the prompt). Default true.
+   */
+  allowThinking: boolean;
+}
+
+export const DEFAULT_CHAT_FORMAT: ChatFormatOptions = { markers: DEFAULT_MARKERS, allowThinking: true };
+
+export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOptions = DEFAULT_CHAT_FORMAT): Grammar {
+  const rules = new Map<string, GrammarExpr>();
+  switch (spec.kind) {
+    case 'none': {
+      rules.set('start', repeat({ kind: 'chars', set: [0, 0x10ffff] }, 0));
+      return { rules, start: 'start' };
+    }
+    case 'json_schema': {
+      const value = spec.schema === null ? anyJsonObjectExpr(rules, 'schema_') : jsonSchemaExpr(spec.schema, rules, 'schema_');
+      const ws = ref(addGenericJsonRules(rules, 'schema_json_').ws);
+      rules.set('start', seq(ws, value, ws));
+      return { rules, start: 'start' };
+    }
+    case 'tools':
+      return toolsGrammar(spec, format, rules);
+  }
+}
+
+function toolsGrammar(
+  spec: Extract<ConstraintSpec, { kind: 'tools' }>,
+  { markers, allowThinking }: ChatFormatOptions,
+  rules: Map<string, GrammarExpr>,
+): Grammar {
+  let tools = spec.tools;
+  if (spec.mode === 'named') {
+    tools = tools.filter((t) => t.name === spec.name);
+    if (tools.length === 0) throw new ConstraintError(`Tool '${spec.name ?? ''}' is not declared in tools`);
+  }
+  if (tools.length === 0) {
+    if (spec.mode !== 'auto') throw new ConstraintError('tool_choice requires a tool call, but no function or custom tool is declared');
+    rules.set('start', repeat({ kind: 'chars', set: [0, 0x10ffff] }, 0));
+    return { rules, start: 'start' };
+  }
+  const ws = ref(addGenericJsonRules(rules, 'json_').ws);
+  const calls = tools.map((tool, i) => {
+    const prefix = `tool${i}_`;
+    const args = toolArguments(tool, rules, prefix);
+    const body = seq(
+      lit('{'), ws, lit('"name"'), ws, lit(':'), ws, lit(JSON.stringify(tool.name)), ws, lit(','), ws,
+      lit('"arguments"'), ws, lit(':'), ws, args, ws, lit('}'),
+    );
+    rules.set(`${prefix}call`, body);
+    return ref(`${prefix}call`);
+  });
+  rules.set('tool_call', seq(lit(markers.toolCallStart), ws, alt(...calls), ws, lit(markers.toolCallEnd)));
+  const call = ref('tool_call');
+  if (spec.mode === 'auto') {
+    const text = { kind: 'textWithout', literal: markers.toolCallStart } as const;
+    rules.set('start', seq(text, repeat(seq(call, text), 0)));
+  } else {
+    const thinking = allowThinking
+      ? optional(seq(optional(lit(markers.thinkStart)), { kind: 'textWithout', literal: markers.thinkEnd }, lit(markers.thinkEnd), ws))
+      : EMPTY;
+    rules.set('start', seq(thinking, call, repeat(seq(ws, call), 0), ws));
+  }
+  return { rules, start: 'start' };
+}
+
+function toolArguments(tool: ConstrainedTool, rules: Map<string, GrammarExpr>, prefix: string): GrammarExpr {
+  if (tool.type === 'function') {
+    if (tool.parameters === null) return anyJsonObjectExpr(rules, prefix);
+    if (tool.strict) return jsonSchemaExpr(tool.parameters, rules, prefix);
+    // Non-strict tools are not validated by the API; hold them to the schema when it compiles, else any object.
+    const attempt = new Map(rules);
+    try {
+      const expr = jsonSchemaExpr(tool.parameters, attempt, prefix);
+      for (const [k, v] of attempt) rules.set(k, v);
+      return expr;
+    } catch (e) {
+      if (!(e instanceof ConstraintError)) throw e;
+      return anyJsonObjectExpr(rules, prefix);
+    }
+  }
+  const ws = ref(addGenericJsonRules(rules, `${prefix}json_`).ws);
+  let input: GrammarExpr;
+  if (!tool.grammar) input = ref(addGenericJsonRules(rules, `${prefix}json_`).string);
+  else {
+    const decoded = customToolGrammar(tool.name, tool.grammar);
+    input = seq(lit('"'), embedJsonEscaped(decoded, rules, `${prefix}g_`), lit('"'));
+  }
+  return seq(lit('{'), ws, lit('"input"'), ws, lit(':'), ws, input, ws, lit('}'));
+}
+
+/** A custom tool's grammar for the decoded input text; errors name the tool. */
+export function customToolGrammar(toolName: string, grammar: { syntax: 'lark' | 'regex'; definition: string }): Grammar {
+  try {
+    if (grammar.syntax === 'lark') return parseLark(grammar.definition);
+    if (grammar.syntax === 'regex') {
+      const rules = new Map<string, GrammarExpr>([['start', parseRegex(grammar.definition)]]);
+      return { rules, start: 'start' };
+    }
+    throw new ConstraintError(`Unknown grammar syntax '${String(grammar.syntax)}'`);
+  } catch (e) {
+    if (e instanceof ConstraintError) {
+      throw new ConstraintError(`Custom tool '${toolName}': ${e.message}`, { position: e.position, keyword: e.keyword, jsonPath: e.jsonPath });
+    }
+    throw e;
+  }
+}
+

@@ -1,0 +1,129 @@
+// Runs a ByteAutomaton on bytes. A configuration is (automaton state, call stack); stacks are hash-consed
+// (one object per distinct stack), so a matcher state -- the closed set of live configurations -- is a plain
+// sorted list of configuration ids that is itself interned. Byte transitions between interned states are
+// memoized, which lazily builds a DFA over the pushdown automaton: after warm-up, stepping a byte is one map
+// lookup, and the token-trie walk that computes a mask mostly hits that memo.
+import type { ByteAutomaton } from './byte-automaton.ts';
+
+/** A closed set of live configurations. Identity is meaningful: equal sets are the same object. */
+export interface MatcherState {
+  readonly id: number;
+  /** Configuration ids that have byte edges (the ones a byte can advance). */
+  readonly configs: Int32Array;
+  /** The input so far is a complete match. */
+  readonly accepting: boolean;
+  /** Memo: byte -> next state (null = no configuration survives). */
+  readonly next: Map<number, MatcherState | null>;
+}
+
+const STACK_ROOT = 0;
+/** How many interned states a runtime keeps before new constraints get a fresh runtime. */
+export const MAX_INTERNED_STATES = 400_000;
+
+export class PdaRuntime {
+  // stacks: node 0 is the empty stack
+  private readonly stackRet: number[] = [-1];
+  private readonly stackParent: number[] = [-1];
+  private readonly stackIds = new Map<number, number>();
+  // configurations
+  private readonly configState: number[] = [];
+  private readonly configStack: number[] = [];
+  private readonly configIds = new Map<number, number>();
+  // states
+  private readonly states = new Map<string, MatcherState>();
+  readonly initial: MatcherState;
+
+  constructor(readonly automaton: ByteAutomaton) {
+    this.initial = this.close([this.configId(automaton.startState, STACK_ROOT)]);
+  }
+
+  get internedStates(): number {
+    return this.states.size;
+  }
+
+  /** The state after `byte`, or null when no configuration survives. */
+  step(state: MatcherState, byte: number): MatcherState | null {
+    const memo = state.next.get(byte);
+    if (memo !== undefined) return memo;
+    const seeds: number[] = [];
+    const { byteEdges } = this.automaton;
+    for (const config of state.configs) {
+      const edges = byteEdges[this.configState[config]];
+      for (let i = 0; i < edges.length; i += 3) {
+        if (byte >= edges[i] && byte <= edges[i + 1]) seeds.push(this.configId(edges[i + 2], this.configStack[config]));
+      }
+    }
+    const next = seeds.length === 0 ? null : this.close(seeds);
+    const result = next && (next.configs.length > 0 || next.accepting) ? next : null;
+    state.next.set(byte, result);
+    return result;
+  }
+
+  /** Steps through `bytes`; null when they leave the language. */
+  stepBytes(state: MatcherState, bytes: Uint8Array): MatcherState | null {
+    let at: MatcherState | null = state;
+    for (let i = 0; i < bytes.length && at; i++) at = this.step(at, bytes[i]);
+    return at;
+  }
+
+  private stackId(ret: number, parent: number): number {
+    const key = ret * 0x4000000 + parent;
+    let id = this.stackIds.get(key);
+    if (id === undefined) {
+      id = this.stackRet.length;
+      this.stackRet.push(ret);
+      this.stackParent.push(parent);
+      this.stackIds.set(key, id);
+    }
+    return id;
+  }
+
+  private configId(state: number, stack: number): number {
+    const key = stack * 0x4000000 + state;
+    let id = this.configIds.get(key);
+    if (id === undefined) {
+      id = this.configState.length;
+      this.configState.push(state);
+      this.configStack.push(stack);
+      this.configIds.set(key, id);
+    }
+    return id;
+  }
+
+  /** Epsilon/call/return closure of the seed configurations, interned. */
+  private close(seeds: number[]): MatcherState {
+    const { byteEdges, epsilons, calls, isFinal, startFinal } = this.automaton;
+    const seen = new Set<number>(seeds);
+    const work = [...seeds];
+    const kernel: number[] = [];
+    let accepting = false;
+    while (work.length > 0) {
+      const config = work.pop()!;
+      const s = this.configState[config];
+      const stack = this.configStack[config];
+      const push = (id: number) => {
+        if (!seen.has(id)) {
+          seen.add(id);
+          work.push(id);
+        }
+      };
+      if (isFinal[s]) {
+        if (stack === STACK_ROOT) {
+          if (s === startFinal) accepting = true;
+        } else push(this.configId(this.stackRet[stack], this.stackParent[stack]));
+      }
+      for (const t of epsilons[s]) push(this.configId(t, stack));
+      const cs = calls[s];
+      for (let i = 0; i < cs.length; i += 2) push(this.configId(cs[i], this.stackId(cs[i + 1], stack)));
+      if (byteEdges[s].length > 0) kernel.push(config);
+    }
+    kernel.sort((a, b) => a - b);
+    const key = kernel.join(',') + (accepting ? '!' : '');
+    let state = this.states.get(key);
+    if (!state) {
+      state = { id: this.states.size, configs: Int32Array.from(kernel), accepting, next: new Map() };
+      this.states.set(key, state);
+    }
+    return state;
+  }
+}

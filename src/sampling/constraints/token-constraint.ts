@@ -1,0 +1,220 @@
+// Token-level constraints: a compiled grammar (cached by the constraint's key) run against a vocabulary's token
+// trie. `allowedMask()` is a bitset over token ids (bit i of word i>>5) of the tokens that keep the output inside
+// the language (plus the end tokens when it may end here); masks are cached per matcher state, so a state that
+// recurs (inside a JSON string, free text before a tool call) costs a lookup.
+import type { ConstraintSpec } from '../../engine/types.ts';
+import { compileGrammar } from './byte-automaton.ts';
+import { ConstraintError } from './constraint-error.ts';
+import { type ChatFormatMarkers, type ChatFormatOptions, DEFAULT_MARKERS, grammarForConstraint } from './constraint-grammar.ts';
+import { MAX_INTERNED_STATES, type MatcherState, PdaRuntime } from './pda-matcher.ts';
+import { type TokenTrie, type Vocabulary, tokenTrieFor } from './token-trie.ts';
+
+export interface TokenConstraint {
+  readonly vocabSize: number;
+  /** Bitset over token ids: bit (id & 31) of word (id >> 5). Read-only; valid until the next `accept`. */
+  allowedMask(): Uint32Array;
+  isAllowed(tokenId: number): boolean;
+  /** Advances past a sampled token; throws ConstraintError for a token the mask did not allow. */
+  accept(tokenId: number): void;
+  /** The output so far is complete: an end token was accepted, or nothing more can follow. */
+  isComplete(): boolean;
+  /** The output so far may end here (an end token is allowed). */
+  canEnd(): boolean;
+}
+
+export interface CompileOptions {
+  /** The chat format's markers (for `kind: 'tools'`); Hermes/Qwen `<tool_call>` and `<think>` by default. */
+  markers?: ChatFormatMarkers;
+  /** Allow a thinking block before a forced tool call (default true). */
+  allowThinking?: boolean;
+}
+
+function chatFormat(options: CompileOptions): ChatFormatOptions {
+  return { markers: options.markers ?? DEFAULT_MARKERS, allowThinking: options.allowThinking ?? true };
+}
+
+const MASK_CACHE_SIZE = 128;
+const GRAMMAR_CACHE_SIZE = 64;
+
+/** A compiled constraint shared by every request with the same key. */
+class CompiledConstraint {
+  runtime: PdaRuntime;
+  /** Masks per trie, keyed by state id of the current runtime (cleared when the runtime is replaced). */
+  private masks = new WeakMap<TokenTrie, Map<number, Uint32Array>>();
+
+  constructor(readonly automaton: ReturnType<typeof compileGrammar>) {
+    this.runtime = new PdaRuntime(automaton);
+  }
+
+  /** The runtime new matchers should use (a fresh one once the current has interned too many states). */
+  currentRuntime(): PdaRuntime {
+    if (this.runtime.internedStates > MAX_INTERNED_STATES) {
+      this.runtime = new PdaRuntime(this.automaton);
+      this.masks = new WeakMap();
+    }
+    return this.runtime;
+  }
+
+  maskFor(runtime: PdaRuntime, state: MatcherState, trie: TokenTrie): Uint32Array {
+    const cacheable = runtime === this.runtime;
+    let byState = this.masks.get(trie);
+    if (!byState) this.masks.set(trie, (byState = new Map()));
+    if (cacheable) {
+      const hit = byState.get(state.id);
+      if (hit) {
+        byState.delete(state.id);
+        byState.set(state.id, hit);
+        return hit;
+      }
+    }
+    const mask = computeMask(runtime, state, trie);
+    if (cacheable) {
+      if (byState.size >= MASK_CACHE_SIZE) byState.delete(byState.keys().next().value!);
+      byState.set(state.id, mask);
+    }
+    return mask;
+  }
+}
+
+/** Walks the trie depth-first, stepping the matcher per edge and skipping rejected subtrees. */
+export function computeMask(runtime: PdaRuntime, state: MatcherState, trie: TokenTrie): Uint32Array {
+  const mask = new Uint32Array(Math.ceil(trie.vocabSize / 32));
+  if (state.accepting) for (const id of trie.endTokenIds) mask[id >> 5] |= 1 << (id & 31);
+  const { childStart, childCount, childByte, childNode, tokenStart, tokenIds } = trie;
+  const nodeStack: number[] = [0];
+  const stateStack: MatcherState[] = [state];
+  while (nodeStack.length > 0) {
+    const node = nodeStack.pop()!;
+    const at = stateStack.pop()!;
+    const first = childStart[node];
+    const last = first + childCount[node];
+    for (let c = first; c < last; c++) {
+      const next = runtime.step(at, childByte[c]);
+      if (next === null) continue;
+      const child = childNode[c];
+      for (let t = tokenStart[child]; t < tokenStart[child + 1]; t++) {
+        const id = tokenIds[t];
+        mask[id >> 5] |= 1 << (id & 31);
+      }
+      if (childCount[child] > 0) {
+        nodeStack.push(child);
+        stateStack.push(next);
+      }
+    }
+  }
+  return mask;
+}
+
+const compiledCache = new Map<string, CompiledConstraint>();
+
+function compiledFor(spec: ConstraintSpec, format: ChatFormatOptions): CompiledConstraint {
+  const key = JSON.stringify([spec, format]);
+  let compiled = compiledCache.get(key);
+  if (compiled) {
+    compiledCache.delete(key);
+    compiledCache.set(key, compiled);
+    return compiled;
+  }
+  compiled = new CompiledConstraint(compileGrammar(grammarForConstraint(spec, format)));
+  if (compiledCache.size >= GRAMMAR_CACHE_SIZE) compiledCache.delete(compiledCache.keys().next().value!);
+  compiledCache.set(key, compiled);
+  return compiled;
+}
+
+/** Throws a ConstraintError if `spec` cannot be compiled (bad schema, unsupported keyword, unparsable grammar). */
+export function checkConstraintSpec(spec: ConstraintSpec, options: CompileOptions = {}): void {
+  if (spec.kind === 'none') return;
+  compiledFor(spec, chatFormat(options));
+}
+
+/** Compiles `spec` for `vocab` (compiled grammars are cached; the vocabulary's trie is cached per object). */
+export function compileConstraint(spec: ConstraintSpec, vocab: Vocabulary, options: CompileOptions = {}): TokenConstraint {
+  const trie = tokenTrieFor(vocab);
+  if (spec.kind === 'none') return new UnconstrainedTokens(trie);
+  const compiled = compiledFor(spec, chatFormat(options));
+  return new GrammarTokenConstraint(compiled, compiled.currentRuntime(), trie);
+}
+
+class GrammarTokenConstraint implements TokenConstraint {
+  private state: MatcherState;
+  private ended = false;
+  private mask: Uint32Array | null = null;
+
+  constructor(
+    private readonly compiled: CompiledConstraint,
+    private readonly runtime: PdaRuntime,
+    private readonly trie: TokenTrie,
+  ) {
+    this.state = runtime.initial;
+  }
+
+  get vocabSize(): number {
+    return this.trie.vocabSize;
+  }
+
+  allowedMask(): Uint32Array {
+    if (this.ended) return new Uint32Array(Math.ceil(this.trie.vocabSize / 32));
+    this.mask ??= this.compiled.maskFor(this.runtime, this.state, this.trie);
+    return this.mask;
+  }
+
+  isAllowed(tokenId: number): boolean {
+    if (this.ended || tokenId < 0 || tokenId >= this.trie.vocabSize) return false;
+    if (this.trie.endTokenIds.includes(tokenId)) return this.state.accepting;
+    const bytes = this.trie.tokenBytes[tokenId];
+    return bytes.length > 0 && this.runtime.stepBytes(this.state, bytes) !== null;
+  }
+
+  accept(tokenId: number): void {
+    if (this.ended) throw new ConstraintError(`Token ${tokenId} after the constrained output ended`);
+    if (this.trie.endTokenIds.includes(tokenId)) {
+      if (!this.state.accepting) throw new ConstraintError(`End token ${tokenId} before the constrained output is complete`);
+      this.ended = true;
+      this.mask = null;
+      return;
+    }
+    const bytes = this.trie.tokenBytes[tokenId];
+    const next = bytes && bytes.length > 0 ? this.runtime.stepBytes(this.state, bytes) : null;
+    if (!next) throw new ConstraintError(`Token ${tokenId} is not allowed by the constraint here`);
+    this.state = next;
+    this.mask = null;
+  }
+
+  isComplete(): boolean {
+    return this.ended || (this.state.accepting && this.state.configs.length === 0);
+  }
+
+  canEnd(): boolean {
+    return !this.ended && this.state.accepting;
+  }
+}
+
+/** `kind: 'none'`: every token allowed. */
+class UnconstrainedTokens implements TokenConstraint {
+  private ended = false;
+  private readonly mask: Uint32Array;
+
+  constructor(private readonly trie: TokenTrie) {
+    this.mask = new Uint32Array(Math.ceil(trie.vocabSize / 32)).fill(0xffffffff);
+    const tail = trie.vocabSize & 31;
+    if (tail) this.mask[this.mask.length - 1] = (1 << tail) - 1;
+  }
+  get vocabSize(): number {
+    return this.trie.vocabSize;
+  }
+  allowedMask(): Uint32Array {
+    return this.mask;
+  }
+  isAllowed(tokenId: number): boolean {
+    return !this.ended && tokenId >= 0 && tokenId < this.trie.vocabSize;
+  }
+  accept(tokenId: number): void {
+    if (this.trie.endTokenIds.includes(tokenId)) this.ended = true;
+  }
+  isComplete(): boolean {
+    return this.ended;
+  }
+  canEnd(): boolean {
+    return !this.ended;
+  }
+}
