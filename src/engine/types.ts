@@ -96,7 +96,14 @@ export interface ModelInfo {
   /** Loaded into GPU memory right now (else only downloaded/available). */
   loaded: boolean;
   /** Template markers the output parser needs. */
-  markers: { thinkStart: string; thinkEnd: string; toolCallStart: string; toolCallEnd: string };
+  markers: {
+    thinkStart: string;
+    thinkEnd: string;
+    toolCallStart: string;
+    toolCallEnd: string;
+    /** The template opens the thinking block in the prompt when thinking is on, so output starts as reasoning. */
+    promptOpensThink?: boolean;
+  };
 }
 
 /** An error the engine raises with an HTTP meaning (prompt too long, model not found, bad constraint, ...). */

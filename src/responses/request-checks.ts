@@ -1,0 +1,126 @@
+// The checks the spec requires before any token is generated, and the preparation of a generation from a
+// request body: body -> schema -> model -> tool_choice -> previous_response_id -> normalised history -> chat ->
+// constraint (checked by the engine). Anything rejected here throws an ApiError; nothing has been stored yet.
+import { EngineError, type ChatMessage, type ConstraintSpec, type Engine, type ModelInfo } from '../engine/types.ts';
+import type { ResponseStore } from '../store/types.ts';
+import { ApiError, badRequest, fromZodError, notFound } from './errors.ts';
+import { InputItem, LIMITS, type CreateResponseBody, type Tool, type ToolChoice } from './schema.ts';
+import { buildChat, constraintFor, normaliseItems, serveTools, type Sealers, type ServedTools, type SourcedItem } from './translate.ts';
+import type { z } from 'zod';
+
+/** Read and parse a JSON body within the size bound. */
+export async function readJsonBody(request: Request): Promise<unknown> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > LIMITS.maxBodyBytes) throw tooLarge();
+  const text = await request.text();
+  if (text.length > LIMITS.maxBodyBytes) throw tooLarge();
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw badRequest('We could not parse the JSON body of your request. The body must be a JSON object.', null, 'invalid_json');
+  }
+}
+
+function tooLarge(): ApiError {
+  return badRequest(`The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, 'input', 'input_too_large');
+}
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw badRequest('The request body must be a JSON object.', null, 'invalid_json');
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw fromZodError(parsed.error, value);
+  return parsed.data;
+}
+
+/** Check 1: the model must be one this runtime serves; a missing model means the default one. */
+export async function resolveModel(engine: Engine, requested: string | null | undefined): Promise<ModelInfo> {
+  const models = await engine.listModels();
+  if (requested === null || requested === undefined || requested === '') {
+    const model = models.find((m) => m.loaded) ?? models[0];
+    if (model === undefined) throw new ApiError(503, 'No model is available on this runtime yet.', 'model', 'server_error', 'model_not_available');
+    return model;
+  }
+  const model = models.find((m) => m.id === requested || m.aliases.includes(requested));
+  if (model === undefined) throw new ApiError(404, `The model '${requested}' does not exist`, 'model', 'invalid_request_error', 'model_not_found');
+  return model;
+}
+
+/** Checks 2 and 3: what tool_choice may force. */
+export function checkToolChoice(tools: readonly Tool[], toolChoice: ToolChoice): void {
+  if (toolChoice === 'required' && !tools.some((t) => t.type === 'function' || t.type === 'custom')) {
+    throw badRequest(
+      `tool_choice "required" needs at least one tool of type "function" or "custom"; other tool types cannot be forced.`,
+      'tool_choice',
+    );
+  }
+  if (typeof toolChoice === 'object' && (toolChoice.type === 'function' || toolChoice.type === 'custom') && 'name' in toolChoice) {
+    const name = String(toolChoice.name);
+    if (!tools.some((t) => t.type === toolChoice.type && 'name' in t && t.name === name)) {
+      throw badRequest(`Tool '${name}' is not declared in tools`, 'tool_choice');
+    }
+  }
+}
+
+export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,200}$/;
+
+/** A `resp_…` id in a path or field; 400 naming `param` when malformed. */
+export function checkResponseId(id: string, param: string): void {
+  if (!RESPONSE_ID.test(id)) throw badRequest(`Invalid '${param}': '${id.slice(0, 100)}'. Response ids start with 'resp_'.`, param);
+}
+
+/** Check 4: previous_response_id is well formed and stored; returns its history (schema-checked). */
+export async function loadPreviousHistory(store: ResponseStore, id: string): Promise<InputItem[]> {
+  checkResponseId(id, 'previous_response_id');
+  const record = await store.get(id);
+  if (record === undefined) throw notFound(`Previous response with id '${id}' not found.`, 'previous_response_id');
+  const parsed = InputItem.array().safeParse(record.history);
+  if (!parsed.success) throw new ApiError(500, `The stored history of '${id}' cannot be read.`, 'previous_response_id', 'server_error', 'history_corrupt');
+  return parsed.data;
+}
+
+export interface PreparedPrompt {
+  model: ModelInfo;
+  /** Normalised items of the chain continued (previous_response_id), without this request's input. */
+  chain: SourcedItem[];
+  /** Normalised items of this request's input. */
+  input: SourcedItem[];
+  messages: ChatMessage[];
+  served: ServedTools;
+  constraint: ConstraintSpec;
+  enableThinking: boolean;
+}
+
+type PromptFields = Pick<CreateResponseBody, 'model' | 'input' | 'instructions' | 'previous_response_id' | 'tools' | 'tool_choice' | 'text' | 'reasoning'>;
+
+/** Every check and the translation, in the spec's order; throws ApiError on the first failure. */
+export async function preparePrompt(engine: Engine, store: ResponseStore, sealers: Sealers, body: PromptFields): Promise<PreparedPrompt> {
+  const model = await resolveModel(engine, body.model);
+  const tools = body.tools ?? [];
+  const toolChoice = body.tool_choice ?? 'auto';
+  checkToolChoice(tools, toolChoice);
+  const previous = body.previous_response_id ? await loadPreviousHistory(store, body.previous_response_id) : [];
+
+  const chain = await normaliseItems(previous, (i) => `previous_response_id history[${i}]`, sealers);
+  const rawInput: InputItem[] =
+    typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : (body.input ?? []);
+  const input = await normaliseItems(rawInput, (i) => (typeof body.input === 'string' ? 'input' : `input[${i}]`), sealers);
+  const messages = buildChat([...chain, ...input], body.instructions);
+  const served = serveTools(tools, toolChoice);
+  const constraint = constraintFor(served, toolChoice, body.text);
+  if (constraint.kind !== 'none') await checkConstraint(engine, model.id, constraint);
+  return { model, chain, input, messages, served, constraint, enableThinking: body.reasoning?.effort !== 'none' };
+}
+
+/** A schema or grammar the engine cannot compile is the client's error: 400 naming the field. */
+async function checkConstraint(engine: Engine, model: string, constraint: ConstraintSpec): Promise<void> {
+  const param = constraint.kind === 'json_schema' ? 'text.format.schema' : 'tools';
+  try {
+    await engine.checkConstraint(model, constraint);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof EngineError && error.status >= 500) throw error;
+    throw badRequest(message, error instanceof EngineError && error.param ? error.param : param, error instanceof EngineError ? error.code : 'invalid_constraint');
+  }
+}

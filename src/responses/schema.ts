@@ -1,0 +1,518 @@
+// Zod schemas for the `/v1/responses` wire contract: the request body, the input items it carries, the
+// Response object, its output items and the stream events. They are the single source of these types in the
+// project; each is shaped the way the `openai` SDK (resources/responses/responses.d.ts) types it, and
+// test/unit/responses/schema-types.test.ts checks the inferred types against the SDK's at compile time.
+import { z } from 'zod';
+
+/** Bounds on what a request may carry (checked before anything else is done with it). */
+export const LIMITS = {
+  /** The whole request body, in bytes. */
+  maxBodyBytes: 8 * 1024 * 1024,
+  /** Items in `input`. */
+  maxInputItems: 10_000,
+  /** Characters in any one text field of an item. */
+  maxTextChars: 4 * 1024 * 1024,
+  /** Tools declared. */
+  maxTools: 512,
+};
+
+const text = z.string().max(LIMITS.maxTextChars);
+const jsonObject = z.record(z.string(), z.unknown());
+const phase = z.enum(['commentary', 'final_answer']);
+const itemStatus = z.enum(['in_progress', 'completed', 'incomplete']);
+
+// ---------------------------------------------------------------- content parts
+
+export const InputTextPart = z.object({ type: z.literal('input_text'), text });
+export const OutputTextPart = z.object({
+  type: z.literal('output_text'),
+  text,
+  annotations: z.array(jsonObject).optional(),
+  logprobs: z.array(jsonObject).optional(),
+});
+export const RefusalPart = z.object({ type: z.literal('refusal'), refusal: text });
+/** Images and files are part of the wire format; this runtime serves text models and rejects them in translation. */
+export const InputImagePart = z.looseObject({ type: z.literal('input_image') });
+export const InputFilePart = z.looseObject({ type: z.literal('input_file') });
+export const InputAudioPart = z.looseObject({ type: z.literal('input_audio') });
+
+export const MessageContentPart = z.discriminatedUnion('type', [
+  InputTextPart,
+  OutputTextPart,
+  RefusalPart,
+  InputImagePart,
+  InputFilePart,
+  InputAudioPart,
+]);
+export type MessageContentPart = z.infer<typeof MessageContentPart>;
+
+// ---------------------------------------------------------------- input items
+
+export const MessageItem = z.object({
+  type: z.literal('message'),
+  id: z.string().optional(),
+  role: z.enum(['user', 'system', 'developer', 'assistant']),
+  content: z.union([text, z.array(MessageContentPart)]),
+  phase: phase.nullish(),
+  status: itemStatus.optional(),
+});
+export type MessageItem = z.infer<typeof MessageItem>;
+
+export const FunctionCallItem = z.object({
+  type: z.literal('function_call'),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: text,
+  status: itemStatus.optional(),
+});
+export type FunctionCallItem = z.infer<typeof FunctionCallItem>;
+
+const ToolOutputValue = z.union([text, z.array(MessageContentPart)]);
+
+export const FunctionCallOutputItem = z.object({
+  type: z.literal('function_call_output'),
+  id: z.string().nullish(),
+  call_id: z.string().min(1),
+  output: ToolOutputValue,
+  status: itemStatus.nullish(),
+});
+export type FunctionCallOutputItem = z.infer<typeof FunctionCallOutputItem>;
+
+export const CustomToolCallItem = z.object({
+  type: z.literal('custom_tool_call'),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  input: text,
+  status: itemStatus.optional(),
+});
+export type CustomToolCallItem = z.infer<typeof CustomToolCallItem>;
+
+export const CustomToolCallOutputItem = z.object({
+  type: z.literal('custom_tool_call_output'),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  output: ToolOutputValue,
+});
+export type CustomToolCallOutputItem = z.infer<typeof CustomToolCallOutputItem>;
+
+export const ReasoningTextPart = z.object({ type: z.literal('reasoning_text'), text });
+export const SummaryTextPart = z.object({ type: z.literal('summary_text'), text });
+
+export const ReasoningItem = z.object({
+  type: z.literal('reasoning'),
+  id: z.string().optional(),
+  summary: z.array(SummaryTextPart).default([]),
+  content: z.array(ReasoningTextPart).optional(),
+  encrypted_content: z.string().max(LIMITS.maxTextChars).nullish(),
+  status: itemStatus.optional(),
+});
+export type ReasoningItem = z.infer<typeof ReasoningItem>;
+
+export const CompactionItem = z.object({
+  type: z.literal('compaction'),
+  id: z.string().nullish(),
+  encrypted_content: z.string().max(LIMITS.maxTextChars),
+});
+export type CompactionItem = z.infer<typeof CompactionItem>;
+
+/** Item types of the wire format that belong to hosted tools this runtime does not serve. */
+export const HOSTED_ITEM_TYPES = [
+  'file_search_call',
+  'computer_call',
+  'computer_call_output',
+  'web_search_call',
+  'tool_search_call',
+  'tool_search_output',
+  'image_generation_call',
+  'code_interpreter_call',
+  'local_shell_call',
+  'local_shell_call_output',
+  'shell_call',
+  'shell_call_output',
+  'apply_patch_call',
+  'apply_patch_call_output',
+  'mcp_list_tools',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'mcp_call',
+  'item_reference',
+  'compaction_trigger',
+  'additional_tools',
+  'program',
+  'program_output',
+] as const;
+
+export const InputItem = z.discriminatedUnion('type', [
+  MessageItem,
+  FunctionCallItem,
+  FunctionCallOutputItem,
+  CustomToolCallItem,
+  CustomToolCallOutputItem,
+  ReasoningItem,
+  CompactionItem,
+]);
+export type InputItem = z.infer<typeof InputItem>;
+
+/** `EasyInputMessage` may leave out `type`; such an object with a `role` is a message. */
+const InputItemOnWire = z.preprocess(
+  (value) =>
+    typeof value === 'object' && value !== null && !('type' in value) && 'role' in value
+      ? { ...value, type: 'message' }
+      : value,
+  InputItem,
+);
+
+// ---------------------------------------------------------------- tools and tool choice
+
+export const FunctionTool = z.object({
+  type: z.literal('function'),
+  name: z.string().min(1).max(128),
+  description: z.string().nullish(),
+  parameters: jsonObject.nullish(),
+  strict: z.boolean().nullish(),
+});
+export type FunctionTool = z.infer<typeof FunctionTool>;
+
+export const CustomToolFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('grammar'), syntax: z.enum(['lark', 'regex']), definition: text }),
+]);
+export const CustomTool = z.object({
+  type: z.literal('custom'),
+  name: z.string().min(1).max(128),
+  description: z.string().optional(),
+  format: CustomToolFormat.optional(),
+});
+export type CustomTool = z.infer<typeof CustomTool>;
+
+/** Hosted tool kinds: accepted in a request (and echoed back) but not served by this runtime. */
+export const HOSTED_TOOL_TYPES = [
+  'file_search',
+  'computer',
+  'computer_use',
+  'computer_use_preview',
+  'web_search',
+  'web_search_2025_08_26',
+  'web_search_preview',
+  'web_search_preview_2025_03_11',
+  'mcp',
+  'code_interpreter',
+  'image_generation',
+  'local_shell',
+  'shell',
+  'apply_patch',
+  'namespace',
+  'tool_search',
+  'programmatic_tool_calling',
+] as const;
+export const HostedTool = z.looseObject({ type: z.enum(HOSTED_TOOL_TYPES) });
+
+export const Tool = z.discriminatedUnion('type', [FunctionTool, CustomTool, HostedTool]);
+export type Tool = z.infer<typeof Tool>;
+
+export const ToolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.object({ type: z.literal('function'), name: z.string() }),
+  z.object({ type: z.literal('custom'), name: z.string() }),
+  z.object({ type: z.literal('allowed_tools'), mode: z.enum(['auto', 'required']), tools: z.array(jsonObject) }),
+  /** Hosted-tool forms (`{type:"file_search"}`, `{type:"mcp", server_label}`, …): treated as `auto`. */
+  z.looseObject({ type: z.string() }),
+]);
+export type ToolChoice = z.infer<typeof ToolChoice>;
+
+// ---------------------------------------------------------------- text format, reasoning
+
+export const TextFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({
+    type: z.literal('json_schema'),
+    name: z.string(),
+    schema: jsonObject,
+    description: z.string().optional(),
+    strict: z.boolean().nullish(),
+  }),
+  z.object({ type: z.literal('json_object') }),
+]);
+export const TextConfig = z.object({
+  format: TextFormat.optional(),
+  verbosity: z.enum(['low', 'medium', 'high']).nullish(),
+});
+export type TextConfig = z.infer<typeof TextConfig>;
+
+export const ReasoningConfig = z.object({
+  effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullish(),
+  summary: z.enum(['auto', 'concise', 'detailed']).nullish(),
+  generate_summary: z.enum(['auto', 'concise', 'detailed']).nullish(),
+  context: z.enum(['auto', 'current_turn', 'all_turns']).nullish(),
+  mode: z.string().nullish(),
+});
+export type ReasoningConfig = z.infer<typeof ReasoningConfig>;
+
+const Includable = z.enum([
+  'file_search_call.results',
+  'web_search_call.results',
+  'web_search_call.action.sources',
+  'message.input_image.image_url',
+  'computer_call_output.output.image_url',
+  'code_interpreter_call.outputs',
+  'reasoning.encrypted_content',
+  'message.output_text.logprobs',
+]);
+
+// ---------------------------------------------------------------- the request body
+
+const metadata = z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, {
+  message: 'metadata may have at most 16 keys',
+});
+
+/** Every field of the SDK's ResponseCreateParams; those this runtime cannot honour are accepted and echoed. */
+export const CreateResponseBody = z.object({
+  model: z.string().nullish(),
+  input: z.union([text, z.array(InputItemOnWire).max(LIMITS.maxInputItems)]).optional(),
+  instructions: text.nullish(),
+  background: z.boolean().nullish(),
+  context_management: z.array(jsonObject).nullish(),
+  conversation: z.union([z.string(), jsonObject]).nullish(),
+  include: z.array(Includable).nullish(),
+  max_output_tokens: z.number().int().min(1).nullish(),
+  max_tool_calls: z.number().int().min(0).nullish(),
+  metadata: metadata.nullish(),
+  moderation: jsonObject.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  previous_response_id: z.string().nullish(),
+  prompt: jsonObject.nullish(),
+  prompt_cache_key: z.string().nullish(),
+  prompt_cache_options: jsonObject.nullish(),
+  prompt_cache_retention: z.enum(['in_memory', '24h']).nullish(),
+  reasoning: ReasoningConfig.nullish(),
+  safety_identifier: z.string().nullish(),
+  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullish(),
+  store: z.boolean().nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_obfuscation: z.boolean().optional() }).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  text: TextConfig.nullish(),
+  tool_choice: ToolChoice.nullish(),
+  tools: z.array(Tool).max(LIMITS.maxTools).nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  truncation: z.enum(['auto', 'disabled']).nullish(),
+  user: z.string().optional(),
+  /** Not in the SDK's params but honoured: a seed makes sampling reproducible. */
+  seed: z.number().int().nullish(),
+});
+export type CreateResponseBody = z.infer<typeof CreateResponseBody>;
+
+/** `POST /v1/responses/input_tokens` takes the prompt-shaping subset of the create body. */
+export const InputTokensBody = CreateResponseBody.pick({
+  model: true,
+  input: true,
+  instructions: true,
+  previous_response_id: true,
+  reasoning: true,
+  text: true,
+  tool_choice: true,
+  tools: true,
+  parallel_tool_calls: true,
+  conversation: true,
+  truncation: true,
+});
+export type InputTokensBody = z.infer<typeof InputTokensBody>;
+
+/** `POST /v1/responses/compact`. */
+export const CompactBody = CreateResponseBody.pick({
+  model: true,
+  input: true,
+  instructions: true,
+  previous_response_id: true,
+  prompt_cache_key: true,
+  prompt_cache_retention: true,
+  service_tier: true,
+});
+export type CompactBody = z.infer<typeof CompactBody>;
+
+export const InputItemsQuery = z.object({
+  after: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  order: z.enum(['asc', 'desc']).default('desc'),
+});
+
+// ---------------------------------------------------------------- output items
+
+export const OutputText = z.object({
+  type: z.literal('output_text'),
+  text: z.string(),
+  annotations: z.array(jsonObject),
+  logprobs: z.array(jsonObject).optional(),
+});
+export type OutputText = z.infer<typeof OutputText>;
+
+export const OutputMessage = z.object({
+  id: z.string(),
+  type: z.literal('message'),
+  role: z.literal('assistant'),
+  status: itemStatus,
+  content: z.array(OutputText),
+  phase: phase.nullish(),
+});
+export type OutputMessage = z.infer<typeof OutputMessage>;
+
+export const OutputReasoning = z.object({
+  id: z.string(),
+  type: z.literal('reasoning'),
+  summary: z.array(SummaryTextPart),
+  content: z.array(ReasoningTextPart).optional(),
+  encrypted_content: z.string().nullish(),
+  status: itemStatus.optional(),
+});
+export type OutputReasoning = z.infer<typeof OutputReasoning>;
+
+export const OutputFunctionCall = z.object({
+  id: z.string(),
+  type: z.literal('function_call'),
+  call_id: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+  status: itemStatus,
+});
+export type OutputFunctionCall = z.infer<typeof OutputFunctionCall>;
+
+export const OutputCustomToolCall = z.object({
+  id: z.string(),
+  type: z.literal('custom_tool_call'),
+  call_id: z.string(),
+  name: z.string(),
+  input: z.string(),
+});
+export type OutputCustomToolCall = z.infer<typeof OutputCustomToolCall>;
+
+export const OutputCompaction = z.object({
+  id: z.string(),
+  type: z.literal('compaction'),
+  encrypted_content: z.string(),
+  created_by: z.string().optional(),
+});
+export type OutputCompaction = z.infer<typeof OutputCompaction>;
+
+export const OutputItem = z.discriminatedUnion('type', [
+  OutputMessage,
+  OutputReasoning,
+  OutputFunctionCall,
+  OutputCustomToolCall,
+  OutputCompaction,
+]);
+export type OutputItem = z.infer<typeof OutputItem>;
+
+// ---------------------------------------------------------------- the Response object
+
+export const ResponseStatus = z.enum(['completed', 'failed', 'in_progress', 'cancelled', 'queued', 'incomplete']);
+export type ResponseStatus = z.infer<typeof ResponseStatus>;
+
+export const Usage = z.object({
+  input_tokens: z.number().int(),
+  input_tokens_details: z.object({ cached_tokens: z.number().int() }),
+  output_tokens: z.number().int(),
+  output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
+  total_tokens: z.number().int(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+export const ResponseErrorBody = z.object({
+  code: z.enum(['server_error', 'rate_limit_exceeded', 'invalid_prompt']),
+  message: z.string(),
+});
+export type ResponseErrorBody = z.infer<typeof ResponseErrorBody>;
+
+export const ResponseObject = z.object({
+  id: z.string(),
+  object: z.literal('response'),
+  created_at: z.number(),
+  completed_at: z.number().nullable(),
+  status: ResponseStatus,
+  background: z.boolean(),
+  model: z.string(),
+  output: z.array(OutputItem),
+  error: ResponseErrorBody.nullable(),
+  incomplete_details: z.object({ reason: z.enum(['max_output_tokens', 'content_filter']) }).nullable(),
+  instructions: z.string().nullable(),
+  tools: z.array(Tool),
+  tool_choice: ToolChoice,
+  parallel_tool_calls: z.boolean(),
+  previous_response_id: z.string().nullable(),
+  store: z.boolean(),
+  usage: Usage.nullable(),
+  text: TextConfig,
+  reasoning: ReasoningConfig.nullable(),
+  temperature: z.number().nullable(),
+  top_p: z.number().nullable(),
+  top_logprobs: z.number().nullable(),
+  max_output_tokens: z.number().nullable(),
+  max_tool_calls: z.number().nullable(),
+  metadata: z.record(z.string(), z.string()),
+  truncation: z.enum(['auto', 'disabled']),
+  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']),
+  prompt_cache_key: z.string().nullable(),
+  safety_identifier: z.string().nullable(),
+  user: z.string().nullable(),
+});
+export type ResponseObject = z.infer<typeof ResponseObject>;
+
+// ---------------------------------------------------------------- stream events
+
+const seq = { sequence_number: z.number().int().min(0) };
+const at = { item_id: z.string(), output_index: z.number().int().min(0) };
+const ContentPart = z.union([OutputText, ReasoningTextPart]);
+
+export const StreamEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('response.created'), response: ResponseObject, ...seq }),
+  z.object({ type: z.literal('response.queued'), response: ResponseObject, ...seq }),
+  z.object({ type: z.literal('response.in_progress'), response: ResponseObject, ...seq }),
+  z.object({ type: z.literal('response.completed'), response: ResponseObject, ...seq }),
+  z.object({ type: z.literal('response.incomplete'), response: ResponseObject, ...seq }),
+  z.object({ type: z.literal('response.failed'), response: ResponseObject, ...seq }),
+  z.object({ type: z.literal('response.output_item.added'), output_index: z.number().int(), item: OutputItem, ...seq }),
+  z.object({ type: z.literal('response.output_item.done'), output_index: z.number().int(), item: OutputItem, ...seq }),
+  z.object({ type: z.literal('response.content_part.added'), ...at, content_index: z.number().int(), part: ContentPart, ...seq }),
+  z.object({ type: z.literal('response.content_part.done'), ...at, content_index: z.number().int(), part: ContentPart, ...seq }),
+  z.object({
+    type: z.literal('response.output_text.delta'),
+    ...at,
+    content_index: z.number().int(),
+    delta: z.string(),
+    logprobs: z.array(jsonObject),
+    ...seq,
+  }),
+  z.object({
+    type: z.literal('response.output_text.done'),
+    ...at,
+    content_index: z.number().int(),
+    text: z.string(),
+    logprobs: z.array(jsonObject),
+    ...seq,
+  }),
+  z.object({ type: z.literal('response.reasoning_text.delta'), ...at, content_index: z.number().int(), delta: z.string(), ...seq }),
+  z.object({ type: z.literal('response.reasoning_text.done'), ...at, content_index: z.number().int(), text: z.string(), ...seq }),
+  z.object({ type: z.literal('response.function_call_arguments.delta'), ...at, delta: z.string(), ...seq }),
+  z.object({ type: z.literal('response.function_call_arguments.done'), ...at, name: z.string(), arguments: z.string(), ...seq }),
+  z.object({ type: z.literal('response.custom_tool_call_input.delta'), ...at, delta: z.string(), ...seq }),
+  z.object({ type: z.literal('response.custom_tool_call_input.done'), ...at, input: z.string(), ...seq }),
+]);
+export type StreamEvent = z.infer<typeof StreamEvent>;
+/** A stream event before the emitter numbers it. */
+export type UnnumberedStreamEvent = StreamEvent extends infer E
+  ? E extends { sequence_number: number }
+    ? Omit<E, 'sequence_number'>
+    : never
+  : never;
+
+// ---------------------------------------------------------------- other endpoint bodies
+
+export const ModelObject = z.object({
+  id: z.string(),
+  object: z.literal('model'),
+  created: z.number(),
+  owned_by: z.string(),
+});
+export type ModelObject = z.infer<typeof ModelObject>;

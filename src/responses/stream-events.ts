@@ -1,0 +1,357 @@
+// The event pipeline: engine events -> output parser -> Responses stream events, numbered from 0. Streamed and
+// non-streamed answers both run it; the non-streamed one keeps only the final Response of the terminal event, so
+// the two carry the same items byte for byte.
+//
+// Phase: text whose phase cannot be known yet (tools are on offer and the model may still call one) is held back
+// until it is: a tool call starting makes it `commentary`, the end of the turn `final_answer` (sglang's choice).
+// Without tools on offer, text is `final_answer` from the first token and streams live.
+// Text and reasoning segments are trimmed of surrounding whitespace (held back until a non-space follows).
+import type { GenerationEvent } from '../engine/types.ts';
+import { EngineError } from '../engine/types.ts';
+import type { OutputParser, ParseEvent } from './output-parser.ts';
+import type { ReasoningSealer } from './reasoning-seal.ts';
+import type {
+  OutputCustomToolCall,
+  OutputFunctionCall,
+  OutputItem,
+  OutputMessage,
+  OutputReasoning,
+  ResponseObject,
+  StreamEvent,
+  UnnumberedStreamEvent,
+  Usage,
+} from './schema.ts';
+
+export type IdSource = (prefix: 'resp' | 'msg' | 'rs' | 'fc' | 'call' | 'ctc' | 'cmp' | 'item') => string;
+
+export interface PipelineOptions {
+  /** The response as created: status `in_progress` (or `queued`), no output. */
+  response: ResponseObject;
+  ids: IdSource;
+  parser: OutputParser;
+  /** Hold text until its phase is known (tools are on offer). */
+  holdTextForPhase: boolean;
+  /** `include: ["reasoning.encrypted_content"]`: seal reasoning into the item. */
+  sealReasoning: ReasoningSealer | null;
+  now: () => number;
+  /** Called with the final response before the terminal event; a throw turns the answer into `failed`. */
+  persist: (final: ResponseObject) => Promise<void>;
+  /** Aborted by the client or a cancel: the response ends `cancelled`. */
+  signal: AbortSignal;
+}
+
+export type PipelineOutput = { kind: 'event'; event: StreamEvent } | { kind: 'keepalive' };
+
+export interface PipelineOutcome {
+  response: ResponseObject;
+  /** What made it fail, when it did (an engine fault or a store failure). */
+  cause: unknown;
+}
+
+type Open =
+  | { kind: 'message'; index: number; item: OutputMessage; text: string }
+  | { kind: 'reasoning'; index: number; item: OutputReasoning; text: string }
+  | { kind: 'function'; index: number; item: OutputFunctionCall }
+  | { kind: 'custom'; index: number; item: OutputCustomToolCall };
+
+/** Holds surrounding whitespace back so that a segment's text is trimmed however it was split. */
+class TrimmedSegment {
+  private started = false;
+  private trailing = '';
+
+  push(text: string): string {
+    let t = text;
+    if (!this.started) {
+      t = t.replace(/^\s+/, '');
+      if (t === '') return '';
+      this.started = true;
+    }
+    const joined = this.trailing + t;
+    const space = /\s+$/.exec(joined);
+    this.trailing = space ? space[0] : '';
+    return space ? joined.slice(0, space.index) : joined;
+  }
+}
+
+class ResponseEmitter {
+  private sequence = 0;
+  readonly output: OutputItem[] = [];
+  private open: Open | null = null;
+  private reasoningSegment: TrimmedSegment | null = null;
+  private textSegment: TrimmedSegment | null = null;
+  /** Held text of the current segment (when holding for phase). */
+  private held: string[] = [];
+
+  constructor(private readonly options: PipelineOptions) {}
+
+  number(event: UnnumberedStreamEvent): PipelineOutput {
+    return { kind: 'event', event: { ...event, sequence_number: this.sequence++ } as StreamEvent };
+  }
+
+  async apply(event: ParseEvent): Promise<UnnumberedStreamEvent[]> {
+    const out: UnnumberedStreamEvent[] = [];
+    switch (event.kind) {
+      case 'text.delta': {
+        this.textSegment ??= new TrimmedSegment();
+        const text = this.textSegment.push(event.text);
+        if (text === '') break;
+        if (this.options.holdTextForPhase) this.held.push(text);
+        else {
+          if (this.open?.kind !== 'message') out.push(...this.openMessage('final_answer'));
+          out.push(...this.messageDelta(text));
+        }
+        break;
+      }
+      case 'reasoning.start':
+        out.push(...this.endTextSegment('commentary', 'completed'));
+        this.reasoningSegment = new TrimmedSegment();
+        break;
+      case 'reasoning.delta': {
+        const text = (this.reasoningSegment ??= new TrimmedSegment()).push(event.text);
+        if (text === '') break;
+        if (this.open?.kind !== 'reasoning') out.push(...this.openReasoning());
+        const open = this.open as Extract<Open, { kind: 'reasoning' }>;
+        open.text += text;
+        out.push({ type: 'response.reasoning_text.delta', item_id: open.item.id, output_index: open.index, content_index: 0, delta: text });
+        break;
+      }
+      case 'reasoning.end':
+        this.reasoningSegment = null;
+        if (this.open?.kind === 'reasoning') out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
+        break;
+      case 'call.start': {
+        out.push(...this.endTextSegment('commentary', 'completed'));
+        const index = this.output.length;
+        const callId = this.options.ids('call');
+        if (event.custom) {
+          const item: OutputCustomToolCall = { id: this.options.ids('ctc'), type: 'custom_tool_call', call_id: callId, name: event.name, input: '' };
+          this.open = { kind: 'custom', index, item };
+        } else {
+          const item: OutputFunctionCall = {
+            id: this.options.ids('fc'),
+            type: 'function_call',
+            call_id: callId,
+            name: event.name,
+            arguments: '',
+            status: 'in_progress',
+          };
+          this.open = { kind: 'function', index, item };
+        }
+        this.output.push(structuredClone(this.open.item));
+        out.push({ type: 'response.output_item.added', output_index: index, item: structuredClone(this.open.item) });
+        break;
+      }
+      case 'call.delta': {
+        const open = this.open;
+        if (open?.kind === 'function') {
+          open.item.arguments += event.text;
+          out.push({ type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: open.index, delta: event.text });
+        } else if (open?.kind === 'custom') {
+          open.item.input += event.text;
+          out.push({ type: 'response.custom_tool_call_input.delta', item_id: open.item.id, output_index: open.index, delta: event.text });
+        }
+        break;
+      }
+      case 'call.end':
+        out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
+        break;
+    }
+    return out;
+  }
+
+  /** The turn ended: the held text is the final answer; whatever is open closes with `status`. */
+  async end(status: 'completed' | 'incomplete'): Promise<UnnumberedStreamEvent[]> {
+    const out = this.endTextSegment('final_answer', status);
+    if (this.open !== null) out.push(...(await this.closeOpen(status)));
+    return out;
+  }
+
+  /** A text segment ends: emit what was held under the phase now known, or close the live message. */
+  private endTextSegment(phase: 'commentary' | 'final_answer', status: 'completed' | 'incomplete'): UnnumberedStreamEvent[] {
+    const out: UnnumberedStreamEvent[] = [];
+    this.textSegment = null;
+    if (this.held.length > 0) {
+      out.push(...this.openMessage(phase));
+      for (const text of this.held) out.push(...this.messageDelta(text));
+      this.held = [];
+    }
+    if (this.open?.kind === 'message') out.push(...this.closeMessage(status));
+    return out;
+  }
+
+  private openMessage(phase: 'commentary' | 'final_answer'): UnnumberedStreamEvent[] {
+    const index = this.output.length;
+    const item: OutputMessage = { id: this.options.ids('msg'), type: 'message', role: 'assistant', status: 'in_progress', content: [], phase };
+    this.open = { kind: 'message', index, item, text: '' };
+    this.output.push(structuredClone(item));
+    return [
+      { type: 'response.output_item.added', output_index: index, item: structuredClone(item) },
+      {
+        type: 'response.content_part.added',
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      },
+    ];
+  }
+
+  private messageDelta(text: string): UnnumberedStreamEvent[] {
+    const open = this.open as Extract<Open, { kind: 'message' }>;
+    open.text += text;
+    return [{ type: 'response.output_text.delta', item_id: open.item.id, output_index: open.index, content_index: 0, delta: text, logprobs: [] }];
+  }
+
+  private closeMessage(status: 'completed' | 'incomplete'): UnnumberedStreamEvent[] {
+    const open = this.open as Extract<Open, { kind: 'message' }>;
+    this.open = null;
+    const part = { type: 'output_text' as const, text: open.text, annotations: [] };
+    const item: OutputMessage = { ...open.item, status, content: [part] };
+    this.output[open.index] = item;
+    const at = { item_id: item.id, output_index: open.index, content_index: 0 };
+    return [
+      { type: 'response.output_text.done', ...at, text: open.text, logprobs: [] },
+      { type: 'response.content_part.done', ...at, part: structuredClone(part) },
+      { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
+    ];
+  }
+
+  private openReasoning(): UnnumberedStreamEvent[] {
+    const index = this.output.length;
+    const item: OutputReasoning = { id: this.options.ids('rs'), type: 'reasoning', summary: [], content: [], status: 'in_progress' };
+    this.open = { kind: 'reasoning', index, item, text: '' };
+    this.output.push(structuredClone(item));
+    return [
+      { type: 'response.output_item.added', output_index: index, item: structuredClone(item) },
+      { type: 'response.content_part.added', item_id: item.id, output_index: index, content_index: 0, part: { type: 'reasoning_text', text: '' } },
+    ];
+  }
+
+  private async closeOpen(status: 'completed' | 'incomplete'): Promise<UnnumberedStreamEvent[]> {
+    const open = this.open;
+    if (open === null) return [];
+    switch (open.kind) {
+      case 'message':
+        return this.closeMessage(status);
+      case 'reasoning': {
+        this.open = null;
+        const part = { type: 'reasoning_text' as const, text: open.text };
+        const item: OutputReasoning = { ...open.item, content: [part], status };
+        if (this.options.sealReasoning) item.encrypted_content = await this.options.sealReasoning.seal(open.text);
+        this.output[open.index] = item;
+        const at = { item_id: item.id, output_index: open.index, content_index: 0 };
+        return [
+          { type: 'response.reasoning_text.done', ...at, text: open.text },
+          { type: 'response.content_part.done', ...at, part: structuredClone(part) },
+          { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
+        ];
+      }
+      case 'function': {
+        this.open = null;
+        const item: OutputFunctionCall = { ...open.item, status };
+        this.output[open.index] = item;
+        return [
+          { type: 'response.function_call_arguments.done', item_id: item.id, output_index: open.index, name: item.name, arguments: item.arguments },
+          { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
+        ];
+      }
+      case 'custom': {
+        this.open = null;
+        const item = { ...open.item };
+        this.output[open.index] = item;
+        return [
+          { type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: open.index, input: item.input },
+          { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
+        ];
+      }
+    }
+  }
+}
+
+function terminalType(status: ResponseObject['status']): 'response.completed' | 'response.incomplete' | 'response.failed' {
+  if (status === 'completed') return 'response.completed';
+  if (status === 'failed') return 'response.failed';
+  // `incomplete`, and `cancelled` (the SDK has no cancelled event; a cancelled stream has no reader anyway).
+  return 'response.incomplete';
+}
+
+/** Runs one generation into stream events; returns the final response (already persisted). */
+export async function* runPipeline(
+  options: PipelineOptions,
+  engineEvents: AsyncIterable<GenerationEvent>,
+): AsyncGenerator<PipelineOutput, PipelineOutcome> {
+  const emitter = new ResponseEmitter(options);
+  const base = options.response;
+  yield emitter.number({ type: base.status === 'queued' ? 'response.queued' : 'response.created', response: structuredClone(base) });
+  if (base.status === 'queued') {
+    yield emitter.number({ type: 'response.in_progress', response: { ...structuredClone(base), status: 'in_progress' } });
+  } else {
+    yield emitter.number({ type: 'response.in_progress', response: structuredClone(base) });
+  }
+
+  let done: Extract<GenerationEvent, { type: 'done' }> | null = null;
+  let fault: unknown = null;
+  try {
+    for await (const event of engineEvents) {
+      if (event.type === 'prefill') yield { kind: 'keepalive' };
+      else if (event.type === 'token') {
+        for (const parsed of options.parser.push(event.text)) for (const e of await emitter.apply(parsed)) yield emitter.number(e);
+      } else done = event;
+    }
+    if (done === null && !options.signal.aborted) throw new Error('The engine stopped without finishing the generation.');
+  } catch (error) {
+    fault = error;
+  }
+
+  const cancelled = options.signal.aborted || (fault === null && done?.finishReason === 'abort');
+  const status: ResponseObject['status'] = cancelled ? 'cancelled' : fault !== null ? 'failed' : done?.finishReason === 'length' ? 'incomplete' : 'completed';
+  for (const parsed of options.parser.finish()) for (const e of await emitter.apply(parsed)) yield emitter.number(e);
+  for (const e of await emitter.end(status === 'completed' ? 'completed' : 'incomplete')) yield emitter.number(e);
+
+  const usage: Usage | null = done
+    ? {
+        input_tokens: done.usage.promptTokens,
+        input_tokens_details: { cached_tokens: done.usage.cachedTokens },
+        output_tokens: done.usage.completionTokens,
+        output_tokens_details: { reasoning_tokens: Math.min(options.parser.reasoningTokens, done.usage.completionTokens) },
+        total_tokens: done.usage.promptTokens + done.usage.completionTokens,
+      }
+    : null;
+  let final: ResponseObject = {
+    ...structuredClone(base),
+    status,
+    output: structuredClone(emitter.output),
+    usage,
+    error: status === 'failed' ? faultBody(fault) : null,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    completed_at: status === 'completed' ? options.now() : null,
+  };
+  let cause: unknown = fault;
+  try {
+    await options.persist(final);
+  } catch (error) {
+    cause = error;
+    final = {
+      ...final,
+      status: 'failed',
+      completed_at: null,
+      error: { code: 'server_error', message: `The response was generated but could not be stored: ${error instanceof Error ? error.message : String(error)}` },
+    };
+  }
+  yield emitter.number({ type: terminalType(final.status), response: final });
+  return { response: final, cause };
+}
+
+function faultBody(fault: unknown): { code: 'server_error' | 'invalid_prompt'; message: string } {
+  if (fault instanceof EngineError) {
+    return { code: fault.status < 500 ? 'invalid_prompt' : 'server_error', message: fault.message };
+  }
+  return { code: 'server_error', message: 'The model failed while generating this response.' };
+}
+
+/** One stream event as an SSE frame. */
+export function sseFrame(event: StreamEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export const SSE_KEEPALIVE = ': keep-alive\n\n';

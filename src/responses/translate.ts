@@ -1,0 +1,290 @@
+// Translation of Responses input items into the model's chat: ONE normaliser that every item goes through
+// (a client's own items and a stored history replayed by previous_response_id alike), then the chat builder.
+//
+// normaliseItems: opens sealed state (encrypted reasoning, compaction), drops the wire-only fields (`id`,
+//   `status`) and rejects content this text-only runtime cannot take, so that a history replayed by id and the
+//   same items resent by hand are the same list.
+// buildChat: instructions as this request's system message only; developer blocks kept in place with the
+//   `Developer instructions:` label; reasoning and tool calls folded into the assistant turn they belong to;
+//   tool outputs matched to their call by call_id; custom tools shimmed to a function with one `input: string`.
+import type { ChatMessage, ChatTool, ChatToolCall, ConstrainedTool, ConstraintSpec } from '../engine/types.ts';
+import { badRequest } from './errors.ts';
+import type { ReasoningSealer } from './reasoning-seal.ts';
+import {
+  InputItem,
+  type CreateResponseBody,
+  type CustomTool,
+  type FunctionTool,
+  type MessageContentPart,
+  type Tool,
+  type ToolChoice,
+} from './schema.ts';
+import { z } from 'zod';
+
+/** A normalised item and where it came from (`input[3]`, `history[5]`), for error messages. */
+export interface SourcedItem {
+  item: InputItem;
+  origin: string;
+}
+
+export interface Sealers {
+  reasoning: ReasoningSealer;
+  compaction: ReasoningSealer;
+}
+
+export const DEVELOPER_LABEL = 'Developer instructions:';
+/** Compactions nest at most this deep (a compaction of a history that held a compaction). */
+const MAX_COMPACTION_DEPTH = 8;
+
+/** The one normaliser. `items` are schema-valid input items; `origin(i)` names item i for errors. */
+export async function normaliseItems(
+  items: readonly InputItem[],
+  origin: (index: number) => string,
+  sealers: Sealers,
+  depth = 0,
+): Promise<SourcedItem[]> {
+  const out: SourcedItem[] = [];
+  for (const [index, item] of items.entries()) {
+    const where = origin(index);
+    switch (item.type) {
+      case 'message': {
+        const content = typeof item.content === 'string' ? item.content : item.content.map((part, j) => textOfPart(part, `${where}.content[${j}]`));
+        const normal: InputItem = { type: 'message', role: item.role, content: typeof content === 'string' ? content : content.join('') };
+        if (item.role === 'assistant' && item.phase) normal.phase = item.phase;
+        out.push({ item: normal, origin: where });
+        break;
+      }
+      case 'function_call':
+        out.push({ item: { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments }, origin: where });
+        break;
+      case 'custom_tool_call':
+        out.push({ item: { type: 'custom_tool_call', call_id: item.call_id, name: item.name, input: item.input }, origin: where });
+        break;
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
+        const output =
+          typeof item.output === 'string' ? item.output : item.output.map((part, j) => textOfPart(part, `${where}.output[${j}]`)).join('');
+        out.push({ item: { type: item.type, call_id: item.call_id, output }, origin: where });
+        break;
+      }
+      case 'reasoning': {
+        let text = (item.content ?? []).map((part) => part.text).join('\n');
+        if (text === '') text = item.summary.map((part) => part.text).join('\n\n');
+        if (text === '' && item.encrypted_content) {
+          text = await sealers.reasoning.open(item.encrypted_content, `${where}.encrypted_content`);
+        }
+        out.push({ item: { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text }] }, origin: where });
+        break;
+      }
+      case 'compaction': {
+        if (depth >= MAX_COMPACTION_DEPTH) throw badRequest(`Compaction in '${where}' is nested too deeply.`, where);
+        const sealed = await sealers.compaction.open(item.encrypted_content, `${where}.encrypted_content`);
+        const inner = parseCompactionPayload(sealed, `${where}.encrypted_content`);
+        out.push(...(await normaliseItems(inner, (j) => `${where}[${j}]`, sealers, depth + 1)));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+function textOfPart(part: MessageContentPart, where: string): string {
+  switch (part.type) {
+    case 'input_text':
+    case 'output_text':
+      return part.text;
+    case 'refusal':
+      return part.refusal;
+    default:
+      throw badRequest(`Content of type '${part.type}' in '${where}' is not supported: this runtime serves text-only models.`, where);
+  }
+}
+
+// ---------------------------------------------------------------- compaction payload
+
+const CompactionPayload = z.object({ v: z.literal(1), items: z.array(InputItem) });
+
+export function compactionPayload(items: readonly InputItem[]): string {
+  return JSON.stringify({ v: 1, items });
+}
+
+function parseCompactionPayload(json: string, where: string): InputItem[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw badRequest(`The compaction in '${where}' does not hold a history.`, where);
+  }
+  const parsed = CompactionPayload.safeParse(value);
+  if (!parsed.success) throw badRequest(`The compaction in '${where}' does not hold a history.`, where);
+  return parsed.data.items;
+}
+
+// ---------------------------------------------------------------- tools
+
+export interface ServedTools {
+  /** Tools as the chat template sees them (custom tools shimmed). */
+  chatTools: ChatTool[];
+  constrained: ConstrainedTool[];
+  /** Names of custom tools, so the output parser can decode their calls back into custom_tool_call. */
+  customNames: Set<string>;
+}
+
+export const CUSTOM_TOOL_PARAMETERS = {
+  type: 'object',
+  properties: { input: { type: 'string', description: 'The raw input for the tool.' } },
+  required: ['input'],
+  additionalProperties: false,
+} as const;
+
+export function customToolDescription(tool: CustomTool): string {
+  const parts: string[] = [];
+  if (tool.description) parts.push(tool.description);
+  parts.push('Call this tool with one argument, `input`: the raw text input for the tool (not JSON unless the tool asks for JSON).');
+  if (tool.format?.type === 'grammar') {
+    parts.push(`The input must match this ${tool.format.syntax === 'lark' ? 'Lark grammar' : 'regular expression'}:\n${tool.format.definition}`);
+  }
+  return parts.join('\n\n');
+}
+
+/** The function and custom tools this request offers the model, filtered by tool_choice. */
+export function serveTools(tools: readonly Tool[], toolChoice: ToolChoice): ServedTools {
+  const served: ServedTools = { chatTools: [], constrained: [], customNames: new Set() };
+  if (toolChoice === 'none') return served;
+  const allowed =
+    typeof toolChoice === 'object' && toolChoice.type === 'allowed_tools' && 'tools' in toolChoice && Array.isArray(toolChoice.tools)
+      ? new Set((toolChoice.tools as Record<string, unknown>[]).map((t) => t.name).filter((n): n is string => typeof n === 'string'))
+      : null;
+  for (const tool of tools) {
+    if (tool.type !== 'function' && tool.type !== 'custom') continue;
+    const named = tool as FunctionTool | CustomTool;
+    if (allowed && !allowed.has(named.name)) continue;
+    if (named.type === 'function') {
+      const parameters = named.parameters ?? { type: 'object', properties: {} };
+      served.chatTools.push({
+        type: 'function',
+        function: { name: named.name, ...(named.description ? { description: named.description } : {}), parameters },
+      });
+      served.constrained.push({ type: 'function', name: named.name, parameters: named.parameters ?? null, strict: named.strict ?? false });
+    } else {
+      served.chatTools.push({
+        type: 'function',
+        function: { name: named.name, description: customToolDescription(named), parameters: structuredClone(CUSTOM_TOOL_PARAMETERS) as Record<string, unknown> },
+      });
+      served.constrained.push({
+        type: 'custom',
+        name: named.name,
+        ...(named.format?.type === 'grammar' ? { grammar: { syntax: named.format.syntax, definition: named.format.definition } } : {}),
+      });
+      served.customNames.add(named.name);
+    }
+  }
+  return served;
+}
+
+/**
+ * What decoding is held to. A forced tool call (required / named) wins; otherwise a JSON text format; otherwise,
+ * with tools on offer, `tools` in `auto` mode so that calls the model does start follow their schema/grammar.
+ */
+export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text: CreateResponseBody['text']): ConstraintSpec {
+  let mode: 'auto' | 'required' | 'named' = 'auto';
+  let name: string | undefined;
+  if (toolChoice === 'required') mode = 'required';
+  else if (typeof toolChoice === 'object' && (toolChoice.type === 'function' || toolChoice.type === 'custom') && 'name' in toolChoice) {
+    mode = 'named';
+    name = String(toolChoice.name);
+  } else if (typeof toolChoice === 'object' && toolChoice.type === 'allowed_tools' && 'mode' in toolChoice && toolChoice.mode === 'required') {
+    mode = 'required';
+  }
+  const tools = served.constrained;
+  if (tools.length > 0 && mode !== 'auto') return { kind: 'tools', mode, ...(name ? { name } : {}), tools };
+  const format = text?.format;
+  if (format?.type === 'json_schema') return { kind: 'json_schema', schema: format.schema };
+  if (format?.type === 'json_object') return { kind: 'json_schema', schema: null };
+  if (tools.length > 0) return { kind: 'tools', mode: 'auto', tools };
+  return { kind: 'none' };
+}
+
+// ---------------------------------------------------------------- chat
+
+/** The chat messages for a normalised history; `instructions` (this request's only) lead as the system message. */
+export function buildChat(items: readonly SourcedItem[], instructions: string | null | undefined): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (instructions) messages.push({ role: 'system', content: instructions });
+  const calls = new Map<string, string>();
+  // The assistant turn being built, and reasoning waiting for the turn it belongs to.
+  const open: { turn: ChatMessage | null; reasoning: string | null } = { turn: null, reasoning: null };
+
+  const flush = (): void => {
+    if (open.turn === null && open.reasoning !== null) open.turn = { role: 'assistant', content: '', reasoning_content: open.reasoning };
+    if (open.turn !== null) messages.push(open.turn);
+    open.turn = null;
+    open.reasoning = null;
+  };
+  const assistantTurn = (): ChatMessage => {
+    if (open.turn === null) {
+      open.turn = { role: 'assistant', content: '' };
+      if (open.reasoning !== null) open.turn.reasoning_content = open.reasoning;
+      open.reasoning = null;
+    }
+    return open.turn;
+  };
+  const addCall = (call: ChatToolCall): void => {
+    const current = assistantTurn();
+    (current.tool_calls ??= []).push(call);
+    calls.set(call.id, call.function.name);
+  };
+
+  for (const { item, origin } of items) {
+    switch (item.type) {
+      case 'message': {
+        const content = typeof item.content === 'string' ? item.content : '';
+        if (item.role === 'assistant') {
+          if (open.turn !== null && (open.turn.content !== '' || open.turn.tool_calls)) flush();
+          assistantTurn().content = content;
+        } else {
+          flush();
+          messages.push(item.role === 'developer' ? { role: 'system', content: `${DEVELOPER_LABEL}\n${content}` } : { role: item.role, content });
+        }
+        break;
+      }
+      case 'reasoning': {
+        if (open.turn !== null) flush();
+        const text = (item.content ?? []).map((p) => p.text).join('\n');
+        open.reasoning = open.reasoning === null ? text : `${open.reasoning}\n${text}`;
+        break;
+      }
+      case 'function_call':
+        addCall({ id: item.call_id, type: 'function', function: { name: item.name, arguments: parseArguments(item.arguments) } });
+        break;
+      case 'custom_tool_call':
+        addCall({ id: item.call_id, type: 'function', function: { name: item.name, arguments: { input: item.input } } });
+        break;
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
+        flush();
+        const name = calls.get(item.call_id);
+        if (name === undefined) {
+          throw badRequest(`No tool call found for call_id '${item.call_id}' in '${origin}'.`, `${origin}.call_id`);
+        }
+        messages.push({ role: 'tool', content: typeof item.output === 'string' ? item.output : '', tool_call_id: item.call_id, name });
+        break;
+      }
+      case 'compaction':
+        // normaliseItems has expanded every compaction; a raw one here is a programming error upstream.
+        throw new Error('buildChat got an unexpanded compaction item');
+    }
+  }
+  flush();
+  return messages;
+}
+
+function parseArguments(text: string): Record<string, unknown> | string {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // Arguments that are not a JSON object go to the template as the model wrote them.
+  }
+  return text;
+}

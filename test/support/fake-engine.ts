@@ -1,0 +1,133 @@
+// A scripted Engine for Node tests of the Responses core. Each generate() plays the token texts its script
+// gives for that request; tokenizePrompt renders the chat with a small deterministic template (every field
+// the real templates render: roles, reasoning, tool calls with arguments, tool results, tools) and returns one
+// id per code point, so two prompts have the same ids exactly when they render the same text.
+// It honours maxTokens (finishReason `length`) and the abort signal (finishReason `abort`), can emit prefill
+// progress, and can fail mid-stream like a faulty GPU.
+import {
+  EngineError,
+  type ConstraintSpec,
+  type Engine,
+  type GenerateRequest,
+  type GenerationEvent,
+  type ModelInfo,
+} from '../../src/engine/types.ts';
+
+export interface FakeScript {
+  /** The texts of the tokens the model "samples", in order. */
+  tokens: string[];
+  /** Throw an engine fault before this token index. */
+  failAt?: number;
+  /** Prefill progress events before the first token. */
+  prefillSteps?: number;
+  /** Wait this long before each token (only for measurements; tests must not assert on time). */
+  tokenDelayMs?: number;
+  /** Wait for this promise before the first token (to hold a generation in flight). */
+  gate?: Promise<void>;
+}
+
+export const FAKE_MODEL: ModelInfo = {
+  id: 'fake-qwen3',
+  aliases: ['fake'],
+  created: 1_700_000_000,
+  ownedBy: 'webgpu-responses',
+  contextLength: 4096,
+  loaded: true,
+  markers: { thinkStart: '<think>', thinkEnd: '</think>', toolCallStart: '<tool_call>', toolCallEnd: '</tool_call>' },
+};
+
+export class FakeEngine implements Engine {
+  /** Every generate request, in order (to inspect what the core sent). */
+  readonly requests: GenerateRequest[] = [];
+  private readonly scripts: (FakeScript | ((req: GenerateRequest) => FakeScript))[];
+
+  constructor(
+    scripts: (FakeScript | ((req: GenerateRequest) => FakeScript))[] = [],
+    private readonly models: ModelInfo[] = [FAKE_MODEL],
+  ) {
+    this.scripts = [...scripts];
+  }
+
+  /** Queue the script for the next generate(). */
+  script(next: FakeScript | ((req: GenerateRequest) => FakeScript)): this {
+    this.scripts.push(next);
+    return this;
+  }
+
+  async listModels(): Promise<ModelInfo[]> {
+    return this.models;
+  }
+
+  async tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking'>): Promise<number[]> {
+    return Array.from(renderPrompt(req), (ch) => ch.codePointAt(0)!);
+  }
+
+  async checkConstraint(_model: string, constraint: ConstraintSpec): Promise<void> {
+    if (constraint.kind === 'json_schema' && constraint.schema !== null) {
+      const type = constraint.schema.type;
+      if (type !== undefined && !['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'].includes(String(type))) {
+        throw new EngineError(`Unsupported JSON schema type '${String(type)}'.`, 400, 'invalid_constraint', 'text.format.schema');
+      }
+    }
+    if (constraint.kind === 'tools') {
+      for (const tool of constraint.tools) {
+        if (tool.type !== 'custom' || !tool.grammar) continue;
+        if (tool.grammar.syntax === 'regex') {
+          try {
+            new RegExp(tool.grammar.definition);
+          } catch {
+            throw new EngineError(`The regex of custom tool '${tool.name}' does not compile.`, 400, 'invalid_grammar', 'tools');
+          }
+        } else if (!/^\s*start\s*:/m.test(tool.grammar.definition)) {
+          throw new EngineError(`The Lark grammar of custom tool '${tool.name}' has no 'start' rule.`, 400, 'invalid_grammar', 'tools');
+        }
+      }
+    }
+  }
+
+  async *generate(req: GenerateRequest): AsyncIterable<GenerationEvent> {
+    this.requests.push(req);
+    const next = this.scripts.shift();
+    if (next === undefined) throw new Error('FakeEngine: no script for this request');
+    const script = typeof next === 'function' ? next(req) : next;
+    const prompt = await this.tokenizePrompt(req);
+    const usage = (completionTokens: number) => ({ promptTokens: prompt.length, cachedTokens: 0, completionTokens });
+    for (let step = 1; step <= (script.prefillSteps ?? 0); step++) {
+      yield { type: 'prefill', done: Math.round((prompt.length * step) / script.prefillSteps!), total: prompt.length };
+    }
+    if (script.gate) await script.gate;
+    let emitted = 0;
+    for (const [index, text] of script.tokens.entries()) {
+      await new Promise((resolve) => setTimeout(resolve, script.tokenDelayMs ?? 0));
+      if (req.signal?.aborted) {
+        yield { type: 'done', finishReason: 'abort', usage: usage(emitted) };
+        return;
+      }
+      if (emitted >= req.maxTokens) {
+        yield { type: 'done', finishReason: 'length', usage: usage(emitted) };
+        return;
+      }
+      if (script.failAt === index) throw new Error('FakeEngine: simulated device fault');
+      emitted++;
+      yield { type: 'token', id: index, text };
+    }
+    yield { type: 'done', finishReason: 'stop', usage: usage(emitted) };
+  }
+}
+
+/** The fake chat template. */
+export function renderPrompt(req: Pick<GenerateRequest, 'messages' | 'tools' | 'enableThinking'>): string {
+  let out = '';
+  if (req.tools.length > 0) out += `<tools>${JSON.stringify(req.tools)}</tools>\n`;
+  for (const m of req.messages) {
+    out += `<|${m.role}|>`;
+    if (m.reasoning_content !== undefined) out += `<think>${m.reasoning_content}</think>`;
+    out += m.content;
+    for (const call of m.tool_calls ?? []) {
+      out += `<tool_call>${JSON.stringify({ id: call.id, name: call.function.name, arguments: call.function.arguments })}</tool_call>`;
+    }
+    if (m.tool_call_id !== undefined) out += `[result of ${m.tool_call_id} ${m.name ?? ''}]`;
+    out += '\n';
+  }
+  return `${out}<|assistant|>${req.enableThinking ? '' : '<think></think>'}`;
+}
