@@ -4,6 +4,7 @@
 // each call is `<tool_call>{"name": <declared>, "arguments": <its schema>}</tool_call>`, and a custom tool's
 // arguments are `{"input": "<JSON-escaped text matching its Lark/regex grammar>"}`.
 import type { ConstrainedTool, ConstraintSpec } from '../../engine/types.ts';
+import { compileGrammar } from './byte-automaton.ts';
 import { ConstraintError } from './constraint-error.ts';
 import { EMPTY, type Grammar, type GrammarExpr, alt, embedJsonEscaped, lit, optional, ref, repeat, seq } from './grammar-ir.ts';
 import { addGenericJsonRules, anyJsonObjectExpr, jsonSchemaExpr } from './json-schema.ts';
@@ -122,12 +123,12 @@ function toolArguments(tool: ConstrainedTool, rules: Map<string, GrammarExpr>, p
 /** A custom tool's grammar for the decoded input text; errors name the tool. */
 export function customToolGrammar(toolName: string, grammar: { syntax: 'lark' | 'regex'; definition: string }): Grammar {
   try {
-    if (grammar.syntax === 'lark') return parseLark(grammar.definition);
-    if (grammar.syntax === 'regex') {
-      const rules = new Map<string, GrammarExpr>([['start', parseRegex(grammar.definition)]]);
-      return { rules, start: 'start' };
-    }
-    throw new ConstraintError(`Unknown grammar syntax '${String(grammar.syntax)}'`);
+    let parsed: Grammar;
+    if (grammar.syntax === 'lark') parsed = parseLark(grammar.definition);
+    else if (grammar.syntax === 'regex') parsed = { rules: new Map([['start', parseRegex(grammar.definition)]]), start: 'start' };
+    else throw new ConstraintError(`Unknown grammar syntax '${String(grammar.syntax)}'`);
+    compileGrammar(parsed); // on its own, so left recursion or an empty language is reported for this tool
+    return parsed;
   } catch (e) {
     if (e instanceof ConstraintError) {
       throw new ConstraintError(`Custom tool '${toolName}': ${e.message}`, { position: e.position, keyword: e.keyword, jsonPath: e.jsonPath });

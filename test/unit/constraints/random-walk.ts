@@ -36,7 +36,13 @@ export function randomWalk(
   const random = seededRandom(seed);
   const out: number[] = [];
   let steps = 0;
-  const structural = (id: number) => id !== endTokenId && !tokenBytes[id].some((b) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b >= 0x80);
+  // Structural: no letters, digits or non-ASCII, once JSON escapes like \n are set aside (a newline inside a
+  // JSON-escaped grammar is the two characters \ n).
+  const structural = (id: number) => {
+    if (id === endTokenId) return false;
+    const text = String.fromCharCode(...tokenBytes[id]).replace(/\\[nt"\\]/g, '');
+    return !/[0-9A-Za-z\u0080-\u00ff]/.test(text);
+  };
   while (steps < maxSteps) {
     const allowed = allowedIds(constraint.allowedMask(), constraint.vocabSize);
     if (allowed.length === 0) break;
