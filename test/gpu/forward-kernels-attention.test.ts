@@ -1,0 +1,225 @@
+// RoPE (interleaved and NEOX, plain theta and Llama-3 scaling, with the KV-cache store) and causal GQA attention
+// over the KV cache (decode: one query; prefill: many) against the f64 references, on head dims 32/64 with
+// 4 query heads over 2 or 1 KV heads and context lengths 1, 7, 70.
+// Tolerances (f32 on SwiftShader against f64):
+//   RoPE: |got - ref| <= 5e-7 · (|a| + |b|) of the rotated pair (the angle is rounded to f32 in both, as llama.cpp
+//     does; what is left is the kernel's own cos/sin, a few ulps, and two products); the V copy and the untouched
+//     cache positions are exact.
+//   attention: |got - ref| <= 1e-6 · max|v| (an f32 online softmax over <= 70 positions: each score carries
+//     ~head_dim·2⁻²⁴ relative error, exp a few ulps, and the output is a convex combination of V rows;
+//     measured <= 2.2e-7).
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { ComputeBatch } from '../../src/gpu/dispatch.ts';
+import { ForwardKernels, type RopeStyle } from '../../src/gpu/forward-kernels.ts';
+import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { ropeInverseFrequencies } from '../../src/model/rope-frequencies.ts';
+import { randomF32, seededRandom } from '../support/kernel-reference.ts';
+import { attentionReference, ropeReference } from '../support/forward-reference.ts';
+
+let gpu: GpuContext;
+let kernels: ForwardKernels;
+beforeAll(async () => {
+  gpu = await acquireGpu();
+  kernels = new ForwardKernels(gpu);
+  await kernels.prepare({ ropeStyles: ['interleaved', 'neox'] });
+});
+afterAll(() => {
+  kernels?.destroy();
+  gpu?.destroy();
+});
+
+const ROPE_TOLERANCE = 5e-7; // measured on SwiftShader: < 1e-7 up to position 76, < 4e-7 at positions 3000-5002
+
+function firstPairMismatch(got: Float32Array, expected: Float64Array, input: Float32Array, headDim: number, neox: boolean): string | null {
+  const pairs = headDim / 2;
+  for (let i = 0; i < expected.length; i++) {
+    const within = i % headDim;
+    const p = neox ? within % pairs : within >> 1;
+    const base = i - within;
+    const a = input[base + (neox ? p : 2 * p)];
+    const b = input[base + (neox ? p + pairs : 2 * p + 1)];
+    const error = Math.abs(got[i] - expected[i]);
+    if (!(error <= ROPE_TOLERANCE * (Math.abs(a) + Math.abs(b)))) {
+      return `element ${i}: got ${got[i]}, expected ${expected[i]} (error ${error.toExponential(2)})`;
+    }
+  }
+  return null;
+}
+
+interface RopeCase {
+  style: RopeStyle;
+  headDim: number;
+  nHeads: number;
+  nKvHeads: number;
+  m: number;
+  pos0: number;
+  llama3?: boolean;
+}
+
+describe('rope', () => {
+  const cases: RopeCase[] = [
+    { style: 'interleaved', headDim: 32, nHeads: 4, nKvHeads: 2, m: 1, pos0: 0 },
+    { style: 'interleaved', headDim: 64, nHeads: 4, nKvHeads: 1, m: 5, pos0: 7 },
+    { style: 'neox', headDim: 32, nHeads: 4, nKvHeads: 2, m: 7, pos0: 0 },
+    { style: 'neox', headDim: 64, nHeads: 4, nKvHeads: 1, m: 1, pos0: 69 },
+    { style: 'neox', headDim: 64, nHeads: 4, nKvHeads: 2, m: 3, pos0: 3000 },
+    { style: 'interleaved', headDim: 64, nHeads: 4, nKvHeads: 2, m: 3, pos0: 5000, llama3: true },
+  ];
+  test.each(cases)('%o', async (c) => {
+    const random = seededRandom(c.headDim * 100 + c.m + c.pos0);
+    const maxSeq = c.pos0 + c.m + 2;
+    const invFreq = ropeInverseFrequencies({
+      headDim: c.headDim,
+      theta: c.llama3 ? 500000 : 10000,
+      llama3: c.llama3 ? { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 64 } : undefined,
+    });
+    const q = randomF32(random, c.m * c.nHeads * c.headDim);
+    const k = randomF32(random, c.m * c.nKvHeads * c.headDim);
+    const v = randomF32(random, c.m * c.nKvHeads * c.headDim);
+    const cacheSize = c.nKvHeads * maxSeq * c.headDim;
+    const sentinel = new Float32Array(cacheSize).fill(-7);
+    const buffers = {
+      invFreq: createStorageBuffer(gpu.device, invFreq),
+      q: createStorageBuffer(gpu.device, q),
+      k: createStorageBuffer(gpu.device, k),
+      v: createStorageBuffer(gpu.device, v),
+      kCache: createStorageBuffer(gpu.device, sentinel),
+      vCache: createStorageBuffer(gpu.device, sentinel),
+    };
+    const batch = new ComputeBatch(gpu, 'rope test');
+    kernels.rope(batch, {
+      style: c.style,
+      invFreq: buffers.invFreq,
+      q: buffers.q,
+      k: buffers.k,
+      m: c.m,
+      nHeads: c.nHeads,
+      nKvHeads: c.nKvHeads,
+      headDim: c.headDim,
+      pos0: c.pos0,
+      kvCache: { v: buffers.v, kCache: buffers.kCache, vCache: buffers.vCache, maxSeq },
+    });
+    batch.submit();
+    const gotQ = await readF32(gpu.device, buffers.q, q.length);
+    const gotK = await readF32(gpu.device, buffers.k, k.length);
+    const kCache = await readF32(gpu.device, buffers.kCache, cacheSize);
+    const vCache = await readF32(gpu.device, buffers.vCache, cacheSize);
+    for (const b of Object.values(buffers)) b.destroy();
+    gpu.throwIfFailed();
+
+    const neox = c.style === 'neox';
+    expect(firstPairMismatch(gotQ, ropeReference(q, c.m, c.nHeads, c.headDim, c.pos0, invFreq, neox), q, c.headDim, neox)).toBeNull();
+    expect(firstPairMismatch(gotK, ropeReference(k, c.m, c.nKvHeads, c.headDim, c.pos0, invFreq, neox), k, c.headDim, neox)).toBeNull();
+    // The cache holds exactly the rotated k and the v at positions pos0.., and nothing else changed.
+    let cacheMismatch: string | null = null;
+    for (let h = 0; h < c.nKvHeads && !cacheMismatch; h++) {
+      for (let p = 0; p < maxSeq && !cacheMismatch; p++) {
+        const t = p - c.pos0;
+        for (let i = 0; i < c.headDim; i++) {
+          const at = (h * maxSeq + p) * c.headDim + i;
+          const from = (t * c.nKvHeads + h) * c.headDim + i;
+          const [wantK, wantV] = t >= 0 && t < c.m ? [gotK[from], v[from]] : [-7, -7];
+          if (kCache[at] !== wantK || vCache[at] !== wantV) {
+            cacheMismatch = `kv head ${h} position ${p} element ${i}: K ${kCache[at]} (want ${wantK}), V ${vCache[at]} (want ${wantV})`;
+            break;
+          }
+        }
+      }
+    }
+    expect(cacheMismatch).toBeNull();
+  });
+
+  test('without the KV cache store, q and k are rotated and nothing else is bound', async () => {
+    const random = seededRandom(5);
+    const invFreq = ropeInverseFrequencies({ headDim: 32, theta: 1000000 });
+    const q = randomF32(random, 2 * 4 * 32);
+    const k = randomF32(random, 2 * 2 * 32);
+    const [qb, kb, fb] = [q, k, invFreq].map((d) => createStorageBuffer(gpu.device, d));
+    const batch = new ComputeBatch(gpu, 'rope test');
+    kernels.rope(batch, { style: 'neox', invFreq: fb, q: qb, k: kb, m: 2, nHeads: 4, nKvHeads: 2, headDim: 32, pos0: 11 });
+    batch.submit();
+    const gotQ = await readF32(gpu.device, qb, q.length);
+    const gotK = await readF32(gpu.device, kb, k.length);
+    for (const b of [qb, kb, fb]) b.destroy();
+    gpu.throwIfFailed();
+    expect(firstPairMismatch(gotQ, ropeReference(q, 2, 4, 32, 11, invFreq, true), q, 32, true)).toBeNull();
+    expect(firstPairMismatch(gotK, ropeReference(k, 2, 2, 32, 11, invFreq, true), k, 32, true)).toBeNull();
+  });
+});
+
+interface AttentionCase {
+  headDim: number;
+  nHeads: number;
+  nKvHeads: number;
+  m: number;
+  pos0: number;
+}
+
+describe('attention', () => {
+  const cases: AttentionCase[] = [
+    { headDim: 32, nHeads: 4, nKvHeads: 2, m: 1, pos0: 0 }, // decode, context 1
+    { headDim: 64, nHeads: 4, nKvHeads: 1, m: 1, pos0: 6 }, // decode, context 7
+    { headDim: 64, nHeads: 4, nKvHeads: 2, m: 1, pos0: 69 }, // decode, context 70
+    { headDim: 32, nHeads: 4, nKvHeads: 1, m: 7, pos0: 0 }, // prefill from empty
+    { headDim: 64, nHeads: 4, nKvHeads: 2, m: 5, pos0: 65 }, // prefill after a cached prefix, context 70
+    { headDim: 32, nHeads: 4, nKvHeads: 4, m: 17, pos0: 3 },
+  ];
+  test.each(cases)('%o', async (c) => {
+    const random = seededRandom(c.headDim + c.m * 31 + c.pos0);
+    const maxSeq = 80;
+    const q = randomF32(random, c.m * c.nHeads * c.headDim, 2);
+    const kCache = randomF32(random, c.nKvHeads * maxSeq * c.headDim, 2);
+    const vCache = randomF32(random, c.nKvHeads * maxSeq * c.headDim);
+    const buffers = [q, kCache, vCache].map((d) => createStorageBuffer(gpu.device, d));
+    const out = createStorageBuffer(gpu.device, new Float32Array(q.length).fill(NaN));
+    const batch = new ComputeBatch(gpu, 'attention test');
+    kernels.attention(batch, { q: buffers[0], kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq });
+    batch.submit();
+    const got = await readF32(gpu.device, out, q.length);
+    for (const b of [...buffers, out]) b.destroy();
+    gpu.throwIfFailed();
+    const expected = attentionReference(q, kCache, vCache, { ...c, maxSeq, scale: 1 / Math.sqrt(c.headDim) });
+    let worst = 0;
+    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(got[i] - expected[i]));
+    expect(worst).toBeLessThanOrEqual(1e-6); // max |v| = 1; measured <= 2.2e-7 on SwiftShader
+  });
+
+  test('prefill of 7 then decode of 1 through rope + attention equals prefill of 8 (the KV cache path)', async () => {
+    const random = seededRandom(77);
+    const [headDim, nHeads, nKvHeads, maxSeq] = [32, 4, 2, 16];
+    const invFreq = ropeInverseFrequencies({ headDim, theta: 10000 });
+    const q = randomF32(random, 8 * nHeads * headDim);
+    const k = randomF32(random, 8 * nKvHeads * headDim);
+    const v = randomF32(random, 8 * nKvHeads * headDim);
+    const slice = (a: Float32Array, from: number, to: number, heads: number) => a.slice(from * heads * headDim, to * heads * headDim);
+    const run = async (steps: [number, number][]) => {
+      const kCache = createStorageBuffer(gpu.device, new Float32Array(nKvHeads * maxSeq * headDim));
+      const vCache = createStorageBuffer(gpu.device, new Float32Array(nKvHeads * maxSeq * headDim));
+      const freq = createStorageBuffer(gpu.device, invFreq);
+      const outputs: Float32Array[] = [];
+      for (const [from, to] of steps) {
+        const m = to - from;
+        const [qb, kb, vb] = [slice(q, from, to, nHeads), slice(k, from, to, nKvHeads), slice(v, from, to, nKvHeads)].map((d) =>
+          createStorageBuffer(gpu.device, d),
+        );
+        const out = createStorageBuffer(gpu.device, new Float32Array(m * nHeads * headDim));
+        const batch = new ComputeBatch(gpu, 'rope + attention');
+        const shape = { m, nHeads, nKvHeads, headDim, pos0: from };
+        kernels.rope(batch, { style: 'interleaved', invFreq: freq, q: qb, k: kb, ...shape, kvCache: { v: vb, kCache, vCache, maxSeq } });
+        kernels.attention(batch, { q: qb, kCache, vCache, out, ...shape, maxSeq });
+        batch.submit();
+        outputs.push(await readF32(gpu.device, out, m * nHeads * headDim));
+        for (const b of [qb, kb, vb, out]) b.destroy();
+      }
+      for (const b of [kCache, vCache, freq]) b.destroy();
+      gpu.throwIfFailed();
+      return outputs;
+    };
+    const [whole] = await run([[0, 8]]);
+    const [prefix, last] = await run([[0, 7], [7, 8]]);
+    // The same f32 operations in the same order: bit-identical.
+    expect(Array.from(prefix)).toEqual(Array.from(whole.subarray(0, prefix.length)));
+    expect(Array.from(last)).toEqual(Array.from(whole.subarray(prefix.length)));
+  });
+});
