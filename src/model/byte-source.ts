@@ -121,17 +121,23 @@ export class UrlSource implements ByteSource {
     }
     const reader = response.body.getReader();
     let received = 0;
+    let finished = false;
     try {
-      while (received < length) {
+      // Read to the end of the body (a server sends exactly the range) so the connection stays reusable.
+      for (;;) {
         const { done, value } = await reader.read();
-        if (done) break;
-        const take = value.subarray(0, Math.min(value.byteLength, length - received));
+        if (done) {
+          finished = true;
+          break;
+        }
+        const take = value.subarray(0, Math.max(0, Math.min(value.byteLength, length - received)));
         received += take.byteLength;
-        yield take;
+        if (take.byteLength > 0) yield take;
+        else if (received >= length) break;
       }
     } finally {
+      if (!finished) await reader.cancel().catch(() => undefined);
       reader.releaseLock();
-      await response.body.cancel().catch(() => undefined);
     }
     if (received < length) throw new Error(`${this.name}: connection ended after ${received} of ${length} bytes from offset ${offset}`);
   }

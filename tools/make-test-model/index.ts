@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dequantizeGguf } from '../../src/model/dequantize.ts';
+import { llama3RopeFactors } from '../../src/model/model-config.ts';
 import { TENSOR_TYPE_LAYOUTS, type TensorType } from '../../src/model/tensor-types.ts';
 import { buildByteLevelBpeVocab, tokenizerConfigJson, tokenizerJson, type ByteLevelBpeVocab } from './byte-level-bpe.ts';
 import { CHATML_TOOLS_TEMPLATE } from './chatml-template.ts';
@@ -260,24 +261,6 @@ function mapRows(values: Float32Array, rows: number, cols: number, heads: number
     for (let r = 0; r < headDim; r++) {
       const src = (h * headDim + r) * cols;
       out.set(values.subarray(src, src + cols), (h * headDim + target(r, half)) * cols);
-    }
-  }
-  return out;
-}
-
-/** Llama-3 per-frequency RoPE divisors, as llama.cpp's converter stores them in rope_freqs.weight. */
-export function llama3RopeFactors(theta: number, headDim: number, s: Llama3RopeScaling): Float32Array {
-  const out = new Float32Array(headDim / 2);
-  const lowFreqWavelen = s.originalContextLength / s.lowFreqFactor;
-  const highFreqWavelen = s.originalContextLength / s.highFreqFactor;
-  for (let i = 0; i < headDim / 2; i++) {
-    const freq = 1 / theta ** ((2 * i) / headDim);
-    const wavelen = (2 * Math.PI) / freq;
-    if (wavelen < highFreqWavelen) out[i] = 1;
-    else if (wavelen > lowFreqWavelen) out[i] = s.factor;
-    else {
-      const smooth = (s.originalContextLength / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
-      out[i] = 1 / ((1 - smooth) / s.factor + smooth);
     }
   }
   return out;

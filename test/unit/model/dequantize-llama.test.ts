@@ -24,7 +24,9 @@ describe.each(TYPES)('output.weight %s', (type) => {
     const [vocab] = info.shape;
     expect(reference.length).toBe(vocab * hidden);
     // The GPU layout dequantizes to the same values.
-    expect(dequantizeGpuLayout(type, toGpuLayout(type, bytes), reference.length)).toEqual(reference);
+    const fromGpuLayout = dequantizeGpuLayout(type, toGpuLayout(type, bytes), reference.length);
+    expect(fromGpuLayout.length).toBe(reference.length);
+    expect(fromGpuLayout.findIndex((x, i) => x !== reference[i])).toBe(-1);
 
     const tokens = Array.from({ length: hidden }, (_, t) => t);
     const logits = await llamaLogits(model.ggufPath, tokens);

@@ -1,0 +1,230 @@
+// The normalized configuration of a decoder model (llama / mistral / qwen2 / qwen3 family), read from GGUF
+// metadata or a Hugging Face config.json, and the mapping of Hugging Face tensor names to the GGUF names
+// that the engine uses for both formats.
+
+import { ggufMetadata, type GgufFile, type GgufMetadataValue } from './gguf.ts';
+
+export type ModelArch = 'llama' | 'qwen2' | 'qwen3';
+
+export const SUPPORTED_ARCHITECTURES = ['llama', 'mistral', 'qwen2', 'qwen3'] as const;
+
+export type RopeScaling =
+  /** Llama 3.x: per-frequency divisors from these parameters (see llama3RopeFactors). */
+  | { type: 'llama3'; factor: number; lowFreqFactor: number; highFreqFactor: number; originalContextLength: number }
+  /** Positions divided by `factor`. */
+  | { type: 'linear'; factor: number };
+
+export interface ModelConfig {
+  arch: ModelArch;
+  /** Where the config came from. */
+  format: 'gguf' | 'safetensors';
+  layers: number;
+  hidden: number;
+  intermediate: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  vocabSize: number;
+  contextLength: number;
+  ropeTheta: number;
+  /**
+   * Which rotation pairs RoPE uses on the weights as stored: 'interleaved' pairs (2i, 2i+1) (GGUF `llama`,
+   * whose q/k rows llama.cpp's converter permuted), 'neox' pairs (i, i + headDim/2) (qwen2/qwen3 GGUF and
+   * every Hugging Face checkpoint).
+   */
+  ropeStyle: 'interleaved' | 'neox';
+  ropeScaling: RopeScaling | null;
+  /** GGUF holds per-frequency RoPE divisors in the tensor rope_freqs.weight (Llama 3 scaling). */
+  ropeFreqsTensor: boolean;
+  rmsEps: number;
+  /** No output.weight: the output projection is token_embd.weight. */
+  tiedEmbeddings: boolean;
+  /** q/k/v projections have biases (qwen2). */
+  qkvBias: boolean;
+  /** Per-head RMSNorm of q and k before RoPE (qwen3). */
+  qkNorm: boolean;
+  bosTokenId: number | null;
+  /** Tokens that end generation. */
+  eosTokenIds: number[];
+}
+
+function normalizeArch(name: string): ModelArch {
+  const a = name.toLowerCase();
+  if (a === 'llama' || a === 'mistral') return 'llama';
+  if (a === 'qwen2' || a === 'qwen3') return a;
+  throw new Error(`Unsupported model architecture "${name}" (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`);
+}
+
+function positiveInt(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new Error(`Model config: ${what} must be a positive integer, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function optionalNumber(value: unknown, what: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new Error(`Model config: ${what} must be a number, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** The config of a GGUF file (metadata `<arch>.*`, `tokenizer.ggml.*`, and which tensors exist). */
+export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' | 'source'>): ModelConfig {
+  const archName = ggufMetadata(file, 'general.architecture', 'string');
+  const arch = normalizeArch(archName);
+  const m = file.metadata;
+  const key = (k: string) => `${archName}.${k}`;
+  const num = (k: string): number => {
+    let v: GgufMetadataValue | undefined = m[key(k)];
+    if (Array.isArray(v)) v = v[0]; // per-layer arrays: the tiny models here are uniform
+    if (v === undefined) throw new Error(`${file.source.name}: GGUF metadata key "${key(k)}" is missing`);
+    if (typeof v !== 'number') throw new Error(`${file.source.name}: GGUF metadata key "${key(k)}" should be a number`);
+    return v;
+  };
+  const optNum = (k: string): number | undefined => (m[k] === undefined ? undefined : typeof m[k] === 'number' ? (m[k] as number) : undefined);
+  const names = new Set(file.tensors.map((t) => t.name));
+  const hidden = positiveInt(num('embedding_length'), key('embedding_length'));
+  const heads = positiveInt(num('attention.head_count'), key('attention.head_count'));
+  const kvHeads = m[key('attention.head_count_kv')] === undefined ? heads : positiveInt(num('attention.head_count_kv'), key('attention.head_count_kv'));
+  const tokens = m['tokenizer.ggml.tokens'];
+  const embedding = file.tensors.find((t) => t.name === 'token_embd.weight');
+  const vocabSize = optNum(key('vocab_size')) ?? (Array.isArray(tokens) ? tokens.length : embedding?.shape[0]);
+  if (vocabSize === undefined) throw new Error(`${file.source.name}: cannot tell the vocabulary size (no ${key('vocab_size')}, tokenizer.ggml.tokens or token_embd.weight)`);
+  let ropeScaling: RopeScaling | null = null;
+  const scalingType = m[key('rope.scaling.type')];
+  if (scalingType === 'linear') ropeScaling = { type: 'linear', factor: num('rope.scaling.factor') };
+  else if (scalingType !== undefined && scalingType !== 'none') {
+    throw new Error(`${file.source.name}: unsupported RoPE scaling "${String(scalingType)}" in ${key('rope.scaling.type')}`);
+  }
+  const eos = optNum('tokenizer.ggml.eos_token_id');
+  const eot = optNum('tokenizer.ggml.eot_token_id');
+  const eom = optNum('tokenizer.ggml.eom_token_id');
+  return {
+    arch,
+    format: 'gguf',
+    layers: positiveInt(num('block_count'), key('block_count')),
+    hidden,
+    intermediate: positiveInt(num('feed_forward_length'), key('feed_forward_length')),
+    heads,
+    kvHeads,
+    headDim: optNum(key('attention.key_length')) ?? hidden / heads,
+    vocabSize,
+    contextLength: positiveInt(num('context_length'), key('context_length')),
+    ropeTheta: optNum(key('rope.freq_base')) ?? 10000,
+    ropeStyle: arch === 'llama' ? 'interleaved' : 'neox',
+    ropeScaling,
+    ropeFreqsTensor: names.has('rope_freqs.weight'),
+    rmsEps: optNum(key('attention.layer_norm_rms_epsilon')) ?? 1e-6,
+    tiedEmbeddings: !names.has('output.weight'),
+    qkvBias: names.has('blk.0.attn_q.bias'),
+    qkNorm: names.has('blk.0.attn_q_norm.weight'),
+    bosTokenId: optNum('tokenizer.ggml.bos_token_id') ?? null,
+    eosTokenIds: [...new Set([eos, eot, eom].filter((x): x is number => x !== undefined))],
+  };
+}
+
+/**
+ * The config of a Hugging Face checkpoint from its config.json (and generation_config.json when given).
+ * `tensorNames` (when known) decides tied embeddings and biases from what the checkpoint holds.
+ */
+export function modelConfigFromHf(
+  config: Record<string, unknown>,
+  options: { tensorNames?: Iterable<string>; generationConfig?: Record<string, unknown> } = {},
+): ModelConfig {
+  const archName = typeof config.model_type === 'string' ? config.model_type : String((config.architectures as string[] | undefined)?.[0] ?? 'unknown');
+  const arch = normalizeArch(archName);
+  const hidden = positiveInt(config.hidden_size, 'hidden_size');
+  const heads = positiveInt(config.num_attention_heads, 'num_attention_heads');
+  const kvHeads = config.num_key_value_heads === undefined ? heads : positiveInt(config.num_key_value_heads, 'num_key_value_heads');
+  const names = options.tensorNames ? new Set(options.tensorNames) : null;
+  const ropeParameters = (config.rope_parameters ?? null) as Record<string, unknown> | null;
+  const scaling = (config.rope_scaling ?? ropeParameters ?? null) as Record<string, unknown> | null;
+  let ropeScaling: RopeScaling | null = null;
+  const scalingType = scaling ? (scaling.rope_type ?? scaling.type) : undefined;
+  if (scaling && scalingType === 'llama3') {
+    ropeScaling = {
+      type: 'llama3',
+      factor: optionalNumber(scaling.factor, 'rope_scaling.factor') ?? 8,
+      lowFreqFactor: optionalNumber(scaling.low_freq_factor, 'rope_scaling.low_freq_factor') ?? 1,
+      highFreqFactor: optionalNumber(scaling.high_freq_factor, 'rope_scaling.high_freq_factor') ?? 4,
+      originalContextLength: optionalNumber(scaling.original_max_position_embeddings, 'rope_scaling.original_max_position_embeddings') ?? 8192,
+    };
+  } else if (scaling && scalingType === 'linear') {
+    ropeScaling = { type: 'linear', factor: optionalNumber(scaling.factor, 'rope_scaling.factor') ?? 1 };
+  } else if (scaling && scalingType !== undefined && scalingType !== 'default') {
+    throw new Error(`Model config: unsupported RoPE scaling "${String(scalingType)}"`);
+  }
+  const ids = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : typeof v === 'number' ? [v] : []);
+  const eos = [...new Set([...ids(config.eos_token_id), ...ids(options.generationConfig?.eos_token_id)])];
+  const bos = ids(config.bos_token_id)[0] ?? ids(options.generationConfig?.bos_token_id)[0] ?? null;
+  const tied = names ? !names.has('lm_head.weight') : config.tie_word_embeddings === true;
+  const qkvBias = names ? names.has('model.layers.0.self_attn.q_proj.bias') : arch === 'qwen2' || config.attention_bias === true;
+  return {
+    arch,
+    format: 'safetensors',
+    layers: positiveInt(config.num_hidden_layers, 'num_hidden_layers'),
+    hidden,
+    intermediate: positiveInt(config.intermediate_size, 'intermediate_size'),
+    heads,
+    kvHeads,
+    headDim: config.head_dim === undefined || config.head_dim === null ? hidden / heads : positiveInt(config.head_dim, 'head_dim'),
+    vocabSize: positiveInt(config.vocab_size, 'vocab_size'),
+    contextLength: positiveInt(config.max_position_embeddings ?? 4096, 'max_position_embeddings'),
+    ropeTheta: optionalNumber(config.rope_theta ?? ropeParameters?.rope_theta, 'rope_theta') ?? 10000,
+    ropeStyle: 'neox',
+    ropeScaling,
+    ropeFreqsTensor: false,
+    rmsEps: optionalNumber(config.rms_norm_eps, 'rms_norm_eps') ?? 1e-6,
+    tiedEmbeddings: tied,
+    qkvBias,
+    qkNorm: arch === 'qwen3',
+    bosTokenId: bos,
+    eosTokenIds: eos,
+  };
+}
+
+/** Llama-3 per-frequency RoPE divisors (frequency i is divided by factor i), as llama.cpp's rope_freqs.weight. */
+export function llama3RopeFactors(theta: number, headDim: number, s: Omit<Extract<RopeScaling, { type: 'llama3' }>, 'type'>): Float32Array {
+  const out = new Float32Array(headDim / 2);
+  const lowFreqWavelen = s.originalContextLength / s.lowFreqFactor;
+  const highFreqWavelen = s.originalContextLength / s.highFreqFactor;
+  for (let i = 0; i < headDim / 2; i++) {
+    const freq = 1 / theta ** ((2 * i) / headDim);
+    const wavelen = (2 * Math.PI) / freq;
+    if (wavelen < highFreqWavelen) out[i] = 1;
+    else if (wavelen > lowFreqWavelen) out[i] = s.factor;
+    else {
+      const smooth = (s.originalContextLength / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
+      out[i] = 1 / ((1 - smooth) / s.factor + smooth);
+    }
+  }
+  return out;
+}
+
+const HF_LAYER_NAMES: Record<string, string> = {
+  'input_layernorm.weight': 'attn_norm.weight',
+  'self_attn.q_proj.weight': 'attn_q.weight',
+  'self_attn.k_proj.weight': 'attn_k.weight',
+  'self_attn.v_proj.weight': 'attn_v.weight',
+  'self_attn.q_proj.bias': 'attn_q.bias',
+  'self_attn.k_proj.bias': 'attn_k.bias',
+  'self_attn.v_proj.bias': 'attn_v.bias',
+  'self_attn.q_norm.weight': 'attn_q_norm.weight',
+  'self_attn.k_norm.weight': 'attn_k_norm.weight',
+  'self_attn.o_proj.weight': 'attn_output.weight',
+  'post_attention_layernorm.weight': 'ffn_norm.weight',
+  'mlp.gate_proj.weight': 'ffn_gate.weight',
+  'mlp.up_proj.weight': 'ffn_up.weight',
+  'mlp.down_proj.weight': 'ffn_down.weight',
+};
+
+/** The GGUF name of a Hugging Face tensor name (model.layers.3.mlp.up_proj.weight -> blk.3.ffn_up.weight), or null. */
+export function ggufNameOfHfTensor(hfName: string): string | null {
+  if (hfName === 'model.embed_tokens.weight') return 'token_embd.weight';
+  if (hfName === 'model.norm.weight') return 'output_norm.weight';
+  if (hfName === 'lm_head.weight') return 'output.weight';
+  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hfName);
+  if (!m) return null;
+  const suffix = HF_LAYER_NAMES[m[2]];
+  return suffix ? `blk.${m[1]}.${suffix}` : null;
+}
