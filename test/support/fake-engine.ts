@@ -95,7 +95,15 @@ export class FakeEngine implements Engine {
     for (let step = 1; step <= (script.prefillSteps ?? 0); step++) {
       yield { type: 'prefill', done: Math.round((prompt.length * step) / script.prefillSteps!), total: prompt.length };
     }
-    if (script.gate) await script.gate;
+    if (script.gate) {
+      // Held in flight until the gate opens, or until the request is aborted (as a real engine would stop).
+      const signal = req.signal;
+      const aborted = new Promise<void>((resolve) => {
+        if (signal?.aborted) resolve();
+        signal?.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await Promise.race([script.gate, aborted]);
+    }
     let emitted = 0;
     for (const [index, text] of script.tokens.entries()) {
       await new Promise((resolve) => setTimeout(resolve, script.tokenDelayMs ?? 0));
