@@ -1,0 +1,210 @@
+// embedding (every table type, whole and split into row ranges), swiglu (separate and fused gate|up), add
+// (residual and bias broadcast), argmax (one and two passes, ties, -inf and NaN) and the Qwen3 q/k norm as
+// kernels.ts's rmsnorm over rows of head_dim, against the TypeScript references.
+// Tolerances: embedding and add are exact (a dequantized weight is exact in f32; one f32 add is the reference
+// rounded once); swiglu within 2e-6 relative (exp and one division in f32); argmax exact.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { ComputeBatch } from '../../src/gpu/dispatch.ts';
+import { ForwardKernels, type EmbeddingTableType } from '../../src/gpu/forward-kernels.ts';
+import { Kernels } from '../../src/gpu/kernels.ts';
+import { createStorageBuffer, readBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { firstMismatch, randomF32, rmsnormReference, seededRandom } from '../support/kernel-reference.ts';
+import { argmaxReference, dequantizeRows, halfBitsToNumber, randomQuantRows, swigluReference } from '../support/forward-reference.ts';
+
+let gpu: GpuContext;
+let kernels: ForwardKernels;
+beforeAll(async () => {
+  gpu = await acquireGpu();
+  kernels = new ForwardKernels(gpu);
+  await kernels.prepare({ embeddingTypes: ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'] });
+});
+afterAll(() => {
+  kernels?.destroy();
+  gpu?.destroy();
+});
+
+/** A random table [vocab, dim] in the GPU layout, its f32 values, and the bytes of one row. */
+function randomTable(type: EmbeddingTableType, vocab: number, dim: number, seed: number): { bytes: Uint8Array; values: Float32Array; rowBytes: number } {
+  const random = seededRandom(seed);
+  if (type === 'F32') {
+    const values = randomF32(random, vocab * dim);
+    return { bytes: new Uint8Array(values.buffer), values, rowBytes: dim * 4 };
+  }
+  if (type === 'F16') {
+    const bits = new Uint16Array(vocab * dim + 1); // + 1: whole u32 words
+    for (let i = 0; i < vocab * dim; i++) bits[i] = Math.floor(random() * 0x7c00) | (random() < 0.5 ? 0x8000 : 0);
+    const values = Float32Array.from(bits.subarray(0, vocab * dim), halfBitsToNumber);
+    return { bytes: new Uint8Array(bits.buffer), values, rowBytes: dim * 2 };
+  }
+  const bytes = randomQuantRows(random, type, vocab, dim);
+  const { scaled, offset } = dequantizeRows(type, bytes, vocab, dim);
+  const values = Float32Array.from(scaled, (s, i) => s - offset[i]);
+  return { bytes, values, rowBytes: bytes.length / vocab };
+}
+
+describe('embedding', () => {
+  const cases: [EmbeddingTableType, number][] = [
+    ['F32', 7],
+    ['F16', 7],
+    ['Q8_0', 64],
+    ['Q4_0', 96],
+    ['Q4_K', 256],
+    ['Q6_K', 512],
+  ];
+  const vocab = 13;
+  const tokens = new Uint32Array([12, 0, 5, 5, 12, 3, 7]);
+
+  test.each(cases)('%s table, dim %i, whole and split into two row ranges', async (type, dim) => {
+    const table = randomTable(type, vocab, dim, dim + type.length);
+    const expected = new Float32Array(tokens.length * dim);
+    tokens.forEach((token, t) => expected.set(table.values.subarray(token * dim, (token + 1) * dim), t * dim));
+    const tokenBuffer = createStorageBuffer(gpu.device, tokens);
+    for (const ranges of [[[0, vocab]], [[0, 6], [6, vocab]]]) {
+      // F16 ranges must start on a whole word: 6 rows of 7 halves do not, so F16 splits at row 4 instead.
+      const bounds = type === 'F16' && ranges.length > 1 ? [[0, 4], [4, vocab]] : ranges;
+      const out = createStorageBuffer(gpu.device, new Float32Array(tokens.length * dim).fill(NaN));
+      const buffers = bounds.map(([from, to]) => createStorageBuffer(gpu.device, table.bytes.subarray(from * table.rowBytes, to * table.rowBytes)));
+      const batch = new ComputeBatch(gpu, 'embedding test');
+      bounds.forEach(([from, to], i) =>
+        kernels.embedding(batch, { type, table: buffers[i], tokens: tokenBuffer, out, tokenCount: tokens.length, dim, rowOffset: from, rowCount: to - from }),
+      );
+      batch.submit();
+      const got = await readF32(gpu.device, out, tokens.length * dim);
+      for (const b of [...buffers, out]) b.destroy();
+      expect(Array.from(got)).toEqual(Array.from(expected));
+    }
+    tokenBuffer.destroy();
+    gpu.throwIfFailed();
+  });
+});
+
+describe('swiglu', () => {
+  test.each([false, true])('fused gate|up buffer: %s (m = 5, width = 67, gates from -100 to 50)', async (fused) => {
+    const [m, width] = [5, 67];
+    const random = seededRandom(fused ? 2 : 1);
+    const gate = randomF32(random, m * width, 8);
+    gate[3] = -100;
+    gate[4] = -90;
+    gate[5] = 50;
+    gate[6] = 0;
+    const up = randomF32(random, m * width, 2);
+    const out = createStorageBuffer(gpu.device, new Float32Array(m * width).fill(NaN));
+    const batch = new ComputeBatch(gpu, 'swiglu test');
+    const inputs: GPUBuffer[] = [];
+    if (fused) {
+      const gateUp = new Float32Array(2 * m * width);
+      for (let t = 0; t < m; t++) {
+        gateUp.set(gate.subarray(t * width, (t + 1) * width), 2 * t * width);
+        gateUp.set(up.subarray(t * width, (t + 1) * width), (2 * t + 1) * width);
+      }
+      const buffer = createStorageBuffer(gpu.device, gateUp);
+      inputs.push(buffer);
+      kernels.swiglu(batch, { gate: buffer, up: buffer, out, m, width, fused: true });
+    } else {
+      inputs.push(createStorageBuffer(gpu.device, gate), createStorageBuffer(gpu.device, up));
+      kernels.swiglu(batch, { gate: inputs[0], up: inputs[1], out, m, width });
+    }
+    batch.submit();
+    const got = await readF32(gpu.device, out, m * width);
+    for (const b of [...inputs, out]) b.destroy();
+    gpu.throwIfFailed();
+    expect(firstMismatch(got, swigluReference(gate, up), 2e-6, 1e-30)).toBeNull();
+  });
+});
+
+describe('add', () => {
+  test.each([
+    { n: 1000, period: 1000 }, // residual
+    { n: 5 * 67, period: 67 }, // a bias over 5 rows
+    { n: 1, period: 1 },
+  ])('%o', async ({ n, period }) => {
+    const random = seededRandom(n + period);
+    const a = randomF32(random, n, 4);
+    const b = randomF32(random, period, 4);
+    const [ab, bb] = [createStorageBuffer(gpu.device, a), createStorageBuffer(gpu.device, b)];
+    const batch = new ComputeBatch(gpu, 'add test');
+    kernels.add(batch, { a: ab, b: bb, n, period });
+    batch.submit();
+    const got = await readF32(gpu.device, ab, n);
+    for (const buffer of [ab, bb]) buffer.destroy();
+    gpu.throwIfFailed();
+    expect(Array.from(got)).toEqual(Array.from(a, (v, i) => Math.fround(v + b[i % period])));
+  });
+});
+
+describe('argmax', () => {
+  async function gpuArgmax(fk: ForwardKernels, values: Float32Array): Promise<{ index: number; value: number }> {
+    const input = createStorageBuffer(gpu.device, values);
+    const out = createStorageBuffer(gpu.device, new Uint32Array([0xdeadbeef, 0]));
+    const scratch = createStorageBuffer(gpu.device, new Uint8Array(fk.argmaxScratchBytes(values.length)));
+    const batch = new ComputeBatch(gpu, 'argmax test');
+    fk.argmax(batch, { values: input, out, scratch, count: values.length });
+    batch.submit();
+    const words = new Uint32Array(await readBuffer(gpu.device, out, 8));
+    for (const b of [input, out, scratch]) b.destroy();
+    gpu.throwIfFailed();
+    return { index: words[0], value: new Float32Array(words.buffer)[1] };
+  }
+
+  const cases: { count: number; name: string }[] = [
+    { count: 1, name: 'one value' },
+    { count: 7, name: 'less than a workgroup' },
+    { count: 1024, name: 'exactly one stage-0 chunk on CPU adapters' },
+    { count: 5000, name: 'two passes' },
+    { count: 151936, name: 'a Qwen vocabulary' },
+  ];
+  test.each(cases)('$count values ($name), ties to the lowest index', async ({ count }) => {
+    const random = seededRandom(count);
+    const values = randomF32(random, count, 10);
+    if (count > 10) {
+      // The maximum twice (the lower index must win), -inf (masked logits) and a NaN around it.
+      const [first, second] = [Math.floor(count * 0.6), Math.floor(count * 0.3)];
+      values[first] = 20;
+      values[second] = 20;
+      values[count - 1] = -Infinity;
+      values[1] = NaN;
+    }
+    const { index, value } = await gpuArgmax(kernels, values);
+    expect(index).toBe(argmaxReference(values));
+    expect(value).toBe(values[index]);
+  });
+
+  test('all values -inf: index 0', async () => {
+    expect((await gpuArgmax(kernels, new Float32Array(3000).fill(-Infinity))).index).toBe(0);
+  });
+
+  test('GPU-like shape: 16-value chunks, 63 partial results reduced by 8 invocations', async () => {
+    const small = new ForwardKernels(gpu, { shapes: { argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 2 } } });
+    await small.prepare();
+    const values = randomF32(seededRandom(3), 1000);
+    values[999] = 5;
+    values[17] = 5;
+    expect((await gpuArgmax(small, values)).index).toBe(17);
+    values[17] = 0;
+    expect((await gpuArgmax(small, values)).index).toBe(999);
+    small.destroy();
+  });
+});
+
+describe('Qwen3 q/k norm is rmsnorm over rows of head_dim', () => {
+  test.each([
+    { m: 5, heads: 4, headDim: 32 },
+    { m: 1, heads: 2, headDim: 64 },
+  ])('%o', async ({ m, heads, headDim }) => {
+    const basic = new Kernels(gpu, { nativeF16: false });
+    await basic.prepare();
+    const random = seededRandom(m * heads + headDim);
+    const q = randomF32(random, m * heads * headDim, 3);
+    const weight = randomF32(random, headDim, 2);
+    const [qb, wb, yb] = [q, weight, new Float32Array(q.length)].map((d) => createStorageBuffer(gpu.device, d));
+    const batch = new ComputeBatch(gpu, 'qk norm');
+    basic.rmsnorm(batch, { x: qb, weight: wb, y: yb, rows: m * heads, n: headDim, eps: 1e-6 });
+    batch.submit();
+    const got = await readF32(gpu.device, yb, q.length);
+    for (const b of [qb, wb, yb]) b.destroy();
+    basic.destroy();
+    gpu.throwIfFailed();
+    expect(firstMismatch(got, rmsnormReference(q, weight, m * heads, headDim, 1e-6), (headDim + 16) * 2 ** -24, 1e-30)).toBeNull();
+  });
+});
