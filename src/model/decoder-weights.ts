@@ -1,0 +1,86 @@
+// Assembles the decoder's weights (DecoderWeights) from GPU tensors named as in GGUF (token_embd.weight,
+// blk.N.attn_q.weight, ...; Hugging Face names map onto these in model-config.ts), whatever loaded them.
+import type { DecoderLayerWeights, DecoderWeights, GpuMatrix, GpuVector, GpuWeightType } from './decoder.ts';
+import type { ModelConfig } from './model-config.ts';
+
+/** A tensor in GPU memory as the decoder needs it: a matrix in parts, or an f32 vector. */
+export type GpuTensor = ({ kind: 'matrix' } & GpuMatrix) | ({ kind: 'vector' } & GpuVector);
+
+/** Looks up a loaded tensor by its GGUF name (undefined when the model has none). */
+export type GpuTensorLookup = (ggufName: string) => GpuTensor | undefined;
+
+function need<T extends GpuTensor['kind']>(lookup: GpuTensorLookup, name: string, kind: T): Extract<GpuTensor, { kind: T }> {
+  const t = lookup(name);
+  if (!t) throw new Error(`The model has no tensor ${name}`);
+  if (t.kind !== kind) throw new Error(`Tensor ${name} should be a ${kind}, it is a ${t.kind}`);
+  return t as Extract<GpuTensor, { kind: T }>;
+}
+
+function optional<T extends GpuTensor['kind']>(lookup: GpuTensorLookup, name: string, kind: T): Extract<GpuTensor, { kind: T }> | undefined {
+  return lookup(name) ? need(lookup, name, kind) : undefined;
+}
+
+function checkMatrix(m: GpuMatrix, rows: number, cols: number): GpuMatrix {
+  if (m.rows !== rows || m.cols !== cols) throw new Error(`Tensor ${m.name} is [${m.rows}, ${m.cols}], expected [${rows}, ${cols}]`);
+  const covered = m.parts.reduce((s, p) => s + p.rowCount, 0);
+  if (covered !== rows) throw new Error(`Tensor ${m.name}: its parts hold ${covered} of ${rows} rows`);
+  return m;
+}
+
+function checkVector(v: GpuVector | undefined, length: number): GpuVector | undefined {
+  if (v && v.length !== length) throw new Error(`Tensor ${v.name} has ${v.length} values, expected ${length}`);
+  return v;
+}
+
+/** The decoder's weights from loaded tensors, with every shape checked against the config. */
+export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLookup, ropeFreqFactors?: Float32Array): DecoderWeights {
+  const c = config;
+  const qDim = c.heads * c.headDim;
+  const kvDim = c.kvHeads * c.headDim;
+  const layers: DecoderLayerWeights[] = [];
+  for (let l = 0; l < c.layers; l++) {
+    const p = `blk.${l}.`;
+    layers.push({
+      attnNorm: checkVector(need(lookup, p + 'attn_norm.weight', 'vector'), c.hidden)!,
+      wq: checkMatrix(need(lookup, p + 'attn_q.weight', 'matrix'), qDim, c.hidden),
+      wk: checkMatrix(need(lookup, p + 'attn_k.weight', 'matrix'), kvDim, c.hidden),
+      wv: checkMatrix(need(lookup, p + 'attn_v.weight', 'matrix'), kvDim, c.hidden),
+      bq: checkVector(optional(lookup, p + 'attn_q.bias', 'vector'), qDim),
+      bk: checkVector(optional(lookup, p + 'attn_k.bias', 'vector'), kvDim),
+      bv: checkVector(optional(lookup, p + 'attn_v.bias', 'vector'), kvDim),
+      qNorm: checkVector(optional(lookup, p + 'attn_q_norm.weight', 'vector'), c.headDim),
+      kNorm: checkVector(optional(lookup, p + 'attn_k_norm.weight', 'vector'), c.headDim),
+      wo: checkMatrix(need(lookup, p + 'attn_output.weight', 'matrix'), c.hidden, qDim),
+      ffnNorm: checkVector(need(lookup, p + 'ffn_norm.weight', 'vector'), c.hidden)!,
+      wGate: checkMatrix(need(lookup, p + 'ffn_gate.weight', 'matrix'), c.intermediate, c.hidden),
+      wUp: checkMatrix(need(lookup, p + 'ffn_up.weight', 'matrix'), c.intermediate, c.hidden),
+      wDown: checkMatrix(need(lookup, p + 'ffn_down.weight', 'matrix'), c.hidden, c.intermediate),
+    });
+  }
+  const tokenEmbedding = checkMatrix(need(lookup, 'token_embd.weight', 'matrix'), c.vocabSize, c.hidden);
+  const output = optional(lookup, 'output.weight', 'matrix');
+  return {
+    tokenEmbedding,
+    layers,
+    outputNorm: checkVector(need(lookup, 'output_norm.weight', 'vector'), c.hidden)!,
+    lmHead: output ? checkMatrix(output, c.vocabSize, c.hidden) : tokenEmbedding,
+    ropeFreqFactors,
+  };
+}
+
+/** The GPU weight type a file tensor type becomes (BF16 is widened to F32 at load). */
+export function gpuWeightType(fileType: string): GpuWeightType {
+  switch (fileType) {
+    case 'F32':
+    case 'BF16':
+      return 'F32';
+    case 'F16':
+    case 'Q8_0':
+    case 'Q4_0':
+    case 'Q4_K':
+    case 'Q6_K':
+      return fileType;
+    default:
+      throw new Error(`Unsupported weight type ${fileType}`);
+  }
+}

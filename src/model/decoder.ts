@@ -1,0 +1,460 @@
+// The decoder graph of the llama / qwen2 / qwen3 family on WebGPU: the activations, the KV cache and the
+// dispatch sequence of one forward step, recorded into ONE command buffer per step:
+//   embedding -> per layer [rmsnorm, q/k/v products (+bias), q/k RMSNorm (qwen3), RoPE + KV-cache store,
+//   causal GQA attention, output product + residual, rmsnorm, gate/up products, SwiGLU, down product +
+//   residual] -> final rmsnorm -> LM head -> argmax.
+// A step runs m tokens at positions [pos0, pos0 + m): prefill uses matmuls over the prompt (in chunks of at
+// most `maxBatch` tokens), decode is m = 1 and reads its input token from the GPU buffer the previous step's
+// argmax wrote, so the only thing that comes back to the CPU per token is that id (and the logits, when a
+// caller asks for them).
+// Products pick their kernel by tensor type (F32/F16: kernels.ts, quantized: fused dequantization in
+// forward-kernels.ts) and run per row range for tensors split over several buffers.
+import type { GpuContext } from '../gpu/device.ts';
+import { GpuError } from '../gpu/device.ts';
+import { ComputeBatch } from '../gpu/dispatch.ts';
+import { ForwardKernels, type EmbeddingTableType, type QuantWeightType } from '../gpu/forward-kernels.ts';
+import { Kernels } from '../gpu/kernels.ts';
+import { PipelineCache } from '../gpu/pipeline-cache.ts';
+import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
+import { KvCache } from './kv-cache.ts';
+import type { ModelConfig } from './model-config.ts';
+import { ropeInverseFrequencies } from './rope-frequencies.ts';
+
+/** Weight types as they sit in GPU memory (BF16 arrives widened to F32). */
+export type GpuWeightType = 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
+
+/** One buffer of a matrix: rows [rowStart, rowStart + rowCount) in the GPU layout of its type. */
+export interface GpuWeightPart {
+  buffer: GPUBuffer;
+  rowStart: number;
+  rowCount: number;
+}
+
+/** A weight matrix [rows, cols] (cols contiguous) in GPU memory, possibly split by rows over several buffers. */
+export interface GpuMatrix {
+  name: string;
+  type: GpuWeightType;
+  rows: number;
+  cols: number;
+  parts: GpuWeightPart[];
+}
+
+/** An f32 vector (norm weights, biases) in GPU memory. */
+export interface GpuVector {
+  name: string;
+  buffer: GPUBuffer;
+  length: number;
+}
+
+export interface DecoderLayerWeights {
+  attnNorm: GpuVector;
+  wq: GpuMatrix;
+  wk: GpuMatrix;
+  wv: GpuMatrix;
+  bq?: GpuVector;
+  bk?: GpuVector;
+  bv?: GpuVector;
+  qNorm?: GpuVector;
+  kNorm?: GpuVector;
+  wo: GpuMatrix;
+  ffnNorm: GpuVector;
+  wGate: GpuMatrix;
+  wUp: GpuMatrix;
+  wDown: GpuMatrix;
+}
+
+export interface DecoderWeights {
+  tokenEmbedding: GpuMatrix;
+  layers: DecoderLayerWeights[];
+  outputNorm: GpuVector;
+  /** The LM head; the token embedding itself when tied. */
+  lmHead: GpuMatrix;
+  /** GGUF rope_freqs (Llama 3): per-pair frequency divisors, read on the CPU. */
+  ropeFreqFactors?: Float32Array;
+}
+
+export interface DecoderOptions {
+  /** Positions the KV cache holds (the served context length). */
+  maxSeq: number;
+  /** Most tokens per prefill step (activations are sized for it). Default 64. */
+  maxBatch?: number;
+  /** Share compiled pipelines between decoders (several models, tests). */
+  pipelines?: PipelineCache;
+}
+
+export type LogitsMode = 'none' | 'last' | 'all';
+
+export interface StepResult {
+  /** The argmax of the last position's logits (the greedy next token). */
+  nextToken: number;
+  /** 'last': one row; 'all': one row per input token. */
+  logits?: Float32Array[];
+}
+
+const QUANT_TYPES: readonly QuantWeightType[] = ['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+
+function isQuant(type: GpuWeightType): type is QuantWeightType {
+  return (QUANT_TYPES as readonly string[]).includes(type);
+}
+
+export class Decoder {
+  readonly kv: KvCache;
+  readonly maxBatch: number;
+  private readonly kernels: Kernels;
+  private readonly fk: ForwardKernels;
+  private readonly invFreq: GPUBuffer;
+  // Activations, f32, sized for maxBatch tokens.
+  private readonly x: GPUBuffer;
+  private readonly xn: GPUBuffer;
+  private readonly q: GPUBuffer;
+  private readonly k: GPUBuffer;
+  private readonly v: GPUBuffer;
+  private readonly attn: GPUBuffer;
+  private readonly gate: GPUBuffer;
+  private readonly up: GPUBuffer;
+  private readonly act: GPUBuffer;
+  /** Products that add into the residual stream write here first (F32/F16 kernels do not accumulate). */
+  private readonly residualScratch: GPUBuffer;
+  /** The last position's hidden state, for the last-only LM head. */
+  private readonly xLast: GPUBuffer;
+  private readonly logits: GPUBuffer;
+  private logitsAll: GPUBuffer | null = null;
+  /** Split F32/F16 products write a row range here, then copy it into place. */
+  private splitScratch: GPUBuffer | null = null;
+  private readonly tokenIds: GPUBuffer;
+  /** argmax output: [token id, logit bits]; also the input token of the next decode step. */
+  private readonly nextToken: GPUBuffer;
+  private readonly argmaxScratch: GPUBuffer;
+  private readonly tokenReadback: GPUBuffer;
+  /** The token id `nextToken` holds on the GPU (after a successful step), so decode can read it there. */
+  private gpuNextToken: number | null = null;
+  private destroyed = false;
+  /** Rejects with a 'device-lost' GpuError once the device is lost (handled, so it never goes unobserved). */
+  private readonly deviceLost: Promise<never>;
+
+  private constructor(
+    readonly gpu: GpuContext,
+    readonly config: ModelConfig,
+    readonly weights: DecoderWeights,
+    kv: KvCache,
+    options: DecoderOptions,
+  ) {
+    this.kv = kv;
+    this.deviceLost = gpu.lost.then((info) => {
+      throw new GpuError('device-lost', `The GPU device was lost (${info.reason}): ${info.message || 'no message'}`);
+    });
+    this.deviceLost.catch(() => undefined);
+    this.maxBatch = options.maxBatch ?? 64;
+    const pipelines = options.pipelines ?? new PipelineCache(gpu.device);
+    this.kernels = new Kernels(gpu, { pipelines });
+    this.fk = new ForwardKernels(gpu, { pipelines });
+    const c = config;
+    const B = this.maxBatch;
+    const device = gpu.device;
+    const buf = (label: string, floats: number) => createEmptyStorageBuffer(device, floats * 4, label);
+    this.invFreq = createStorageBuffer(
+      device,
+      ropeInverseFrequencies({
+        headDim: c.headDim,
+        theta: c.ropeTheta,
+        freqFactors: weights.ropeFreqFactors,
+        llama3: !weights.ropeFreqFactors && c.ropeScaling?.type === 'llama3'
+          ? { ...c.ropeScaling, originalMaxPositions: c.ropeScaling.originalContextLength }
+          : undefined,
+        linearScale: c.ropeScaling?.type === 'linear' ? c.ropeScaling.factor : undefined,
+      }),
+      'rope inv_freq',
+    );
+    this.x = buf('x', B * c.hidden);
+    this.xn = buf('xn', B * Math.max(c.hidden, c.heads * c.headDim));
+    this.q = buf('q', B * c.heads * c.headDim);
+    this.k = buf('k', B * c.kvHeads * c.headDim);
+    this.v = buf('v', B * c.kvHeads * c.headDim);
+    this.attn = buf('attn', B * c.heads * c.headDim);
+    this.gate = buf('gate', B * c.intermediate);
+    this.up = buf('up', B * c.intermediate);
+    this.act = buf('act', B * c.intermediate);
+    this.residualScratch = buf('residual scratch', B * c.hidden);
+    this.xLast = buf('x last', c.hidden);
+    this.logits = buf('logits', c.vocabSize);
+    this.tokenIds = buf('token ids', B);
+    this.nextToken = buf('next token', 4);
+    this.argmaxScratch = createEmptyStorageBuffer(device, this.fk.argmaxScratchBytes(c.vocabSize), 'argmax scratch');
+    this.tokenReadback = device.createBuffer({ label: 'token readback', size: 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  }
+
+  /** Builds the decoder: allocates activations and the KV cache, compiles every pipeline it will use. */
+  static async create(gpu: GpuContext, config: ModelConfig, weights: DecoderWeights, options: DecoderOptions): Promise<Decoder> {
+    if (config.headDim % 4 !== 0) throw new GpuError('limit-exceeded', `head dim ${config.headDim} is not a multiple of 4`);
+    const kv = await KvCache.create(gpu, { numLayers: config.layers, numKvHeads: config.kvHeads, headDim: config.headDim, maxSeq: options.maxSeq });
+    const decoder = new Decoder(gpu, config, weights, kv, options);
+    await decoder.prepare();
+    return decoder;
+  }
+
+  private matrices(): GpuMatrix[] {
+    const w = this.weights;
+    return [w.tokenEmbedding, w.lmHead, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])];
+  }
+
+  private async prepare(): Promise<void> {
+    const quantTypes = [...new Set(this.matrices().map((m) => m.type).filter(isQuant))];
+    await Promise.all([
+      this.kernels.prepare(),
+      this.fk.prepare({
+        quantTypes,
+        embeddingTypes: [this.weights.tokenEmbedding.type as EmbeddingTableType],
+        ropeStyles: [this.config.ropeStyle],
+      }),
+    ]);
+  }
+
+  /** Bytes of weights one decode step reads (every matrix once, the embedding row, the norms). */
+  weightBytesPerToken(): number {
+    const w = this.weights;
+    const bytes = (m: GpuMatrix) => m.parts.reduce((s, p) => s + p.buffer.size, 0);
+    let total = bytes(w.lmHead) + (w.tokenEmbedding.cols * 4) /* ~ one row */;
+    for (const l of w.layers) total += [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown].reduce((s, m) => s + bytes(m), 0);
+    return total;
+  }
+
+  /**
+   * Runs `tokens` at the positions after the cached ones (kv.length onwards), in chunks of maxBatch, and
+   * returns the greedy next token (and the logits asked for). The cache then holds these tokens too.
+   * `onProgress` is called after each chunk with (tokens done, total).
+   */
+  async forward(
+    tokens: readonly number[],
+    options: { logits?: LogitsMode; onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {},
+  ): Promise<StepResult> {
+    if (tokens.length === 0) throw new RangeError('Decoder.forward needs at least one token');
+    const mode = options.logits ?? 'none';
+    const allLogits: Float32Array[] = [];
+    let result: StepResult | null = null;
+    for (let done = 0; done < tokens.length; ) {
+      options.signal?.throwIfAborted();
+      const chunk = tokens.slice(done, done + this.maxBatch);
+      const isLast = done + chunk.length === tokens.length;
+      result = await this.step(chunk, mode === 'all' ? 'all' : isLast ? mode : 'none');
+      if (result.logits && mode === 'all') allLogits.push(...result.logits);
+      done += chunk.length;
+      options.onProgress?.(done, tokens.length);
+    }
+    if (mode === 'all') return { nextToken: result!.nextToken, logits: allLogits };
+    return result!;
+  }
+
+  /** One command buffer: m = chunk.length tokens at positions [kv.length, kv.length + m). */
+  private async step(chunk: readonly number[], mode: LogitsMode): Promise<StepResult> {
+    if (this.destroyed) throw new Error('Decoder used after destroy()');
+    this.gpu.throwIfFailed();
+    const m = chunk.length;
+    const pos0 = this.kv.length;
+    if (pos0 + m > this.kv.shape.maxSeq) {
+      throw new RangeError(`positions up to ${pos0 + m} do not fit the context of ${this.kv.shape.maxSeq} tokens`);
+    }
+    for (const t of chunk) {
+      if (!Number.isInteger(t) || t < 0 || t >= this.config.vocabSize) throw new RangeError(`token id ${t} is outside the vocabulary (0..${this.config.vocabSize - 1})`);
+    }
+    // Decode reads its input from the previous argmax on the GPU; anything else is uploaded.
+    const fromGpu = m === 1 && this.gpuNextToken === chunk[0];
+    if (!fromGpu) this.gpu.device.queue.writeBuffer(this.tokenIds, 0, new Uint32Array(chunk));
+    this.gpuNextToken = null;
+    const batch = new ComputeBatch(this.gpu, `forward m=${m} pos=${pos0}`);
+    this.record(batch, fromGpu ? this.nextToken : this.tokenIds, m, pos0, mode);
+    let logitsReadback: GPUBuffer | null = null;
+    const logitsRows = mode === 'all' ? m : mode === 'last' ? 1 : 0;
+    const logitsBytes = logitsRows * this.config.vocabSize * 4;
+    batch.copy(this.nextToken, 0, this.tokenReadback, 0, 8);
+    if (logitsRows > 0) {
+      logitsReadback = this.gpu.device.createBuffer({ label: 'logits readback', size: logitsBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      batch.copy(mode === 'all' ? this.logitsAll! : this.logits, 0, logitsReadback, 0, logitsBytes);
+    }
+    batch.submit();
+    try {
+      await this.mapOrLost(this.tokenReadback);
+      const next = new Uint32Array(this.tokenReadback.getMappedRange(0, 8))[0];
+      this.tokenReadback.unmap();
+      let logits: Float32Array[] | undefined;
+      if (logitsReadback) {
+        await this.mapOrLost(logitsReadback);
+        const all = new Float32Array(logitsReadback.getMappedRange(0, logitsBytes).slice(0));
+        logitsReadback.unmap();
+        logits = [];
+        for (let r = 0; r < logitsRows; r++) logits.push(all.subarray(r * this.config.vocabSize, (r + 1) * this.config.vocabSize));
+      }
+      this.gpu.throwIfFailed();
+      if (next >= this.config.vocabSize) throw new GpuError('internal', `argmax returned ${next}: the logits are NaN (a kernel or weight fault)`);
+      this.kv.truncate(pos0);
+      this.kv.append(chunk);
+      this.gpuNextToken = next;
+      return { nextToken: next, logits };
+    } catch (error) {
+      // The cache beyond pos0 is in an unknown state.
+      this.kv.truncate(pos0);
+      throw error;
+    } finally {
+      logitsReadback?.destroy();
+    }
+  }
+
+  /** Waits for a map, or fails with a 'device-lost' GpuError if the device goes first (never hangs). */
+  private async mapOrLost(buffer: GPUBuffer): Promise<void> {
+    await Promise.race([buffer.mapAsync(GPUMapMode.READ), this.deviceLost]);
+  }
+
+  /** Records the whole forward step into `batch`. */
+  private record(batch: ComputeBatch, tokens: GPUBuffer, m: number, pos0: number, mode: LogitsMode): void {
+    const c = this.config;
+    const w = this.weights;
+    const fk = this.fk;
+    this.embed(batch, tokens, m);
+    for (let l = 0; l < c.layers; l++) {
+      const L = w.layers[l];
+      this.kernels.rmsnorm(batch, { x: this.x, weight: L.attnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
+      this.product(batch, L.wq, this.xn, this.q, m, { bias: L.bq });
+      this.product(batch, L.wk, this.xn, this.k, m, { bias: L.bk });
+      this.product(batch, L.wv, this.xn, this.v, m, { bias: L.bv });
+      if (L.qNorm) this.kernels.rmsnorm(batch, { x: this.q, weight: L.qNorm.buffer, y: this.attn, rows: m * c.heads, n: c.headDim, eps: c.rmsEps });
+      if (L.kNorm) this.kernels.rmsnorm(batch, { x: this.k, weight: L.kNorm.buffer, y: this.xn, rows: m * c.kvHeads, n: c.headDim, eps: c.rmsEps });
+      // Qwen3 normalised q into `attn` and k into `xn` (no in-place rmsnorm); RoPE runs in place on them.
+      const q = L.qNorm ? this.attn : this.q;
+      const k = L.kNorm ? this.xn : this.k;
+      fk.rope(batch, {
+        style: c.ropeStyle,
+        invFreq: this.invFreq,
+        q,
+        k,
+        m,
+        nHeads: c.heads,
+        nKvHeads: c.kvHeads,
+        headDim: c.headDim,
+        pos0,
+        kvCache: { v: this.v, kCache: this.kv.keys[l], vCache: this.kv.values[l], maxSeq: this.kv.shape.maxSeq },
+      });
+      const attnOut = L.qNorm ? this.q : this.attn;
+      fk.attention(batch, {
+        q,
+        kCache: this.kv.keys[l],
+        vCache: this.kv.values[l],
+        out: attnOut,
+        m,
+        nHeads: c.heads,
+        nKvHeads: c.kvHeads,
+        headDim: c.headDim,
+        pos0,
+        maxSeq: this.kv.shape.maxSeq,
+      });
+      this.product(batch, L.wo, attnOut, this.x, m, { accumulate: true });
+      this.kernels.rmsnorm(batch, { x: this.x, weight: L.ffnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
+      this.product(batch, L.wGate, this.xn, this.gate, m);
+      this.product(batch, L.wUp, this.xn, this.up, m);
+      fk.swiglu(batch, { gate: this.gate, up: this.up, out: this.act, m, width: c.intermediate });
+      this.product(batch, L.wDown, this.act, this.x, m, { accumulate: true });
+    }
+    if (mode === 'all') {
+      this.kernels.rmsnorm(batch, { x: this.x, weight: w.outputNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
+      this.product(batch, w.lmHead, this.xn, this.logitsAllBuffer(), m);
+      batch.copy(this.logitsAllBuffer(), (m - 1) * c.vocabSize * 4, this.logits, 0, c.vocabSize * 4);
+    } else {
+      let last = this.x;
+      if (m > 1) {
+        batch.copy(this.x, (m - 1) * c.hidden * 4, this.xLast, 0, c.hidden * 4);
+        last = this.xLast;
+      }
+      this.kernels.rmsnorm(batch, { x: last, weight: w.outputNorm.buffer, y: this.xn, rows: 1, n: c.hidden, eps: c.rmsEps });
+      this.product(batch, w.lmHead, this.xn, this.logits, 1);
+    }
+    fk.argmax(batch, { values: this.logits, out: this.nextToken, scratch: this.argmaxScratch, count: c.vocabSize });
+  }
+
+  private logitsAllBuffer(): GPUBuffer {
+    if (!this.logitsAll) this.logitsAll = createEmptyStorageBuffer(this.gpu.device, this.maxBatch * this.config.vocabSize * 4, 'logits all');
+    return this.logitsAll;
+  }
+
+  private embed(batch: ComputeBatch, tokens: GPUBuffer, m: number): void {
+    const e = this.weights.tokenEmbedding;
+    for (const part of e.parts) {
+      this.fk.embedding(batch, {
+        type: e.type as EmbeddingTableType,
+        table: part.buffer,
+        tokens,
+        out: this.x,
+        tokenCount: m,
+        dim: e.cols,
+        rowOffset: part.rowStart,
+        rowCount: part.rowCount,
+      });
+    }
+  }
+
+  /**
+   * Y[m, rows] (+)= X[m, cols]·Wᵀ (+ bias), per row range of W. `accumulate` adds into Y (the residual).
+   */
+  private product(
+    batch: ComputeBatch,
+    w: GpuMatrix,
+    x: GPUBuffer,
+    y: GPUBuffer,
+    m: number,
+    options: { bias?: GpuVector; accumulate?: boolean } = {},
+  ): void {
+    const { bias, accumulate = false } = options;
+    if (isQuant(w.type)) {
+      for (const part of w.parts) {
+        this.fk.quantMatmul(batch, {
+          type: w.type,
+          weights: part.buffer,
+          x,
+          y,
+          m,
+          n: part.rowCount,
+          k: w.cols,
+          bias: bias?.buffer,
+          accumulate,
+          yOffset: part.rowStart,
+          yStride: w.rows,
+        });
+      }
+      return;
+    }
+    const type = w.type === 'F16' ? 'f16' : 'f32';
+    const target = accumulate ? this.residualScratch : y;
+    if (accumulate && m * w.rows > this.maxBatch * this.config.hidden) throw new Error(`accumulating product ${w.name} is wider than the residual stream`);
+    if (w.parts.length === 1) {
+      const weights = w.parts[0].buffer;
+      if (m === 1) this.kernels.matvec(batch, { type, weights, x, y: target, n: w.rows, k: w.cols });
+      else this.kernels.matmul(batch, { type, weights, x, y: target, m, n: w.rows, k: w.cols });
+    } else {
+      const scratch = this.splitScratchFor(m * Math.max(...w.parts.map((p) => p.rowCount)));
+      for (const part of w.parts) {
+        if (m === 1) this.kernels.matvec(batch, { type, weights: part.buffer, x, y: scratch, n: part.rowCount, k: w.cols });
+        else this.kernels.matmul(batch, { type, weights: part.buffer, x, y: scratch, m, n: part.rowCount, k: w.cols });
+        for (let t = 0; t < m; t++) batch.copy(scratch, t * part.rowCount * 4, target, (t * w.rows + part.rowStart) * 4, part.rowCount * 4);
+      }
+    }
+    if (bias) this.fk.add(batch, { a: target, b: bias.buffer, n: m * w.rows, period: w.rows });
+    if (accumulate) this.fk.add(batch, { a: y, b: target, n: m * w.rows });
+  }
+
+  private splitScratchFor(floats: number): GPUBuffer {
+    if (!this.splitScratch || this.splitScratch.size < floats * 4) {
+      this.splitScratch?.destroy();
+      this.splitScratch = createEmptyStorageBuffer(this.gpu.device, floats * 4, 'split product scratch');
+    }
+    return this.splitScratch;
+  }
+
+  /** Frees the activations and the KV cache (weights belong to the caller). */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    for (const b of [this.invFreq, this.x, this.xn, this.q, this.k, this.v, this.attn, this.gate, this.up, this.act, this.residualScratch, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
+    this.logitsAll?.destroy();
+    this.splitScratch?.destroy();
+    this.kv.destroy();
+    this.kernels.destroy();
+    this.fk.destroy();
+  }
+}

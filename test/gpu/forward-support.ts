@@ -1,0 +1,69 @@
+// Page-side helpers of the forward-pass tests: fixtures served by Vite (written by forward-fixtures.ts), a
+// decoder built from a fixture GGUF, and logit comparison.
+import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
+import { uploadGgufTensors, type UploadedTensors } from '../../src/engine/upload-weights.ts';
+import { Decoder } from '../../src/model/decoder.ts';
+import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
+import { readGguf, type GgufFile } from '../../src/model/gguf.ts';
+import { modelConfigFromGguf } from '../../src/model/model-config.ts';
+import type { ForwardFixtureIndex } from './forward-cases.ts';
+
+export async function loadFixtureIndex(): Promise<ForwardFixtureIndex> {
+  const response = await fetch('/.tmp/forward-fixtures/index.json');
+  if (!response.ok) {
+    throw new Error('No forward fixtures: run `npx tsx test/gpu/forward-fixtures.ts` (or the vitest globalSetup) first');
+  }
+  return (await response.json()) as ForwardFixtureIndex;
+}
+
+export async function fetchGguf(path: string): Promise<GgufFile> {
+  const response = await fetch(path);
+  if (!response.ok) throw new Error(`fetch ${path}: HTTP ${response.status}`);
+  return readGguf(new Uint8Array(await response.arrayBuffer()));
+}
+
+let shared: { gpu: GpuContext; pipelines: PipelineCache } | null = null;
+
+export async function sharedGpu(): Promise<{ gpu: GpuContext; pipelines: PipelineCache }> {
+  if (!shared) {
+    const gpu = await acquireGpu({ label: 'forward tests' });
+    shared = { gpu, pipelines: new PipelineCache(gpu.device) };
+  }
+  return shared;
+}
+
+export interface TestDecoder {
+  decoder: Decoder;
+  uploaded: UploadedTensors;
+  destroy(): void;
+}
+
+export async function decoderFromGguf(file: GgufFile, options: { maxSeq?: number; maxBatch?: number } = {}): Promise<TestDecoder> {
+  const { gpu, pipelines } = await sharedGpu();
+  const config = modelConfigFromGguf(file);
+  const uploaded = await uploadGgufTensors(gpu.device, file);
+  const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+  const decoder = await Decoder.create(gpu, config, weights, { maxSeq: options.maxSeq ?? 128, maxBatch: options.maxBatch, pipelines });
+  return {
+    decoder,
+    uploaded,
+    destroy: () => {
+      decoder.destroy();
+      uploaded.destroy();
+    },
+  };
+}
+
+export function maxAbsDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
+  if (a.length !== b.length) throw new Error(`row counts differ: ${a.length} vs ${b.length}`);
+  let max = 0;
+  for (let r = 0; r < a.length; r++) {
+    if (a[r].length !== b[r].length) throw new Error(`row ${r}: lengths differ: ${a[r].length} vs ${b[r].length}`);
+    for (let i = 0; i < a[r].length; i++) {
+      const d = Math.abs(a[r][i] - b[r][i]);
+      if (!(d <= max)) max = Number.isNaN(d) ? Infinity : d;
+    }
+  }
+  return max;
+}
