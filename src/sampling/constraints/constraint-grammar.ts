@@ -26,16 +26,19 @@ export const DEFAULT_MARKERS: ChatFormatMarkers = {
   toolCallEnd: '</tool_call>',
 };
 
+/**
+ * Thinking before a forced tool call: 'none' (the call comes first), 'optional' (the output may start with a
+ * `<think>…</think>` block), 'open' (the prompt already opened the block: the output starts inside it and must
+ * close it before the call).
+ */
+export type ThinkingMode = 'none' | 'optional' | 'open';
+
 export interface ChatFormatOptions {
   markers: ChatFormatMarkers;
-  /**
-   * Whether a forced tool call may be preceded by a thinking block (`<think>…</think>`, the opening marker
-   * optional because templates may open it in the prompt). Default true.
-   */
-  allowThinking: boolean;
+  thinking: ThinkingMode;
 }
 
-export const DEFAULT_CHAT_FORMAT: ChatFormatOptions = { markers: DEFAULT_MARKERS, allowThinking: true };
+export const DEFAULT_CHAT_FORMAT: ChatFormatOptions = { markers: DEFAULT_MARKERS, thinking: 'optional' };
 
 export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOptions = DEFAULT_CHAT_FORMAT): Grammar {
   const rules = new Map<string, GrammarExpr>();
@@ -57,7 +60,7 @@ export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOpt
 
 function toolsGrammar(
   spec: Extract<ConstraintSpec, { kind: 'tools' }>,
-  { markers, allowThinking }: ChatFormatOptions,
+  { markers, thinking }: ChatFormatOptions,
   rules: Map<string, GrammarExpr>,
 ): Grammar {
   let tools = spec.tools;
@@ -87,10 +90,10 @@ function toolsGrammar(
     const text = { kind: 'textWithout', literal: markers.toolCallStart } as const;
     rules.set('start', seq(text, repeat(seq(call, text), 0)));
   } else {
-    const thinking = allowThinking
-      ? optional(seq(optional(lit(markers.thinkStart)), { kind: 'textWithout', literal: markers.thinkEnd }, lit(markers.thinkEnd), ws))
-      : EMPTY;
-    rules.set('start', seq(thinking, call, repeat(seq(ws, call), 0), ws));
+    const thinkingText = seq({ kind: 'textWithout', literal: markers.thinkEnd }, lit(markers.thinkEnd), ws);
+    const thinkingBlock =
+      thinking === 'open' ? thinkingText : thinking === 'optional' ? optional(seq(lit(markers.thinkStart), thinkingText)) : EMPTY;
+    rules.set('start', seq(thinkingBlock, call, repeat(seq(ws, call), 0), ws));
   }
   return { rules, start: 'start' };
 }

@@ -1,5 +1,5 @@
 // Constrained decoding: JSON Schema, regular expressions and Lark grammars compiled to token masks.
 export { ConstraintError } from './constraint-error.ts';
-export { type ChatFormatMarkers, type ChatFormatOptions, DEFAULT_MARKERS, customToolGrammar, grammarForConstraint } from './constraint-grammar.ts';
+export { type ChatFormatMarkers, type ChatFormatOptions, DEFAULT_MARKERS, type ThinkingMode, customToolGrammar, grammarForConstraint } from './constraint-grammar.ts';
 export { type CompileOptions, type TokenConstraint, checkConstraintSpec, compileConstraint } from './token-constraint.ts';
 export type { Vocabulary } from './token-trie.ts';

@@ -5,7 +5,7 @@
 import type { ConstraintSpec } from '../../engine/types.ts';
 import { compileGrammar } from './byte-automaton.ts';
 import { ConstraintError } from './constraint-error.ts';
-import { type ChatFormatMarkers, type ChatFormatOptions, DEFAULT_MARKERS, grammarForConstraint } from './constraint-grammar.ts';
+import { type ChatFormatMarkers, type ChatFormatOptions, DEFAULT_MARKERS, type ThinkingMode, grammarForConstraint } from './constraint-grammar.ts';
 import { MAX_INTERNED_STATES, type MatcherState, PdaRuntime } from './pda-matcher.ts';
 import { type TokenTrie, type Vocabulary, tokenTrieFor } from './token-trie.ts';
 
@@ -25,12 +25,12 @@ export interface TokenConstraint {
 export interface CompileOptions {
   /** The chat format's markers (for `kind: 'tools'`); Hermes/Qwen `<tool_call>` and `<think>` by default. */
   markers?: ChatFormatMarkers;
-  /** Allow a thinking block before a forced tool call (default true). */
-  allowThinking?: boolean;
+  /** Thinking before a forced tool call (default 'optional': a `<think>…</think>` block may come first). */
+  thinking?: ThinkingMode;
 }
 
 function chatFormat(options: CompileOptions): ChatFormatOptions {
-  return { markers: options.markers ?? DEFAULT_MARKERS, allowThinking: options.allowThinking ?? true };
+  return { markers: options.markers ?? DEFAULT_MARKERS, thinking: options.thinking ?? 'optional' };
 }
 
 const MASK_CACHE_SIZE = 128;

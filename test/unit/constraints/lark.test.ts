@@ -53,7 +53,7 @@ describe('Lark grammars', () => {
     let ended = 0;
     let operations = 0;
     for (let seed = 1; seed <= 60; seed++) {
-      const walk = randomWalk(compileConstraint(spec, vocab, { allowThinking: false }), tokenBytes, endTokenId, seed, 900);
+      const walk = randomWalk(compileConstraint(spec, vocab, { thinking: 'none' }), tokenBytes, endTokenId, seed, 900);
       if (!walk.ended) continue;
       ended++;
       const { calls } = extractToolCalls(decodeStrict(walk.bytes), false);

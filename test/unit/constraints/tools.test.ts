@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConstrainedTool, ConstraintSpec } from '../../../src/engine/types.ts';
 import { ConstraintError, checkConstraintSpec, compileConstraint } from '../../../src/sampling/constraints/index.ts';
-import { grammarForConstraint } from '../../../src/sampling/constraints/constraint-grammar.ts';
+import { DEFAULT_MARKERS, grammarForConstraint } from '../../../src/sampling/constraints/constraint-grammar.ts';
 import { validateJson } from './json-schema-validator.ts';
 import { textMatcher } from './matcher-for-tests.ts';
 import { decodeStrict, extractToolCalls, randomWalk } from './random-walk.ts';
@@ -49,7 +49,7 @@ describe('tool-call constraint', () => {
     let ended = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const spec: ConstraintSpec = { kind: 'tools', mode, tools: TOOLS };
-      const constraint = compileConstraint(spec, vocab, { allowThinking: false });
+      const constraint = compileConstraint(spec, vocab, { thinking: 'none' });
       // In auto mode a uniform walk rarely opens a call by itself: half the walks start with text and the marker.
       const prefix = mode === 'auto' && seed % 2 === 0 ? 'Checking <tool_call>' : '';
       for (const byte of new TextEncoder().encode(prefix)) constraint.accept(byte);
@@ -72,7 +72,7 @@ describe('tool-call constraint', () => {
   it('named mode calls only the named tool', () => {
     for (let seed = 1; seed <= 20; seed++) {
       const spec: ConstraintSpec = { kind: 'tools', mode: 'named', name: 'get_weather', tools: TOOLS };
-      const walk = randomWalk(compileConstraint(spec, vocab, { allowThinking: false }), tokenBytes, endTokenId, seed, 500);
+      const walk = randomWalk(compileConstraint(spec, vocab, { thinking: 'none' }), tokenBytes, endTokenId, seed, 500);
       if (!walk.ended) continue;
       const { calls } = extractToolCalls(decodeStrict(walk.bytes), false);
       expect(calls.length).toBeGreaterThan(0);
@@ -100,7 +100,12 @@ describe('tool-call constraint', () => {
     const required = textMatcher(grammarForConstraint({ kind: 'tools', mode: 'required', tools: TOOLS }));
     expect(required(call('shell', { input: 'ls x' }))).toBe(true);
     expect(required(`<think>\nI should list files.\n</think>\n\n${call('shell', { input: 'ls x' })}`)).toBe(true);
-    expect(required(`planning...</think>${call('shell', { input: 'ls x' })}`)).toBe(true);
+    expect(required(`planning...</think>${call('shell', { input: 'ls x' })}`)).toBe(false);
+    const openThinking = textMatcher(grammarForConstraint({ kind: 'tools', mode: 'required', tools: TOOLS }, { markers: DEFAULT_MARKERS, thinking: 'open' }));
+    expect(openThinking(`planning...</think>\n${call('shell', { input: 'ls x' })}`)).toBe(true);
+    expect(openThinking(call('shell', { input: 'ls x' }))).toBe(false);
+    const noThinking = textMatcher(grammarForConstraint({ kind: 'tools', mode: 'required', tools: TOOLS }, { markers: DEFAULT_MARKERS, thinking: 'none' }));
+    expect(noThinking(`<think>x</think>${call('shell', { input: 'ls x' })}`)).toBe(false);
     expect(required('No call at all.')).toBe(false);
     expect(required(`Preamble ${call('shell', { input: 'ls x' })}`)).toBe(false);
 
