@@ -3,7 +3,7 @@
 // project's WebGPU flags. By default it adds --enable-dawn-features=allow_unsafe_apis,disable_robustness
 // (benchmarks only, never in the product); --robust leaves them off.
 // Options: --robust, --repeats N, --n N --k K (matvec and roofline size), --m M --mn N --mk K (matmul),
-// --shapes '<KernelShapes JSON>' (override per-adapter kernel shapes).
+// --shapes '<KernelShapes JSON>' (override per-adapter kernel shapes), --only matvec,matmul_f32 (kernel name prefixes).
 import { createServer } from 'vite';
 import { chromium } from 'playwright-core';
 import { chromiumArgs } from '../../tools/chromium-flags.mjs';
@@ -16,7 +16,7 @@ const option = (name) => {
 };
 const robust = argv.includes('--robust');
 const query = new URLSearchParams();
-for (const name of ['repeats', 'n', 'k', 'm', 'mn', 'mk', 'shapes']) {
+for (const name of ['repeats', 'n', 'k', 'm', 'mn', 'mk', 'shapes', 'only']) {
   const value = option(name);
   if (value !== undefined) query.set(name, value);
 }
