@@ -11,7 +11,7 @@ import { ggufTensor, readGguf } from '../../../src/model/gguf.ts';
 import { ggufNameOfHfTensor, modelConfigFromGguf, modelConfigFromHf } from '../../../src/model/model-config.ts';
 import { readSafetensors, readSafetensorsCheckpoint, type ModelFileOpener } from '../../../src/model/safetensors.ts';
 import { GgmlType, type TensorType } from '../../../src/model/tensor-types.ts';
-import { encodeGgufHeader, gv, type GgufWriteValue } from '../../../tools/make-test-model/gguf-writer.ts';
+import { encodeGgufHeader, gv, type GgufWriteTensor, type GgufWriteValue } from '../../../tools/make-test-model/gguf-writer.ts';
 import { unpermuteForInterleavedRope } from '../../../tools/make-test-model/index.ts';
 import { makeTestModel, type TestModelOptions } from '../../support/test-models.ts';
 
@@ -102,7 +102,7 @@ describe('GGUF header', () => {
   };
   const tensor = { name: 'w', dims: [64, 2], ggmlType: GgmlType.F32, data: new Uint8Array(512) };
 
-  function fileOf(meta: Record<string, GgufWriteValue>, version = 3, tensors = [tensor]): Uint8Array {
+  function fileOf(meta: Record<string, GgufWriteValue>, version = 3, tensors: GgufWriteTensor[] = [tensor]): Uint8Array {
     const { header } = encodeGgufHeader(meta, tensors, { version, alignment: 64 });
     const out = new Uint8Array(header.length + tensors.reduce((a, t) => a + Math.ceil(t.data.length / 64) * 64, 0));
     out.set(header);

@@ -1,0 +1,263 @@
+// The model tokenizer: @huggingface/tokenizers over a tokenizer.json (+ tokenizer_config.json), or over the
+// equivalent tokenizer.json built in memory from a GGUF file's own vocabulary (`tokenizer.ggml.*`: gpt2-style
+// byte-level BPE, or llama SentencePiece as BPE with byte fallback), so a GGUF needs no other file.
+
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import type { GgufMetadataValue } from './gguf.ts';
+
+/** A token the tokenizer matches as a whole in text (chat markers and the like). */
+export interface SpecialTokenInfo {
+  id: number;
+  content: string;
+  /** Control tokens (`special` in tokenizer.json); user-defined ones like `<think>` are false. */
+  control: boolean;
+}
+
+export interface TokenizerSource {
+  tokenizerJson: Record<string, unknown>;
+  tokenizerConfig: Record<string, unknown>;
+}
+
+/** Token ids from text and text from token ids. */
+export class ModelTokenizer {
+  private readonly hf: HfTokenizer;
+  readonly specialTokens: SpecialTokenInfo[];
+  readonly bosToken: string | null;
+  readonly eosToken: string | null;
+  readonly bosTokenId: number | null;
+  readonly eosTokenId: number | null;
+  readonly vocabSize: number;
+  /** The chat template the files carry, if any (a string, or named templates). */
+  readonly chatTemplate: string | Record<string, string> | null;
+
+  constructor(readonly source: TokenizerSource) {
+    this.hf = new HfTokenizer(source.tokenizerJson, source.tokenizerConfig);
+    const added = (source.tokenizerJson.added_tokens ?? []) as { id: number; content: string; special?: boolean }[];
+    this.specialTokens = added.map((t) => ({ id: t.id, content: t.content, control: t.special === true }));
+    const tokenText = (v: unknown): string | null =>
+      typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string' ? (v as { content: string }).content : null;
+    this.bosToken = tokenText(source.tokenizerConfig.bos_token);
+    this.eosToken = tokenText(source.tokenizerConfig.eos_token);
+    this.bosTokenId = this.bosToken === null ? null : (this.hf.token_to_id(this.bosToken) ?? null);
+    this.eosTokenId = this.eosToken === null ? null : (this.hf.token_to_id(this.eosToken) ?? null);
+    let maxId = -1;
+    for (const id of this.hf.get_vocab(true).values()) maxId = Math.max(maxId, id);
+    this.vocabSize = maxId + 1;
+    this.chatTemplate = parseChatTemplateField(source.tokenizerConfig.chat_template);
+  }
+
+  /** From tokenizer.json and tokenizer_config.json (parsed). */
+  static fromJson(tokenizerJson: Record<string, unknown>, tokenizerConfig: Record<string, unknown> = {}): ModelTokenizer {
+    if (!tokenizerJson || typeof tokenizerJson !== 'object' || !('model' in tokenizerJson)) {
+      throw new Error('tokenizer.json: has no "model" section: not a Hugging Face tokenizer file');
+    }
+    return new ModelTokenizer({ tokenizerJson, tokenizerConfig });
+  }
+
+  /** From a GGUF file's metadata alone. */
+  static fromGguf(metadata: Record<string, GgufMetadataValue>): ModelTokenizer {
+    return new ModelTokenizer(tokenizerSourceFromGguf(metadata));
+  }
+
+  /**
+   * Token ids of `text`. Special tokens written in the text are matched (as Hugging Face tokenizers and
+   * llama.cpp with parse_special do). `addSpecialTokens` adds what the tokenizer's post-processor adds (BOS).
+   * Encode a rendered chat prompt with addSpecialTokens false: the template writes its own markers.
+   */
+  encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
+    return this.hf.encode(text, { add_special_tokens: options.addSpecialTokens ?? false }).ids;
+  }
+
+  /** Text of token ids (may contain U+FFFD where the ids end inside a UTF-8 character). */
+  decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
+    if (ids.length === 0) return '';
+    return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
+  }
+
+  /** The id of a token given its text (e.g. "<|im_end|>"), or undefined. */
+  tokenId(token: string): number | undefined {
+    return this.hf.token_to_id(token);
+  }
+
+  /** The vocabulary string of a token id, or undefined. */
+  tokenText(id: number): string | undefined {
+    return this.hf.id_to_token(id);
+  }
+}
+
+function parseChatTemplateField(value: unknown): string | Record<string, string> | null {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const named: Record<string, string> = {};
+    for (const entry of value) {
+      if (entry && typeof entry.name === 'string' && typeof entry.template === 'string') named[entry.name] = entry.template;
+    }
+    return Object.keys(named).length ? named : null;
+  }
+  if (value && typeof value === 'object') return value as Record<string, string>;
+  return null;
+}
+
+// ---- tokenizer.json from GGUF metadata -------------------------------------------------------------
+
+const GPT2_SPLIT = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+const LLAMA3_SPLIT =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const QWEN2_SPLIT =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/** Pre-tokenizer of each llama.cpp `tokenizer.ggml.pre` name this runtime knows (others: GPT-2's). */
+function bpePreTokenizer(pre: string): Record<string, unknown> {
+  const byteLevel = (useRegex: boolean) => ({ type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: useRegex });
+  const split = (pattern: string) => ({ type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false });
+  switch (pre) {
+    case 'qwen2':
+    case 'deepseek-r1-qwen':
+      return { type: 'Sequence', pretokenizers: [split(QWEN2_SPLIT), byteLevel(false)] };
+    case 'llama3':
+    case 'llama-bpe':
+    case 'smaug-bpe':
+      return { type: 'Sequence', pretokenizers: [split(LLAMA3_SPLIT), byteLevel(false)] };
+    case 'smollm':
+      return { type: 'Sequence', pretokenizers: [split('\\p{N}'), byteLevel(true)] };
+    default:
+      return { type: 'Sequence', pretokenizers: [split(GPT2_SPLIT), byteLevel(false)] };
+  }
+}
+
+function stringArray(metadata: Record<string, GgufMetadataValue>, key: string): string[] {
+  const v = metadata[key];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new Error(`GGUF metadata key "${key}" is missing or not a string array`);
+  return v as string[];
+}
+
+function numberArray(metadata: Record<string, GgufMetadataValue>, key: string): number[] | null {
+  const v = metadata[key];
+  if (v === undefined) return null;
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) throw new Error(`GGUF metadata key "${key}" is not a number array`);
+  return v as number[];
+}
+
+const TOKEN_TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 } as const;
+
+/** The tokenizer.json + tokenizer_config.json equivalent to a GGUF's `tokenizer.ggml.*` metadata. */
+export function tokenizerSourceFromGguf(metadata: Record<string, GgufMetadataValue>): TokenizerSource {
+  const model = metadata['tokenizer.ggml.model'];
+  if (typeof model !== 'string') throw new Error('GGUF metadata key "tokenizer.ggml.model" is missing: the file has no tokenizer');
+  const tokens = stringArray(metadata, 'tokenizer.ggml.tokens');
+  const types = numberArray(metadata, 'tokenizer.ggml.token_type') ?? tokens.map(() => TOKEN_TYPE.NORMAL);
+  const id = (key: string): number | null => (typeof metadata[key] === 'number' ? (metadata[key] as number) : null);
+  const bosId = id('tokenizer.ggml.bos_token_id');
+  const eosId = id('tokenizer.ggml.eos_token_id');
+  const unkId = id('tokenizer.ggml.unknown_token_id');
+  const padId = id('tokenizer.ggml.padding_token_id');
+  const addedTokens = tokens.flatMap((content, tokenId) => {
+    const t = types[tokenId];
+    const special = t === TOKEN_TYPE.CONTROL || t === TOKEN_TYPE.UNKNOWN;
+    if (!special && t !== TOKEN_TYPE.USER_DEFINED) return [];
+    return [{ id: tokenId, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special }];
+  });
+  const addedIds = new Set(addedTokens.map((t) => t.id));
+  const vocab: Record<string, number> = {};
+  tokens.forEach((t, i) => {
+    if (!addedIds.has(i) && !(t in vocab)) vocab[t] = i;
+  });
+
+  let addBos = metadata['tokenizer.ggml.add_bos_token'];
+  let tokenizerJson: Record<string, unknown>;
+  if (model === 'gpt2') {
+    const pre = typeof metadata['tokenizer.ggml.pre'] === 'string' ? (metadata['tokenizer.ggml.pre'] as string) : 'default';
+    const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
+    addBos ??= false;
+    tokenizerJson = {
+      version: '1.0',
+      added_tokens: addedTokens,
+      normalizer: null,
+      pre_tokenizer: bpePreTokenizer(pre),
+      post_processor: null,
+      decoder: byteLevel,
+      model: {
+        type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
+        fuse_unk: false, byte_fallback: false, ignore_merges: pre === 'llama-bpe' || pre === 'llama3',
+        vocab, merges: stringArray(metadata, 'tokenizer.ggml.merges'),
+      },
+    };
+  } else if (model === 'llama') {
+    const scores = numberArray(metadata, 'tokenizer.ggml.scores') ?? tokens.map(() => 0);
+    const addSpacePrefix = metadata['tokenizer.ggml.add_space_prefix'] !== false;
+    addBos ??= true;
+    tokenizerJson = {
+      version: '1.0',
+      added_tokens: addedTokens,
+      normalizer: {
+        type: 'Sequence',
+        normalizers: [
+          ...(addSpacePrefix ? [{ type: 'Prepend', prepend: '▁' }] : []),
+          { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+        ],
+      },
+      pre_tokenizer: null,
+      post_processor: null,
+      decoder: {
+        type: 'Sequence',
+        decoders: [
+          { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
+          { type: 'ByteFallback' },
+          { type: 'Fuse' },
+          ...(addSpacePrefix ? [{ type: 'Strip', content: ' ', start: 1, stop: 0 }] : []),
+        ],
+      },
+      model: {
+        type: 'BPE', dropout: null, unk_token: unkId === null ? null : tokens[unkId], continuing_subword_prefix: null,
+        end_of_word_suffix: null, fuse_unk: true, byte_fallback: true, ignore_merges: false,
+        vocab, merges: sentencePieceMerges(tokens, scores, types),
+      },
+    };
+  } else {
+    throw new Error(`Unsupported GGUF tokenizer model "${model}" in tokenizer.ggml.model (supported: gpt2, llama)`);
+  }
+  if (addBos === true && bosId !== null) {
+    const bos = tokens[bosId];
+    tokenizerJson.post_processor = {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+      special_tokens: { [bos]: { id: bos, ids: [bosId], tokens: [bos] } },
+    };
+  }
+  const chatTemplate = metadata['tokenizer.chat_template'];
+  const tokenizerConfig: Record<string, unknown> = {
+    add_bos_token: addBos === true,
+    add_eos_token: metadata['tokenizer.ggml.add_eos_token'] === true,
+    bos_token: bosId === null ? null : tokens[bosId],
+    eos_token: eosId === null ? null : tokens[eosId],
+    unk_token: unkId === null ? null : tokens[unkId],
+    pad_token: padId === null ? null : tokens[padId],
+    chat_template: typeof chatTemplate === 'string' ? chatTemplate : null,
+    clean_up_tokenization_spaces: false,
+  };
+  return { tokenizerJson, tokenizerConfig };
+}
+
+/**
+ * SentencePiece (BPE-style) vocabulary to ranked merges: every split of a piece into two pieces of the
+ * vocabulary is a merge, ranked by the score of the merged piece (highest first), as llama.cpp merges.
+ */
+function sentencePieceMerges(tokens: string[], scores: number[], types: number[]): string[][] {
+  const ids = new Map<string, number>();
+  tokens.forEach((t, i) => {
+    if (types[i] === TOKEN_TYPE.NORMAL && !ids.has(t)) ids.set(t, i);
+  });
+  const merges: { left: string; right: string; score: number; id: number; leftId: number }[] = [];
+  for (const [piece, id] of ids) {
+    const chars = Array.from(piece);
+    for (let i = 1; i < chars.length; i++) {
+      const left = chars.slice(0, i).join('');
+      const right = chars.slice(i).join('');
+      const leftId = ids.get(left);
+      if (leftId !== undefined && ids.has(right)) merges.push({ left, right, score: scores[id], id, leftId });
+    }
+  }
+  merges.sort((a, b) => b.score - a.score || a.id - b.id || a.leftId - b.leftId);
+  return merges.map((m) => [m.left, m.right]);
+}
