@@ -1,7 +1,6 @@
-// A GGUF v3 writer for generated test models: typed metadata (every value type, arrays, nested arrays)
+// A GGUF v3 encoder for generated test models: typed metadata (every value type, arrays, nested arrays)
 // and tensors, each tensor's data aligned to `general.alignment`.
 
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { GGUF_MAGIC, GGUF_DEFAULT_ALIGNMENT, GgufValueType, type GgufScalarTypeName } from '../../src/model/gguf.ts';
 
 /** A metadata value with the GGUF type it is written as. */
@@ -128,27 +127,22 @@ export function encodeGgufHeader(
   return { header: w.finish(), offsets };
 }
 
-/** Write a GGUF file. */
-export function writeGguf(
-  path: string,
+/** The bytes of a GGUF file, as the header followed by each tensor's data and padding (no Node APIs). */
+export function encodeGguf(
   metadata: Record<string, GgufWriteValue>,
   tensors: GgufWriteTensor[],
   options: GgufWriteOptions = {},
-): void {
+): Uint8Array[] {
   const alignment = options.alignment ?? GGUF_DEFAULT_ALIGNMENT;
   if (options.alignment !== undefined && metadata['general.alignment'] === undefined) {
     metadata = { ...metadata, 'general.alignment': gv.u32(options.alignment) };
   }
   const { header } = encodeGgufHeader(metadata, tensors, options);
-  const fd = openSync(path, 'w');
-  try {
-    writeSync(fd, header);
-    for (const t of tensors) {
-      writeSync(fd, t.data);
-      const pad = (alignment - (t.data.length % alignment)) % alignment;
-      if (pad) writeSync(fd, new Uint8Array(pad));
-    }
-  } finally {
-    closeSync(fd);
+  const parts: Uint8Array[] = [header];
+  for (const t of tensors) {
+    parts.push(t.data);
+    const pad = (alignment - (t.data.length % alignment)) % alignment;
+    if (pad) parts.push(new Uint8Array(pad));
   }
+  return parts;
 }

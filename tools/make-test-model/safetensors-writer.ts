@@ -1,7 +1,5 @@
-// A safetensors writer for generated test models (one file, or shards plus model.safetensors.index.json).
-
-import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+// A safetensors encoder for generated test models (one file, or shards plus model.safetensors.index.json).
+// No Node APIs: the bytes come back as chunk lists that a caller writes to disk or serves.
 
 export interface SafetensorsWriteTensor {
   name: string;
@@ -11,56 +9,45 @@ export interface SafetensorsWriteTensor {
   data: Uint8Array;
 }
 
-/** Write one safetensors file. */
-export function writeSafetensors(path: string, tensors: SafetensorsWriteTensor[]): void {
+/** The bytes of one safetensors file. */
+export function encodeSafetensors(tensors: SafetensorsWriteTensor[]): Uint8Array[] {
   const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
   let offset = 0;
   for (const t of tensors) {
     header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + t.data.length] };
     offset += t.data.length;
   }
+  const encoder = new TextEncoder();
   let json = JSON.stringify(header);
-  while ((8 + Buffer.byteLength(json)) % 8 !== 0) json += ' ';
-  const jsonBytes = Buffer.from(json, 'utf8');
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(jsonBytes.length));
-  const fd = openSync(path, 'w');
-  try {
-    writeSync(fd, len);
-    writeSync(fd, jsonBytes);
-    for (const t of tensors) writeSync(fd, t.data);
-  } finally {
-    closeSync(fd);
-  }
+  while ((8 + encoder.encode(json).length) % 8 !== 0) json += ' ';
+  const jsonBytes = encoder.encode(json);
+  const length = new Uint8Array(8);
+  new DataView(length.buffer).setBigUint64(0, BigInt(jsonBytes.length), true);
+  return [length, jsonBytes, ...tensors.map((t) => t.data)];
 }
 
 /**
- * Write tensors into `shards` files named model-0000i-of-0000n.safetensors with an index
- * (or a single model.safetensors when shards is 1).
+ * The files of a checkpoint: `shards` files named model-0000i-of-0000n.safetensors with
+ * model.safetensors.index.json, or a single model.safetensors when shards is 1.
  */
-export function writeSafetensorsCheckpoint(dir: string, tensors: SafetensorsWriteTensor[], shards = 1): string[] {
-  if (shards <= 1) {
-    writeSafetensors(join(dir, 'model.safetensors'), tensors);
-    return ['model.safetensors'];
-  }
+export function encodeSafetensorsCheckpoint(tensors: SafetensorsWriteTensor[], shards = 1): Record<string, Uint8Array[]> {
+  if (shards <= 1) return { 'model.safetensors': encodeSafetensors(tensors) };
   const pad = (n: number) => String(n).padStart(5, '0');
-  const names: string[] = [];
+  const files: Record<string, Uint8Array[]> = {};
   const weightMap: Record<string, string> = {};
   let totalSize = 0;
   const perShard = Math.ceil(tensors.length / shards);
   for (let s = 0; s < shards; s++) {
     const name = `model-${pad(s + 1)}-of-${pad(shards)}.safetensors`;
     const part = tensors.slice(s * perShard, (s + 1) * perShard);
-    writeSafetensors(join(dir, name), part);
+    files[name] = encodeSafetensors(part);
     for (const t of part) {
       weightMap[t.name] = name;
       totalSize += t.data.length;
     }
-    names.push(name);
   }
-  writeFileSync(
-    join(dir, 'model.safetensors.index.json'),
-    JSON.stringify({ metadata: { total_size: totalSize }, weight_map: weightMap }, null, 2),
-  );
-  return names;
+  files['model.safetensors.index.json'] = [
+    new TextEncoder().encode(JSON.stringify({ metadata: { total_size: totalSize }, weight_map: weightMap }, null, 2)),
+  ];
+  return files;
 }

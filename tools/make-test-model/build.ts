@@ -1,0 +1,341 @@
+// The test-model generator: deterministic tiny random decoder models (llama, qwen2, qwen3) built both as
+// a GGUF file and as a Hugging Face directory (model.safetensors, config.json, tokenizer.json,
+// tokenizer_config.json) that hold the same weights, with a byte-level BPE tokenizer and a ChatML chat
+// template with tools and <think>. Pure (no Node APIs): runs in Node and in the browser; index.ts writes
+// the files to disk. See README.md.
+
+import { dequantizeGguf } from '../../src/model/dequantize.ts';
+import { llama3RopeFactors } from '../../src/model/model-config.ts';
+import { TENSOR_TYPE_LAYOUTS, type TensorType } from '../../src/model/tensor-types.ts';
+import { buildByteLevelBpeVocab, tokenizerConfigJson, tokenizerJson, type ByteLevelBpeVocab } from './byte-level-bpe.ts';
+import { CHATML_TOOLS_TEMPLATE } from './chatml-template.ts';
+import { encodeGguf, gv, type GgufWriteTensor, type GgufWriteValue } from './gguf-writer.ts';
+import { encodeTensor } from './quantize.ts';
+import { SeededRandom } from './random.ts';
+import { encodeSafetensorsCheckpoint, type SafetensorsWriteTensor } from './safetensors-writer.ts';
+
+export type TestModelArch = 'llama' | 'qwen2' | 'qwen3';
+export const TEST_MODEL_ARCHS: readonly TestModelArch[] = ['llama', 'qwen2', 'qwen3'];
+
+export interface Llama3RopeScaling {
+  factor: number;
+  lowFreqFactor: number;
+  highFreqFactor: number;
+  originalContextLength: number;
+}
+
+export interface TestModelOptions {
+  arch: TestModelArch;
+  /** Type of the 2-D weight matrices in the GGUF (norms and biases stay F32, as llama.cpp keeps them). */
+  type: TensorType;
+  seed?: number;
+  layers?: number;
+  hidden?: number;
+  intermediate?: number;
+  heads?: number;
+  kvHeads?: number;
+  headDim?: number;
+  /** Number of BPE merges learned (the vocabulary is 256 bytes + merges + 7 special tokens). */
+  merges?: number;
+  contextLength?: number;
+  ropeTheta?: number;
+  rmsEps?: number;
+  /** No output.weight / lm_head.weight: the output projection is the token embedding. */
+  tiedEmbeddings?: boolean;
+  /** Type of token_embd.weight (default: `type`). */
+  embeddingType?: TensorType;
+  /** Type of output.weight (default: `type`). */
+  outputType?: TensorType;
+  /** Llama-3 RoPE scaling (llama only): GGUF gets rope_freqs.weight, config.json gets rope_scaling. */
+  ropeScaling?: Llama3RopeScaling | null;
+  /** Number of safetensors shards (more than 1 writes model.safetensors.index.json). */
+  shards?: number;
+  /**
+   * Dequantization probe: every layer matrix is zero, token t < hidden embeds to a scaled one-hot vector
+   * that the final norm maps exactly to e_t, so the logits of token t are column t of output.weight.
+   */
+  probe?: boolean;
+}
+
+/** What a generated model is (everything but the file bytes). */
+export interface TestModelInfo {
+  options: Required<Omit<TestModelOptions, 'ropeScaling'>> & { ropeScaling: Llama3RopeScaling | null };
+  vocabSize: number;
+  bosId: number;
+  eosId: number;
+  specialTokens: { id: number; content: string }[];
+  chatTemplate: string;
+  /** Tensor names in GGUF naming with their shapes in PyTorch order (rows first). */
+  tensors: { gguf: string; hf: string; shape: number[] }[];
+}
+
+/** A generated model written to disk. */
+export interface TestModel extends TestModelInfo {
+  ggufPath: string;
+  hfDir: string;
+}
+
+/** A generated model in memory: file name (model.gguf, hf/config.json, ...) to its bytes as chunks. */
+export interface BuiltTestModel {
+  info: TestModelInfo;
+  files: Record<string, Uint8Array[]>;
+}
+
+/** Options with every default filled in (also what caches key on). */
+export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['options'] {
+  const heads = o.heads ?? 4;
+  const hidden = o.hidden ?? 256;
+  const resolved: TestModelInfo['options'] = {
+    arch: o.arch,
+    type: o.type,
+    seed: o.seed ?? 1,
+    layers: o.layers ?? 2,
+    hidden,
+    intermediate: o.intermediate ?? 2 * hidden,
+    heads,
+    kvHeads: o.kvHeads ?? Math.max(1, heads / 2),
+    headDim: o.headDim ?? hidden / heads,
+    merges: o.merges ?? 250,
+    contextLength: o.contextLength ?? 4096,
+    ropeTheta: o.ropeTheta ?? 10000,
+    rmsEps: o.rmsEps ?? 1e-6,
+    tiedEmbeddings: o.tiedEmbeddings ?? false,
+    embeddingType: o.embeddingType ?? o.type,
+    outputType: o.outputType ?? o.type,
+    shards: o.shards ?? 1,
+    probe: o.probe ?? false,
+    ropeScaling: o.ropeScaling ?? null,
+  };
+  if (!TEST_MODEL_ARCHS.includes(resolved.arch)) throw new Error(`Unknown test model architecture "${resolved.arch}"`);
+  if (resolved.ropeScaling && resolved.arch !== 'llama') throw new Error('ropeScaling is only for arch llama');
+  if (resolved.heads % resolved.kvHeads !== 0) throw new Error('heads must be a multiple of kvHeads');
+  if (resolved.headDim % 2 !== 0) throw new Error('headDim must be even');
+  if (resolved.probe && resolved.tiedEmbeddings) throw new Error('probe needs an output.weight (tiedEmbeddings false)');
+  return resolved;
+}
+
+interface Tensor {
+  gguf: string;
+  hf: string;
+  /** PyTorch order: rows first. */
+  shape: number[];
+  values: Float32Array;
+  /** File type in the GGUF. */
+  ggufType: TensorType;
+  /** Rows of q/k that GGUF's llama layout permutes: the head count. */
+  permuteHeads?: number;
+}
+
+/** Generate a model in memory: `model.gguf` and the `hf/` files. */
+export function buildTestModel(options: TestModelOptions): BuiltTestModel {
+  const o = resolveTestModelOptions(options);
+  const vocab = buildByteLevelBpeVocab(o.merges);
+  const vocabSize = vocab.tokens.length;
+  const rng = new SeededRandom(o.seed);
+  const hfDtype: TensorType = o.type === 'F16' || o.type === 'BF16' ? o.type : 'F32';
+  const { hidden, heads, kvHeads, headDim, intermediate } = o;
+  const qDim = heads * headDim;
+  const kvDim = kvHeads * headDim;
+
+  const tensors: Tensor[] = [];
+  const matrix = (gguf: string, hf: string, rows: number, cols: number, type: TensorType, permuteHeads?: number) => {
+    const values = o.probe ? new Float32Array(rows * cols) : rng.normals(rows * cols, 1 / Math.sqrt(cols));
+    tensors.push({ gguf, hf, shape: [rows, cols], values, ggufType: type, permuteHeads });
+  };
+  const norm = (gguf: string, hf: string, size: number) => {
+    const values = o.probe ? new Float32Array(size).fill(1) : rng.normals(size, 0.1, 1);
+    tensors.push({ gguf, hf, shape: [size], values, ggufType: 'F32' });
+  };
+  const bias = (gguf: string, hf: string, size: number) => {
+    const values = o.probe ? new Float32Array(size) : rng.normals(size, 0.1);
+    tensors.push({ gguf, hf, shape: [size], values, ggufType: 'F32' });
+  };
+
+  // Token embedding: N(0, 1) rows (RMSNorm brings them to unit scale anyway).
+  const embedding = rng.normals(vocabSize * hidden, 1);
+  let outputNormValue = 1;
+  if (o.probe) {
+    // Row t < hidden is c * e_t; with output_norm = sqrt(c^2/hidden + eps)/c the final norm yields e_t.
+    const c = 16;
+    for (let t = 0; t < Math.min(hidden, vocabSize); t++) {
+      embedding.fill(0, t * hidden, (t + 1) * hidden);
+      embedding[t * hidden + t] = c;
+    }
+    outputNormValue = Math.sqrt((c * c) / hidden + o.rmsEps) / c;
+  }
+  tensors.push({ gguf: 'token_embd.weight', hf: 'model.embed_tokens.weight', shape: [vocabSize, hidden], values: embedding, ggufType: o.embeddingType });
+  if (o.ropeScaling) {
+    tensors.push({ gguf: 'rope_freqs.weight', hf: '', shape: [headDim / 2], values: llama3RopeFactors(o.ropeTheta, headDim, o.ropeScaling), ggufType: 'F32' });
+  }
+  if (o.probe) {
+    tensors.push({ gguf: 'output_norm.weight', hf: 'model.norm.weight', shape: [hidden], values: new Float32Array(hidden).fill(outputNormValue), ggufType: 'F32' });
+    tensors.push({ gguf: 'output.weight', hf: 'lm_head.weight', shape: [vocabSize, hidden], values: rng.normals(vocabSize * hidden, 1 / Math.sqrt(hidden)), ggufType: o.outputType });
+  } else {
+    norm('output_norm.weight', 'model.norm.weight', hidden);
+    if (!o.tiedEmbeddings) matrix('output.weight', 'lm_head.weight', vocabSize, hidden, o.outputType);
+  }
+  for (let l = 0; l < o.layers; l++) {
+    const g = `blk.${l}.`;
+    const h = `model.layers.${l}.`;
+    norm(g + 'attn_norm.weight', h + 'input_layernorm.weight', hidden);
+    const permute = o.arch === 'llama';
+    matrix(g + 'attn_q.weight', h + 'self_attn.q_proj.weight', qDim, hidden, o.type, permute ? heads : undefined);
+    matrix(g + 'attn_k.weight', h + 'self_attn.k_proj.weight', kvDim, hidden, o.type, permute ? kvHeads : undefined);
+    matrix(g + 'attn_v.weight', h + 'self_attn.v_proj.weight', kvDim, hidden, o.type);
+    if (o.arch === 'qwen2') {
+      bias(g + 'attn_q.bias', h + 'self_attn.q_proj.bias', qDim);
+      bias(g + 'attn_k.bias', h + 'self_attn.k_proj.bias', kvDim);
+      bias(g + 'attn_v.bias', h + 'self_attn.v_proj.bias', kvDim);
+    }
+    if (o.arch === 'qwen3') {
+      norm(g + 'attn_q_norm.weight', h + 'self_attn.q_norm.weight', headDim);
+      norm(g + 'attn_k_norm.weight', h + 'self_attn.k_norm.weight', headDim);
+    }
+    matrix(g + 'attn_output.weight', h + 'self_attn.o_proj.weight', hidden, qDim, o.type);
+    norm(g + 'ffn_norm.weight', h + 'post_attention_layernorm.weight', hidden);
+    matrix(g + 'ffn_gate.weight', h + 'mlp.gate_proj.weight', intermediate, hidden, o.type);
+    matrix(g + 'ffn_up.weight', h + 'mlp.up_proj.weight', intermediate, hidden, o.type);
+    matrix(g + 'ffn_down.weight', h + 'mlp.down_proj.weight', hidden, intermediate, o.type);
+  }
+
+  const ggufTensors: GgufWriteTensor[] = [];
+  const hfTensors: SafetensorsWriteTensor[] = [];
+  for (const t of tensors) {
+    const cols = t.shape[t.shape.length - 1];
+    const blockElements = TENSOR_TYPE_LAYOUTS[t.ggufType].blockElements;
+    if (cols % blockElements !== 0) {
+      throw new Error(`Tensor ${t.gguf}: ${cols} columns is not a multiple of the ${t.ggufType} block size ${blockElements}`);
+    }
+    // Round through the Hugging Face dtype first so that both files hold exactly the same numbers.
+    const hfValues = dequantizeGguf(hfDtype, encodeTensor(hfDtype, t.values));
+    const ggufValues = t.permuteHeads ? permuteForInterleavedRope(hfValues, t.shape[0], cols, t.permuteHeads) : hfValues;
+    const ggufBytes = encodeTensor(t.ggufType, ggufValues);
+    ggufTensors.push({ name: t.gguf, dims: [...t.shape].reverse(), ggmlType: TENSOR_TYPE_LAYOUTS[t.ggufType].ggmlType, data: ggufBytes });
+    if (!t.hf) continue;
+    // Quantized weights go to the HF side as their dequantized values (undoing the llama permutation).
+    let hfStored = hfValues;
+    if (TENSOR_TYPE_LAYOUTS[t.ggufType].blockElements > 1 || t.ggufType !== hfDtype && t.ggufType !== 'F32') {
+      const dequantized = dequantizeGguf(t.ggufType, ggufBytes);
+      hfStored = t.permuteHeads ? unpermuteForInterleavedRope(dequantized, t.shape[0], cols, t.permuteHeads) : dequantized;
+    }
+    hfTensors.push({ name: t.hf, dtype: hfDtype as 'F32' | 'F16' | 'BF16', shape: t.shape, data: encodeTensor(hfDtype, hfStored) });
+  }
+
+  const json = (value: unknown, indent?: number) => [new TextEncoder().encode(JSON.stringify(value, null, indent))];
+  const files: Record<string, Uint8Array[]> = { 'model.gguf': encodeGguf(ggufMetadata(o, vocab), ggufTensors) };
+  for (const [name, bytes] of Object.entries(encodeSafetensorsCheckpoint(hfTensors, o.shards))) files[`hf/${name}`] = bytes;
+  files['hf/config.json'] = json(hfConfig(o, vocab), 2);
+  files['hf/tokenizer.json'] = json(tokenizerJson(vocab));
+  files['hf/tokenizer_config.json'] = json(tokenizerConfigJson(vocab, CHATML_TOOLS_TEMPLATE, o.contextLength), 2);
+  files['hf/generation_config.json'] = json({ bos_token_id: vocab.bosId, eos_token_id: vocab.eosId }, 2);
+
+  const info: TestModelInfo = {
+    options: o,
+    vocabSize,
+    bosId: vocab.bosId,
+    eosId: vocab.eosId,
+    specialTokens: vocab.specialTokens.map(({ id, content }) => ({ id, content })),
+    chatTemplate: CHATML_TOOLS_TEMPLATE,
+    tensors: tensors.map((t) => ({ gguf: t.gguf, hf: t.hf, shape: t.shape })),
+  };
+  return { info, files };
+}
+
+/**
+ * GGUF's `llama` layout of q/k rows: within each head, HF row (s * headDim/2 + j) goes to row (2j + s), so
+ * that interleaved RoPE on GGUF rows equals NEOX (rotate-half) RoPE on HF rows (llama.cpp's convert script).
+ */
+export function permuteForInterleavedRope(values: Float32Array, rows: number, cols: number, heads: number): Float32Array {
+  return mapRows(values, rows, cols, heads, (headRow, half) => {
+    const s = headRow < half ? 0 : 1;
+    const j = headRow - s * half;
+    return 2 * j + s;
+  });
+}
+
+/** The inverse of permuteForInterleavedRope. */
+export function unpermuteForInterleavedRope(values: Float32Array, rows: number, cols: number, heads: number): Float32Array {
+  return mapRows(values, rows, cols, heads, (headRow, half) => (headRow % 2) * half + (headRow >> 1));
+}
+
+/** out[h, target(r)] = in[h, r] for each head h and row r within the head. */
+function mapRows(values: Float32Array, rows: number, cols: number, heads: number, target: (headRow: number, half: number) => number): Float32Array {
+  const headDim = rows / heads;
+  const half = headDim / 2;
+  const out = new Float32Array(values.length);
+  for (let h = 0; h < heads; h++) {
+    for (let r = 0; r < headDim; r++) {
+      const src = (h * headDim + r) * cols;
+      out.set(values.subarray(src, src + cols), (h * headDim + target(r, half)) * cols);
+    }
+  }
+  return out;
+}
+
+function ggufMetadata(o: TestModelInfo['options'], vocab: ByteLevelBpeVocab): Record<string, GgufWriteValue> {
+  const a = o.arch;
+  const quantized = [o.type, o.embeddingType, o.outputType].some((t) => TENSOR_TYPE_LAYOUTS[t].blockElements > 1);
+  const meta: Record<string, GgufWriteValue> = {
+    'general.architecture': gv.str(a),
+    'general.name': gv.str(`test-${a}-${o.type.toLowerCase()}-seed${o.seed}`),
+    [`${a}.context_length`]: gv.u32(o.contextLength),
+    [`${a}.embedding_length`]: gv.u32(o.hidden),
+    [`${a}.block_count`]: gv.u32(o.layers),
+    [`${a}.feed_forward_length`]: gv.u32(o.intermediate),
+    [`${a}.attention.head_count`]: gv.u32(o.heads),
+    [`${a}.attention.head_count_kv`]: gv.u32(o.kvHeads),
+    [`${a}.attention.key_length`]: gv.u32(o.headDim),
+    [`${a}.attention.value_length`]: gv.u32(o.headDim),
+    [`${a}.attention.layer_norm_rms_epsilon`]: gv.f32(o.rmsEps),
+    [`${a}.rope.freq_base`]: gv.f32(o.ropeTheta),
+    [`${a}.rope.dimension_count`]: gv.u32(o.headDim),
+    [`${a}.vocab_size`]: gv.u32(vocab.tokens.length),
+    'tokenizer.ggml.model': gv.str('gpt2'),
+    'tokenizer.ggml.pre': gv.str('qwen2'),
+    'tokenizer.ggml.tokens': gv.strings(vocab.tokens),
+    'tokenizer.ggml.token_type': gv.i32s(vocab.tokenTypes),
+    'tokenizer.ggml.merges': gv.strings(vocab.merges),
+    'tokenizer.ggml.bos_token_id': gv.u32(vocab.bosId),
+    'tokenizer.ggml.eos_token_id': gv.u32(vocab.eosId),
+    'tokenizer.ggml.padding_token_id': gv.u32(vocab.padId),
+    'tokenizer.ggml.add_bos_token': gv.bool(false),
+    'tokenizer.ggml.add_eos_token': gv.bool(false),
+    'tokenizer.chat_template': gv.str(CHATML_TOOLS_TEMPLATE),
+  };
+  if (quantized) meta['general.quantization_version'] = gv.u32(2);
+  return meta;
+}
+
+function hfConfig(o: TestModelInfo['options'], vocab: ByteLevelBpeVocab): Record<string, unknown> {
+  const architectures = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[o.arch];
+  const dtype = o.type === 'F16' ? 'float16' : o.type === 'BF16' ? 'bfloat16' : 'float32';
+  return {
+    architectures: [architectures],
+    model_type: o.arch,
+    vocab_size: vocab.tokens.length,
+    hidden_size: o.hidden,
+    intermediate_size: o.intermediate,
+    num_hidden_layers: o.layers,
+    num_attention_heads: o.heads,
+    num_key_value_heads: o.kvHeads,
+    head_dim: o.headDim,
+    hidden_act: 'silu',
+    max_position_embeddings: o.contextLength,
+    rms_norm_eps: o.rmsEps,
+    rope_theta: o.ropeTheta,
+    rope_scaling: o.ropeScaling
+      ? {
+          rope_type: 'llama3',
+          factor: o.ropeScaling.factor,
+          low_freq_factor: o.ropeScaling.lowFreqFactor,
+          high_freq_factor: o.ropeScaling.highFreqFactor,
+          original_max_position_embeddings: o.ropeScaling.originalContextLength,
+        }
+      : null,
+    attention_bias: o.arch === 'qwen2',
+    tie_word_embeddings: o.tiedEmbeddings,
+    bos_token_id: vocab.bosId,
+    eos_token_id: vocab.eosId,
+    torch_dtype: dtype,
+  };
+}
