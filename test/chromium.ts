@@ -1,5 +1,6 @@
 // The one place that says which Chromium the tests drive and with which flags (see DESIGN.md).
 import { existsSync } from 'node:fs';
+import { chromiumArgs as flags } from '../tools/chromium-flags.mjs';
 
 export function chromiumPath(): string {
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -13,14 +14,5 @@ export function chromiumPath(): string {
 
 /** Flags that give headless Chromium a WebGPU adapter on this kind of machine and keep it off the network. */
 export function chromiumArgs(extra: string[] = []): string[] {
-  return [
-    '--enable-unsafe-webgpu',
-    '--no-sandbox',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    ...extra,
-  ];
+  return flags(extra);
 }

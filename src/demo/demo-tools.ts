@@ -1,0 +1,141 @@
+// The tools the demo page runs itself when the model calls them: a calculator, a clock, and a custom
+// `apply_patch` tool (Codex's patch format) that edits the in-page file.
+
+export const demoFileName = 'notes.txt';
+
+export interface DemoToolState {
+  file: string;
+}
+
+export const demoTools = [
+  {
+    type: 'function' as const,
+    name: 'calculator',
+    description: 'Evaluate an arithmetic expression with + - * / ( ) and decimals.',
+    parameters: {
+      type: 'object',
+      properties: { expression: { type: 'string', description: 'e.g. (2 + 3) * 4.5' } },
+      required: ['expression'],
+      additionalProperties: false,
+    },
+    strict: true,
+  },
+  {
+    type: 'function' as const,
+    name: 'get_time',
+    description: 'The current date and time in a time zone.',
+    parameters: {
+      type: 'object',
+      properties: { timezone: { type: 'string', description: 'IANA name, e.g. Europe/Paris' } },
+      required: ['timezone'],
+      additionalProperties: false,
+    },
+    strict: true,
+  },
+  {
+    type: 'custom' as const,
+    name: 'apply_patch',
+    description: `Edit ${demoFileName} with a patch in the apply_patch format (*** Begin Patch / *** Update File / @@ / -old / +new / *** End Patch).`,
+  },
+];
+
+/** Runs a tool call and returns its output text (errors are outputs too: the model reads them). */
+export function runDemoTool(name: string, input: string, state: DemoToolState): string {
+  try {
+    if (name === 'calculator') {
+      const { expression } = JSON.parse(input) as { expression: string };
+      return String(evaluateArithmetic(expression));
+    }
+    if (name === 'get_time') {
+      const { timezone } = JSON.parse(input) as { timezone: string };
+      return new Date().toLocaleString('en-GB', { timeZone: timezone, dateStyle: 'full', timeStyle: 'long' });
+    }
+    if (name === 'apply_patch') {
+      state.file = applyPatch(state.file, input);
+      return `Done. ${demoFileName} now has ${state.file.split('\n').length} lines.`;
+    }
+    return `Unknown tool ${name}`;
+  } catch (e) {
+    return `Error: ${(e as Error).message}`;
+  }
+}
+
+/** A recursive-descent evaluator for + - * / and parentheses: no eval. */
+export function evaluateArithmetic(expression: string): number {
+  const tokens = expression.match(/\d+(?:\.\d+)?|[-+*/()]/g) ?? [];
+  if (tokens.join('') !== expression.replace(/\s+/g, '')) throw new Error(`not an arithmetic expression: ${expression}`);
+  let i = 0;
+  const peek = () => tokens[i];
+  const sum = (): number => {
+    let v = product();
+    while (peek() === '+' || peek() === '-') v = tokens[i++] === '+' ? v + product() : v - product();
+    return v;
+  };
+  const product = (): number => {
+    let v = unary();
+    while (peek() === '*' || peek() === '/') v = tokens[i++] === '*' ? v * unary() : v / unary();
+    return v;
+  };
+  const unary = (): number => {
+    if (peek() === '-') return i++, -unary();
+    if (peek() === '(') {
+      i++;
+      const v = sum();
+      if (tokens[i++] !== ')') throw new Error('missing )');
+      return v;
+    }
+    const t = tokens[i++];
+    if (t === undefined || !/^\d/.test(t)) throw new Error('expected a number');
+    return Number(t);
+  };
+  const v = sum();
+  if (i !== tokens.length) throw new Error(`unexpected ${tokens[i]}`);
+  return v;
+}
+
+/** Applies an apply_patch-format patch with Update File hunks for the demo file. */
+export function applyPatch(file: string, patch: string): string {
+  const lines = patch.replace(/\r\n/g, '\n').split('\n');
+  if (lines[0]?.trim() !== '*** Begin Patch') throw new Error('patch must start with *** Begin Patch');
+  if (!lines.some((l) => l.trim() === '*** End Patch')) throw new Error('patch must end with *** End Patch');
+  let text = file.split('\n');
+  let hunk: { old: string[]; neu: string[] } | null = null;
+  const flush = () => {
+    if (!hunk) return;
+    const at = findLines(text, hunk.old);
+    if (at < 0) throw new Error(`hunk does not match the file: ${hunk.old.join('\\n')}`);
+    text = [...text.slice(0, at), ...hunk.neu, ...text.slice(at + hunk.old.length)];
+    hunk = null;
+  };
+  for (const line of lines.slice(1)) {
+    if (line.startsWith('*** End Patch')) break;
+    if (line.startsWith('*** Update File:') || line.startsWith('*** Add File:') || line.startsWith('*** Delete File:')) {
+      flush();
+      if (!line.startsWith('*** Update File:')) throw new Error('the demo file can only be updated');
+      continue;
+    }
+    if (line.startsWith('@@')) {
+      flush();
+      hunk = { old: [], neu: [] };
+      continue;
+    }
+    hunk ??= { old: [], neu: [] };
+    if (line.startsWith('-')) hunk.old.push(line.slice(1));
+    else if (line.startsWith('+')) hunk.neu.push(line.slice(1));
+    else {
+      const context = line.startsWith(' ') ? line.slice(1) : line;
+      hunk.old.push(context);
+      hunk.neu.push(context);
+    }
+  }
+  flush();
+  return text.join('\n');
+}
+
+function findLines(text: string[], needle: string[]): number {
+  if (needle.length === 0) return text.length;
+  for (let i = 0; i + needle.length <= text.length; i++) {
+    if (needle.every((l, j) => text[i + j] === l)) return i;
+  }
+  return -1;
+}

@@ -1,0 +1,27 @@
+// The model catalog: `models/catalog.json` next to the app lists the bundled model and real ones by URL,
+// each with its size and license. Bundled models ship with the app; the others are downloaded on request.
+import { z } from 'zod';
+
+export const catalogEntrySchema = z.object({
+  id: z.string(),
+  aliases: z.array(z.string()).default([]),
+  /** Path relative to the app (bundled) or an absolute URL. */
+  file: z.string(),
+  format: z.enum(['gguf']).default('gguf'),
+  bytes: z.number().int().nonnegative(),
+  sha256: z.string().optional(),
+  license: z.string(),
+  bundled: z.boolean().default(false),
+  description: z.string().default(''),
+});
+export type CatalogEntry = z.infer<typeof catalogEntrySchema>;
+
+export async function readModelCatalog(scope: string): Promise<CatalogEntry[]> {
+  const url = new URL('models/catalog.json', scope).href;
+  const cache = await caches.open('webgpu-responses-models-v1');
+  let response = await fetch(url, { cache: 'no-store' }).catch(() => undefined);
+  if (response?.ok) await cache.put(url, response.clone());
+  else response = await cache.match(url);
+  if (!response) throw new Error('The model catalog (models/catalog.json) could not be read, online or from the cache.');
+  return z.array(catalogEntrySchema).parse(await response.json());
+}

@@ -1,0 +1,90 @@
+// The service worker in the real browser: it answers /v1 with a real stream from the real engine, keeps answering
+// offline after the first load, survives being stopped, and serves two tabs at once.
+import { expect, test, type Page } from '@playwright/test';
+
+async function openDemo(page: Page) {
+  await page.goto('/');
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+}
+
+/** Posts a streaming request from the page and returns the parsed SSE events. */
+async function streamFromPage(page: Page, body: Record<string, unknown>) {
+  return page.evaluate(async (requestBody) => {
+    const response = await fetch('v1/responses', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ stream: true, ...requestBody }),
+    });
+    const text = await response.text();
+    const events = text
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)) as { type: string; sequence_number: number; response?: { status: string; id: string } });
+    return { status: response.status, contentType: response.headers.get('content-type'), events };
+  }, body);
+}
+
+function expectWellFormedStream(events: { type: string; sequence_number: number }[]) {
+  expect(events[0]?.type).toBe('response.created');
+  expect(events[1]?.type).toBe('response.in_progress');
+  events.forEach((e, i) => expect(e.sequence_number).toBe(i));
+  expect(['response.completed', 'response.incomplete']).toContain(events.at(-1)?.type);
+}
+
+test('the service worker answers POST /v1/responses with a real stream from the engine', async ({ page }) => {
+  await openDemo(page);
+  const { status, contentType, events } = await streamFromPage(page, { input: 'Hello there', max_output_tokens: 12, temperature: 0 });
+  expect(status).toBe(200);
+  expect(contentType).toContain('text/event-stream');
+  expectWellFormedStream(events);
+  const final = events.at(-1)!.response!;
+  const stored = await page.evaluate(async (id) => (await fetch(`v1/responses/${id}`)).json(), final.id);
+  expect(stored.id).toBe(final.id);
+  expect(stored.status).toBe(final.status);
+});
+
+test('unknown model gets an OpenAI-shaped 404 from the worker', async ({ page }) => {
+  await openDemo(page);
+  const r = await page.evaluate(async () => {
+    const response = await fetch('v1/responses', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-nope', input: 'x' }) });
+    return { status: response.status, body: await response.json() };
+  });
+  expect(r.status).toBe(404);
+  expect(r.body.error).toMatchObject({ type: 'invalid_request_error', param: 'model', message: "The model 'gpt-nope' does not exist" });
+});
+
+test('offline: with the network gone the page reloads from the cache and a request is answered', async ({ page, context }) => {
+  await openDemo(page);
+  await context.setOffline(true);
+  await page.reload();
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  const { status, events } = await streamFromPage(page, { input: 'Offline?', max_output_tokens: 8, temperature: 0 });
+  expect(status).toBe(200);
+  expectWellFormedStream(events);
+  await context.setOffline(false);
+});
+
+test('a stopped service worker restarts on the next request and answers', async ({ page, context }) => {
+  await openDemo(page);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  const { status, events } = await streamFromPage(page, { input: 'Still there?', max_output_tokens: 8, temperature: 0 });
+  expect(status).toBe(200);
+  expectWellFormedStream(events);
+});
+
+test('two tabs generating at once each get a complete, well-formed stream', async ({ context }) => {
+  const [a, b] = [await context.newPage(), await context.newPage()];
+  await openDemo(a);
+  await openDemo(b);
+  const [ra, rb] = await Promise.all([
+    streamFromPage(a, { input: 'Tab A speaking', max_output_tokens: 10, temperature: 0 }),
+    streamFromPage(b, { input: 'Tab B speaking', max_output_tokens: 10, temperature: 0 }),
+  ]);
+  for (const r of [ra, rb]) {
+    expect(r.status).toBe(200);
+    expectWellFormedStream(r.events);
+  }
+  expect(ra.events.at(-1)!.response!.id).not.toBe(rb.events.at(-1)!.response!.id);
+});

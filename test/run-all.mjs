@@ -1,0 +1,53 @@
+// `npm test`: everything a fresh clone needs checked, in order, with one summary line at the end.
+//   1. the system Chromium (installed from Debian's package where possible) and llama.cpp's oracle package;
+//   2. unit tests in Node and GPU/browser tests in headless Chromium (vitest projects `unit` and `browser`);
+//   3. the production build, then end-to-end tests (Playwright) against it.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { ensureChromium } from '../tools/ensure-chromium.mjs';
+
+ensureChromium();
+
+const env = { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' };
+function run(title, cmd, args, extraEnv = {}) {
+  console.log(`\n=== ${title}: ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...env, ...extraEnv } });
+  return r.status === 0;
+}
+
+if (!existsSync('tools/llama-oracle/node_modules/node-llama-cpp')) {
+  // llama.cpp is the numerical oracle; kept apart so its optional CUDA/Vulkan builds are never fetched.
+  if (!run('llama.cpp oracle', 'npm', ['ci', '--omit=optional', '--no-audit', '--no-fund', '--prefix', 'tools/llama-oracle'])) process.exit(1);
+}
+
+rmSync('.tmp/test-results', { recursive: true, force: true });
+mkdirSync('.tmp/test-results', { recursive: true });
+const results = [];
+results.push(['vitest (unit + browser)', run('vitest', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=.tmp/test-results/vitest.json'])]);
+const built = run('build', 'npm', ['run', 'build']);
+results.push(['build', built]);
+if (built) results.push(['playwright e2e', run('playwright', 'npx', ['playwright', 'test'], { PLAYWRIGHT_JSON_OUTPUT_NAME: '.tmp/test-results/e2e.json' })]);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+try {
+  const v = JSON.parse(readFileSync('.tmp/test-results/vitest.json', 'utf8'));
+  passed += v.numPassedTests;
+  failed += v.numFailedTests;
+  skipped += v.numPendingTests + v.numTodoTests;
+} catch {
+  failed += 1;
+}
+try {
+  const e = JSON.parse(readFileSync('.tmp/test-results/e2e.json', 'utf8'));
+  passed += e.stats.expected;
+  failed += e.stats.unexpected + e.stats.flaky * 0;
+  skipped += e.stats.skipped;
+} catch {
+  if (built) failed += 1;
+}
+const ok = results.every(([, r]) => r);
+console.log('\n' + results.map(([t, r]) => `${r ? 'ok  ' : 'FAIL'} ${t}`).join('\n'));
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(ok && failed === 0 ? 0 : 1);
