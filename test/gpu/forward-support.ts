@@ -2,7 +2,8 @@
 // decoder built from a fixture GGUF, and logit comparison.
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
-import { uploadGgufTensors, type UploadedTensors } from '../../src/engine/upload-weights.ts';
+import { uploadTensors, type TensorSource, type UploadedTensors } from '../../src/engine/upload-weights.ts';
+import { openModel } from '../../src/engine/model-registry.ts';
 import { Decoder } from '../../src/model/decoder.ts';
 import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import { readGguf, type GgufFile } from '../../src/model/gguf.ts';
@@ -39,12 +40,33 @@ export interface TestDecoder {
   destroy(): void;
 }
 
-export async function decoderFromGguf(file: GgufFile, options: { maxSeq?: number; maxBatch?: number } = {}): Promise<TestDecoder> {
+export async function decoderFromGguf(
+  file: GgufFile,
+  options: { maxSeq?: number; maxBatch?: number; maxPartBytes?: number } = {},
+): Promise<TestDecoder> {
   const { gpu, pipelines } = await sharedGpu();
   const config = modelConfigFromGguf(file);
-  const uploaded = await uploadGgufTensors(gpu.device, file);
+  const sources: TensorSource[] = file.tensors.map((t) => ({ name: t.name, type: t.type, shape: t.shape, source: file.source, offset: t.offset, byteLength: t.byteLength }));
+  const uploaded = await uploadTensors(gpu.device, gpu.limits, sources, { maxPartBytes: options.maxPartBytes });
   const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
   const decoder = await Decoder.create(gpu, config, weights, { maxSeq: options.maxSeq ?? 128, maxBatch: options.maxBatch, pipelines });
+  return {
+    decoder,
+    uploaded,
+    destroy: () => {
+      decoder.destroy();
+      uploaded.destroy();
+    },
+  };
+}
+
+/** A decoder for a Hugging Face directory served at `baseUrl` (through the engine's model opener). */
+export async function decoderFromHfDir(baseUrl: string, options: { maxSeq?: number } = {}): Promise<TestDecoder> {
+  const { gpu, pipelines } = await sharedGpu();
+  const opened = await openModel({ id: 'hf', hfDir: baseUrl });
+  const uploaded = await uploadTensors(gpu.device, gpu.limits, opened.tensors);
+  const weights = assembleDecoderWeights(opened.config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+  const decoder = await Decoder.create(gpu, opened.config, weights, { maxSeq: options.maxSeq ?? 128, pipelines });
   return {
     decoder,
     uploaded,

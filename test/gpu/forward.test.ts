@@ -12,7 +12,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { argmax, referenceForward, referenceModelFromGguf } from '../support/cpu-forward.ts';
 import { FORWARD_CASES, FORWARD_GREEDY, FORWARD_PROMPT, type ForwardFixtureIndex } from './forward-cases.ts';
-import { decoderFromGguf, fetchGguf, loadFixtureIndex, maxAbsDiff } from './forward-support.ts';
+import { decoderFromGguf, decoderFromHfDir, fetchGguf, loadFixtureIndex, maxAbsDiff } from './forward-support.ts';
 
 const LLAMA_TOLERANCE: Record<string, number> = { F32: 1e-4, F16: 1e-2, Q8_0: 0.15, Q4_0: 0.15, Q4_K: 0.2, Q6_K: 0.2 };
 const REFERENCE_TOLERANCE = 1e-4;
@@ -65,4 +65,76 @@ describe('forward pass on WebGPU', () => {
       destroy();
     }
   });
+});
+
+describe('decoder invariants', () => {
+  const prompt = FORWARD_PROMPT;
+
+  test.each([['qwen2-f32'], ['llama-q8_0'], ['qwen3-q4_k']])('%s: prefill then decode = token by token = chunked prefill', async (id) => {
+    const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
+    const whole = await decoderFromGguf(file);
+    const chunked = await decoderFromGguf(file, { maxBatch: 5 });
+    try {
+      const all = (await whole.decoder.forward(prompt, { logits: 'all' })).logits!;
+      // Token by token (each step a decode step reading the previous token from the GPU or uploaded).
+      whole.decoder.kv.clear();
+      const stepwise: Float32Array[] = [];
+      for (const t of prompt) stepwise.push((await whole.decoder.forward([t], { logits: 'last' })).logits![0]);
+      // Prefill 10, then decode the rest.
+      whole.decoder.kv.clear();
+      const mixed = [...(await whole.decoder.forward(prompt.slice(0, 10), { logits: 'all' })).logits!];
+      for (const t of prompt.slice(10)) mixed.push((await whole.decoder.forward([t], { logits: 'last' })).logits![0]);
+      // Prefill in chunks of 5 tokens.
+      const chunks = (await chunked.decoder.forward(prompt, { logits: 'all' })).logits!;
+      const d1 = maxAbsDiff(stepwise, all);
+      const d2 = maxAbsDiff(mixed, all);
+      const d3 = maxAbsDiff(chunks, all);
+      console.log(`${id}: |token by token - prefill| ${d1.toExponential(2)}, |prefill+decode - prefill| ${d2.toExponential(2)}, |chunked - prefill| ${d3.toExponential(2)}`);
+      expect(d1).toBeLessThan(1e-5);
+      expect(d2).toBeLessThan(1e-5);
+      expect(d3).toBeLessThan(1e-5);
+    } finally {
+      whole.destroy();
+      chunked.destroy();
+    }
+  });
+
+  test.each([['llama-f32'], ['qwen2-q8_0'], ['llama-q6_k']])('%s: tensors split by rows over many buffers give the same logits', async (id) => {
+    const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
+    const plain = await decoderFromGguf(file);
+    const split = await decoderFromGguf(file, { maxPartBytes: 4096 });
+    try {
+      const lmHeadParts = split.decoder.weights.lmHead.parts.length;
+      expect(lmHeadParts).toBeGreaterThan(2);
+      const a = (await plain.decoder.forward(prompt, { logits: 'all' })).logits!;
+      const b = (await split.decoder.forward(prompt, { logits: 'all' })).logits!;
+      const d = maxAbsDiff(a, b);
+      console.log(`${id}: LM head in ${lmHeadParts} parts; |split - whole| ${d.toExponential(2)}`);
+      expect(d).toBeLessThan(1e-5);
+    } finally {
+      plain.destroy();
+      split.destroy();
+    }
+  });
+
+  test.each([['llama-f32'], ['qwen2-f16'], ['qwen3-f32'], ['llama-q4_0'], ['llama-f32-tied-rope-scaling']])(
+    '%s: GGUF and safetensors of the same weights give the same logits',
+    async (id) => {
+      const fixture = index.cases.find((x) => x.id === id)!;
+      const file = await fetchGguf(fixture.gguf);
+      const fromGguf = await decoderFromGguf(file);
+      const fromHf = await decoderFromHfDir(new URL(fixture.hfDir, location.origin).href);
+      try {
+        expect(fromHf.decoder.config.format).toBe('safetensors');
+        const a = (await fromGguf.decoder.forward(prompt, { logits: 'all' })).logits!;
+        const b = (await fromHf.decoder.forward(prompt, { logits: 'all' })).logits!;
+        const d = maxAbsDiff(a, b);
+        console.log(`${id}: |GGUF - safetensors| ${d.toExponential(2)}`);
+        expect(d).toBeLessThan(1e-4);
+      } finally {
+        fromGguf.destroy();
+        fromHf.destroy();
+      }
+    },
+  );
 });

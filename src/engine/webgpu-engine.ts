@@ -1,0 +1,337 @@
+// The WebGPU engine: implements Engine over the decoder graph. Requests run one at a time (RequestQueue);
+// a model loads on first use (headers, tokenizer, weights streamed to the GPU, pipelines compiled) and stays
+// loaded. generate(): chat template -> token ids -> reuse the longest common prefix with the KV cache of the
+// model's last sequence -> prefill the rest in batched steps -> decode one command buffer per token until an
+// end token, maxTokens, the context end or the abort signal.
+// Sampling: greedy (argmax on the GPU) for every request until GPU sampling (issue 5) lands.
+import { acquireGpu, GpuError, type GpuContext } from '../gpu/device.ts';
+import { PipelineCache } from '../gpu/pipeline-cache.ts';
+import { ChatTemplate } from '../model/chat-template.ts';
+import { Decoder, type LogitsMode } from '../model/decoder.ts';
+import { assembleDecoderWeights } from '../model/decoder-weights.ts';
+import { IncrementalDetokenizer } from '../model/incremental-detokenizer.ts';
+import type { ModelConfig } from '../model/model-config.ts';
+import type { ModelTokenizer } from '../model/tokenizer.ts';
+import { DEFAULT_CONTEXT_LENGTH, DEFAULT_MARKERS, ModelRegistry, openModel, type ModelSource, type OpenedModel } from './model-registry.ts';
+import { RequestQueue } from './request-queue.ts';
+import {
+  EngineError,
+  type ConstraintSpec,
+  type Engine,
+  type GenerateRequest,
+  type GenerationEvent,
+  type ModelInfo,
+} from './types.ts';
+import { uploadTensors, type UploadedTensors } from './upload-weights.ts';
+
+export interface WebGpuEngineOptions {
+  /** The GPU to use: navigator.gpu by default; the `webgpu` package's create([]) on Node. */
+  gpu?: GPU;
+  models: ModelSource[];
+  /** Most prompt tokens per prefill step (default 64). */
+  maxBatch?: number;
+  /** Model loading progress (bytes of weights uploaded). */
+  onLoadProgress?: (modelId: string, loadedBytes: number, totalBytes: number) => void;
+}
+
+/** End-of-turn markers that stop generation when the vocabulary has them. */
+const END_OF_TURN_TOKENS = ['<|im_end|>', '<|endoftext|>', '<|eot_id|>', '<|eom_id|>', '<|end|>', '</s>'];
+
+interface LoadedModel {
+  source: ModelSource;
+  opened: OpenedModel;
+  uploaded: UploadedTensors;
+  decoder: Decoder;
+  stopTokens: Set<number>;
+  contextLength: number;
+}
+
+interface ModelMeta {
+  opened: OpenedModel;
+  templates: Map<boolean, ChatTemplate>;
+}
+
+export interface LogitsResult {
+  tokens: number[];
+  logits: Float32Array[];
+}
+
+export class WebGpuEngine implements Engine {
+  private readonly registry: ModelRegistry;
+  private readonly queue = new RequestQueue();
+  private gpuContext: Promise<GpuContext> | null = null;
+  private pipelines: PipelineCache | null = null;
+  private readonly meta = new Map<string, Promise<ModelMeta>>();
+  private readonly loaded = new Map<string, Promise<LoadedModel>>();
+
+  constructor(private readonly options: WebGpuEngineOptions) {
+    this.registry = new ModelRegistry(options.models);
+  }
+
+  async listModels(): Promise<ModelInfo[]> {
+    const infos: ModelInfo[] = [];
+    for (const source of this.registry.list()) {
+      let contextLength = source.contextLength ?? DEFAULT_CONTEXT_LENGTH;
+      try {
+        const { opened } = await this.modelMeta(source);
+        contextLength = this.contextLengthOf(source, opened.config);
+      } catch {
+        // An unreadable model is still listed; using it reports the error.
+      }
+      infos.push({
+        id: source.id,
+        aliases: source.aliases ?? [],
+        created: source.created ?? 0,
+        ownedBy: source.ownedBy ?? 'webgpu-responses',
+        contextLength,
+        loaded: this.loaded.has(source.id),
+        markers: { ...DEFAULT_MARKERS, ...source.markers },
+      });
+    }
+    // The first loaded model is the default: list loaded ones first.
+    return [...infos.filter((m) => m.loaded), ...infos.filter((m) => !m.loaded)];
+  }
+
+  async tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking'>): Promise<number[]> {
+    const source = this.registry.resolve(req.model);
+    const meta = await this.modelMeta(source);
+    return this.renderAndTokenize(meta, req);
+  }
+
+  async checkConstraint(model: string, constraint: ConstraintSpec): Promise<void> {
+    this.registry.resolve(model);
+    if (constraint.kind !== 'none') {
+      // TODO(issue 5): compile constraints to GPU token masks.
+      throw new EngineError('constraints not supported yet', 400, 'unsupported_constraint', constraint.kind === 'tools' ? 'tool_choice' : 'text.format');
+    }
+  }
+
+  generate(req: GenerateRequest): AsyncIterable<GenerationEvent> {
+    return this.generateEvents(req);
+  }
+
+  /** Loads a model now (else it loads on first use). */
+  async load(modelName: string): Promise<void> {
+    await this.loadedModel(this.registry.resolve(modelName));
+  }
+
+  /**
+   * The full-vocabulary logits at every position of `tokens` from a cold start (the `logits` CLI and tests);
+   * leaves these tokens in the KV cache.
+   */
+  async logits(modelName: string, tokens: readonly number[], signal?: AbortSignal): Promise<LogitsResult> {
+    const source = this.registry.resolve(modelName);
+    return this.queue.run(async () => {
+      const model = await this.loadedModel(source);
+      this.checkFits(model, tokens.length, 0);
+      model.decoder.kv.clear();
+      const result = await this.guard(() => model.decoder.forward(tokens, { logits: 'all' as LogitsMode, signal }));
+      return { tokens: [...tokens], logits: result.logits! };
+    }, signal);
+  }
+
+  /** Frees every model and the device. */
+  async dispose(): Promise<void> {
+    const release = await this.queue.acquire();
+    try {
+      await this.unloadAll();
+      if (this.gpuContext) (await this.gpuContext.catch(() => null))?.destroy();
+      this.gpuContext = null;
+    } finally {
+      release();
+    }
+  }
+
+  // ---- internals ------------------------------------------------------------------------------------
+
+  private contextLengthOf(source: ModelSource, config: ModelConfig): number {
+    return Math.min(source.contextLength ?? DEFAULT_CONTEXT_LENGTH, config.contextLength);
+  }
+
+  private modelMeta(source: ModelSource): Promise<ModelMeta> {
+    let meta = this.meta.get(source.id);
+    if (!meta) {
+      meta = openModel(source).then((opened) => ({ opened, templates: new Map<boolean, ChatTemplate>() }));
+      meta.catch(() => this.meta.delete(source.id));
+      this.meta.set(source.id, meta);
+    }
+    return meta;
+  }
+
+  private renderAndTokenize(meta: ModelMeta, req: Pick<GenerateRequest, 'messages' | 'tools' | 'enableThinking'>): number[] {
+    const tokenizer = meta.opened.tokenizer;
+    const withTools = req.tools.length > 0;
+    let template = meta.templates.get(withTools);
+    if (!template) {
+      try {
+        template = ChatTemplate.select(tokenizer.chatTemplate, withTools);
+      } catch (e) {
+        throw new EngineError((e as Error).message, 400, 'invalid_request_error');
+      }
+      meta.templates.set(withTools, template);
+    }
+    let text: string;
+    try {
+      text = template.render({
+        messages: req.messages,
+        tools: req.tools,
+        addGenerationPrompt: true,
+        enableThinking: req.enableThinking,
+        bosToken: tokenizer.bosToken,
+        eosToken: tokenizer.eosToken,
+      });
+    } catch (e) {
+      throw new EngineError((e as Error).message, 400, 'invalid_request_error', 'input');
+    }
+    return tokenizer.encode(text, { addSpecialTokens: false });
+  }
+
+  private gpu(): Promise<GpuContext> {
+    if (!this.gpuContext) {
+      this.gpuContext = acquireGpu({ gpu: this.options.gpu, label: 'webgpu-responses engine' });
+      this.gpuContext.catch(() => (this.gpuContext = null));
+    }
+    return this.gpuContext;
+  }
+
+  private loadedModel(source: ModelSource): Promise<LoadedModel> {
+    let model = this.loaded.get(source.id);
+    if (!model) {
+      model = this.loadModel(source);
+      model.catch(() => this.loaded.delete(source.id));
+      this.loaded.set(source.id, model);
+    }
+    return model;
+  }
+
+  private async loadModel(source: ModelSource): Promise<LoadedModel> {
+    const { opened } = await this.modelMeta(source);
+    const gpu = await this.gpu();
+    this.pipelines ??= new PipelineCache(gpu.device);
+    const uploaded = await uploadTensors(gpu.device, gpu.limits, opened.tensors, {
+      onProgress: (done, total) => this.options.onLoadProgress?.(source.id, done, total),
+    });
+    try {
+      const config = opened.config;
+      const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+      const contextLength = this.contextLengthOf(source, config);
+      const decoder = await Decoder.create(gpu, config, weights, { maxSeq: contextLength, maxBatch: this.options.maxBatch, pipelines: this.pipelines });
+      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer), contextLength };
+    } catch (error) {
+      uploaded.destroy();
+      throw error;
+    }
+  }
+
+  private async unloadAll(): Promise<void> {
+    const models = [...this.loaded.values()];
+    this.loaded.clear();
+    for (const m of models) {
+      const model = await m.catch(() => null);
+      model?.decoder.destroy();
+      model?.uploaded.destroy();
+    }
+  }
+
+  private checkFits(model: LoadedModel, promptTokens: number, minNew: number): void {
+    if (promptTokens + minNew > model.contextLength) {
+      throw new EngineError(
+        `The prompt is ${promptTokens} tokens, more than model \`${model.source.id}\` can take: its context is ${model.contextLength} tokens` +
+          (minNew ? ` (including at least ${minNew} to generate)` : ''),
+        400,
+        'context_length_exceeded',
+        'input',
+      );
+    }
+  }
+
+  /** Runs GPU work; a GPU failure drops every loaded model (and a lost device) and surfaces as an EngineError. */
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof GpuError) {
+        const ctx = await this.gpuContext?.catch(() => null);
+        if (error.code === 'device-lost' || ctx?.isLost) {
+          await this.unloadAll();
+          this.gpuContext = null;
+        }
+        throw new EngineError(`GPU failure (${error.code}): ${error.message}`, 500, 'server_error');
+      }
+      throw error;
+    }
+  }
+
+  private async *generateEvents(req: GenerateRequest): AsyncGenerator<GenerationEvent> {
+    const source = this.registry.resolve(req.model);
+    await this.checkConstraint(req.model, req.constraint);
+    const signal = req.signal;
+    let release: () => void;
+    try {
+      release = await this.queue.acquire(signal);
+    } catch (error) {
+      if (signal?.aborted) {
+        yield { type: 'done', finishReason: 'abort', usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0 } };
+        return;
+      }
+      throw error;
+    }
+    try {
+      const meta = await this.modelMeta(source);
+      const prompt = this.renderAndTokenize(meta, req);
+      const model = await this.guard(() => this.loadedModel(source));
+      this.checkFits(model, prompt.length, 1);
+      const decoder = model.decoder;
+      // Reuse the longest common prefix; at least the last prompt token is run again for its logits.
+      const cached = Math.min(decoder.kv.commonPrefixLength(prompt), prompt.length - 1);
+      decoder.kv.truncate(cached);
+      const usage = { promptTokens: prompt.length, cachedTokens: cached, completionTokens: 0 };
+      const rest = prompt.slice(cached);
+      let next = -1;
+      for (let done = 0; done < rest.length; ) {
+        if (signal?.aborted) {
+          yield { type: 'done', finishReason: 'abort', usage };
+          return;
+        }
+        const chunk = rest.slice(done, done + decoder.maxBatch);
+        next = (await this.guard(() => decoder.forward(chunk))).nextToken;
+        done += chunk.length;
+        yield { type: 'prefill', done: cached + done, total: prompt.length };
+      }
+      const detokenizer = new IncrementalDetokenizer(meta.opened.tokenizer);
+      let finishReason: 'stop' | 'length' | 'abort' = 'length';
+      for (;;) {
+        if (model.stopTokens.has(next)) {
+          finishReason = 'stop';
+          break;
+        }
+        usage.completionTokens++;
+        yield { type: 'token', id: next, text: detokenizer.push(next) };
+        if (usage.completionTokens >= req.maxTokens || decoder.kv.length >= model.contextLength) break;
+        if (signal?.aborted) {
+          finishReason = 'abort';
+          break;
+        }
+        next = (await this.guard(() => decoder.forward([next]))).nextToken;
+      }
+      yield { type: 'done', finishReason, usage };
+    } finally {
+      release();
+    }
+  }
+}
+
+function stopTokensOf(config: ModelConfig, tokenizer: ModelTokenizer): Set<number> {
+  const stop = new Set(config.eosTokenIds);
+  if (tokenizer.eosTokenId !== null) stop.add(tokenizer.eosTokenId);
+  for (const text of END_OF_TURN_TOKENS) {
+    const special = tokenizer.specialTokens.find((t) => t.content === text);
+    if (special) stop.add(special.id);
+  }
+  return stop;
+}
+
+/** The WebGPU engine for these models (loaded lazily on first use). */
+export function createWebGpuEngine(options: WebGpuEngineOptions): WebGpuEngine {
+  return new WebGpuEngine(options);
+}
