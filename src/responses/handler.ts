@@ -178,7 +178,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
       output: [{ id: ids('cmp'), type: 'compaction', encrypted_content: sealed }],
       usage: {
         input_tokens: before.length,
-        input_tokens_details: { cached_tokens: 0 },
+        input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
         output_tokens: 0,
         output_tokens_details: { reasoning_tokens: 0 },
         total_tokens: before.length,
@@ -332,7 +332,6 @@ function baseResponse(
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
     store: body.store ?? true,
-    usage: null,
     text: body.text ?? { format: { type: 'text' } },
     reasoning: body.reasoning ?? null,
     temperature: body.temperature ?? 1,
@@ -345,7 +344,7 @@ function baseResponse(
     service_tier: 'default',
     prompt_cache_key: body.prompt_cache_key ?? null,
     safety_identifier: body.safety_identifier ?? null,
-    user: body.user ?? null,
+    ...(body.user !== undefined ? { user: body.user } : {}),
   };
 }
 

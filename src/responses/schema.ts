@@ -246,7 +246,7 @@ export const ReasoningConfig = z.object({
   summary: z.enum(['auto', 'concise', 'detailed']).nullish(),
   generate_summary: z.enum(['auto', 'concise', 'detailed']).nullish(),
   context: z.enum(['auto', 'current_turn', 'all_turns']).nullish(),
-  mode: z.string().nullish(),
+  mode: z.string().optional(),
 });
 export type ReasoningConfig = z.infer<typeof ReasoningConfig>;
 
@@ -341,11 +341,13 @@ export const InputItemsQuery = z.object({
 
 // ---------------------------------------------------------------- output items
 
+/** This runtime produces no annotations and (yet) no logprobs: both are always empty. */
+const none = z.array(z.never());
+
 export const OutputText = z.object({
   type: z.literal('output_text'),
   text: z.string(),
-  annotations: z.array(jsonObject),
-  logprobs: z.array(jsonObject).optional(),
+  annotations: none,
 });
 export type OutputText = z.infer<typeof OutputText>;
 
@@ -412,7 +414,8 @@ export type ResponseStatus = z.infer<typeof ResponseStatus>;
 
 export const Usage = z.object({
   input_tokens: z.number().int(),
-  input_tokens_details: z.object({ cached_tokens: z.number().int() }),
+  /** `cache_write_tokens`: prompt tokens whose KV this request computed and kept for prefix reuse. */
+  input_tokens_details: z.object({ cached_tokens: z.number().int(), cache_write_tokens: z.number().int() }),
   output_tokens: z.number().int(),
   output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
   total_tokens: z.number().int(),
@@ -442,7 +445,8 @@ export const ResponseObject = z.object({
   parallel_tool_calls: z.boolean(),
   previous_response_id: z.string().nullable(),
   store: z.boolean(),
-  usage: Usage.nullable(),
+  /** Absent until generation has finished (the SDK types it as optional, not nullable). */
+  usage: Usage.optional(),
   text: TextConfig,
   reasoning: ReasoningConfig.nullable(),
   temperature: z.number().nullable(),
@@ -455,7 +459,7 @@ export const ResponseObject = z.object({
   service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']),
   prompt_cache_key: z.string().nullable(),
   safety_identifier: z.string().nullable(),
-  user: z.string().nullable(),
+  user: z.string().optional(),
 });
 export type ResponseObject = z.infer<typeof ResponseObject>;
 
@@ -481,7 +485,7 @@ export const StreamEvent = z.discriminatedUnion('type', [
     ...at,
     content_index: z.number().int(),
     delta: z.string(),
-    logprobs: z.array(jsonObject),
+    logprobs: none,
     ...seq,
   }),
   z.object({
@@ -489,7 +493,7 @@ export const StreamEvent = z.discriminatedUnion('type', [
     ...at,
     content_index: z.number().int(),
     text: z.string(),
-    logprobs: z.array(jsonObject),
+    logprobs: none,
     ...seq,
   }),
   z.object({ type: z.literal('response.reasoning_text.delta'), ...at, content_index: z.number().int(), delta: z.string(), ...seq }),

@@ -308,20 +308,20 @@ export async function* runPipeline(
   for (const parsed of options.parser.finish()) for (const e of await emitter.apply(parsed)) yield emitter.number(e);
   for (const e of await emitter.end(status === 'completed' ? 'completed' : 'incomplete')) yield emitter.number(e);
 
-  const usage: Usage | null = done
+  const usage: Usage | undefined = done
     ? {
         input_tokens: done.usage.promptTokens,
-        input_tokens_details: { cached_tokens: done.usage.cachedTokens },
+        input_tokens_details: { cached_tokens: done.usage.cachedTokens, cache_write_tokens: done.usage.promptTokens - done.usage.cachedTokens },
         output_tokens: done.usage.completionTokens,
         output_tokens_details: { reasoning_tokens: Math.min(options.parser.reasoningTokens, done.usage.completionTokens) },
         total_tokens: done.usage.promptTokens + done.usage.completionTokens,
       }
-    : null;
+    : undefined;
   let final: ResponseObject = {
     ...structuredClone(base),
     status,
     output: structuredClone(emitter.output),
-    usage,
+    ...(usage ? { usage } : {}),
     error: status === 'failed' ? faultBody(fault) : null,
     incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     completed_at: status === 'completed' ? options.now() : null,

@@ -1,0 +1,56 @@
+// The zod schemas are the source of the wire types; this checks at compile time (tsc) that what they produce
+// is what the openai SDK types, and at run time that the SDK-shaped objects it builds parse.
+import type {
+  Response as SdkResponse,
+  ResponseCustomToolCall,
+  ResponseFunctionToolCall,
+  ResponseOutputMessage,
+  ResponseReasoningItem,
+  ResponseStreamEvent,
+  ResponseUsage,
+  ResponseCompactionItem,
+} from 'openai/resources/responses/responses';
+import { describe, expect, it } from 'vitest';
+import {
+  InputItem,
+  type OutputCompaction,
+  type OutputCustomToolCall,
+  type OutputFunctionCall,
+  type OutputMessage,
+  type OutputReasoning,
+  type ResponseObject,
+  type StreamEvent,
+  type Usage,
+} from '../../../src/responses/schema.ts';
+
+/** Type-level only (never called): each line compiles only when the left type is assignable to the SDK's. */
+function sdkAssignability(): void {
+  const m: ResponseOutputMessage = {} as OutputMessage;
+  const r: ResponseReasoningItem = {} as OutputReasoning;
+  const f: ResponseFunctionToolCall = {} as OutputFunctionCall;
+  const c: ResponseCustomToolCall = {} as OutputCustomToolCall;
+  const k: ResponseCompactionItem = {} as OutputCompaction;
+  const u: ResponseUsage = {} as Usage;
+  // `output_text` is computed by the SDK on its side; tools and tool_choice accept hosted kinds loosely.
+  const o: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice'> = {} as Omit<ResponseObject, 'tools' | 'tool_choice'>;
+  const e: ResponseStreamEvent = {} as Exclude<StreamEvent, { response: unknown }>;
+  void [m, r, f, c, k, u, o, e];
+}
+
+describe('schema types match the SDK', () => {
+  it('output items, usage, the response object and stream events are assignable to the SDK types', () => {
+    // The proof is that this file typechecks (`npx tsc --noEmit -p .`).
+    expect(typeof sdkAssignability).toBe('function');
+  });
+
+  it('every output item parses as an input item (so a history replays through the one normaliser)', () => {
+    const items: unknown[] = [
+      { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'a', annotations: [] }], phase: 'final_answer' },
+      { id: 'rs_1', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'r' }], status: 'completed', encrypted_content: 'x' },
+      { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}', status: 'incomplete' },
+      { id: 'ctc_1', type: 'custom_tool_call', call_id: 'call_2', name: 'g', input: 'raw' },
+      { id: 'cmp_1', type: 'compaction', encrypted_content: 'blob' },
+    ];
+    for (const item of items) expect(InputItem.safeParse(item).success).toBe(true);
+  });
+});
