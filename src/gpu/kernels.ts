@@ -24,7 +24,13 @@ interface Prepared {
   constants: OverrideConstants;
 }
 
-/** Uniform buffers holding kernel params, one per distinct content, made once (shapes repeat every token). */
+/**
+ * Uniform buffers holding kernel params, one per distinct content, made once (shapes repeat every token).
+ * Least recently used ones are destroyed past MAX_PARAMS_BUFFERS (varying prompt lengths make new ones); the
+ * bound is far above what one command buffer uses, so nothing recorded and not yet submitted is destroyed.
+ */
+const MAX_PARAMS_BUFFERS = 4096;
+
 class ParamsCache {
   private readonly buffers = new Map<string, GPUBuffer>();
   constructor(private readonly device: GPUDevice) {}
@@ -32,11 +38,18 @@ class ParamsCache {
   get(words: ArrayBuffer): GPUBuffer {
     const key = Array.from(new Uint32Array(words)).join(',');
     let buffer = this.buffers.get(key);
-    if (!buffer) {
+    if (buffer) {
+      this.buffers.delete(key); // re-inserted below: Map order is the recency order
+    } else {
       buffer = this.device.createBuffer({ label: `params ${key}`, size: Math.max(16, words.byteLength), usage: 0x40 | 0x08 });
       this.device.queue.writeBuffer(buffer, 0, words);
-      this.buffers.set(key, buffer);
+      if (this.buffers.size >= MAX_PARAMS_BUFFERS) {
+        const [oldestKey, oldest] = this.buffers.entries().next().value as [string, GPUBuffer];
+        this.buffers.delete(oldestKey);
+        oldest.destroy();
+      }
     }
+    this.buffers.set(key, buffer);
     return buffer;
   }
 
@@ -45,6 +58,20 @@ class ParamsCache {
     this.buffers.clear();
   }
 }
+
+/** Bytes a binding makes visible to a kernel. */
+function bindingBytes(b: Binding): number {
+  if ('getMappedRange' in b) return b.size;
+  return b.size ?? b.buffer.size - (b.offset ?? 0);
+}
+
+/** Throws a RangeError naming the kernel and binding when a binding is smaller than the kernel will read or write. */
+function requireBytes(kernel: string, name: string, b: Binding, bytes: number): void {
+  const have = bindingBytes(b);
+  if (have < bytes) throw new RangeError(`${kernel}: ${name} has ${have} bytes, needs ${bytes}`);
+}
+
+const WEIGHT_BYTES: Record<WeightType, number> = { f32: 4, f16: 2 };
 
 function u32Params(...values: number[]): ArrayBuffer {
   for (const v of values) {
@@ -110,6 +137,9 @@ export class Kernels {
   /** y[n] = W·x[k], W [n rows, k cols] row-major, f32 or f16 (packed per the conventions). */
   matvec(batch: ComputeBatch, a: { type: WeightType; weights: Binding; x: Binding; y: Binding; n: number; k: number }): void {
     if (a.n === 0) return;
+    requireBytes('matvec', 'weights', a.weights, Math.ceil((a.n * a.k * WEIGHT_BYTES[a.type]) / 4) * 4);
+    requireBytes('matvec', 'x', a.x, a.k * 4);
+    requireBytes('matvec', 'y', a.y, a.n * 4);
     const p = this.matvecKernel(a.type);
     const params = this.params.get(u32Params(a.n, a.k));
     batch.dispatch(this.pipeline(p), [a.weights, a.x, a.y, params], Math.ceil(a.n / matvecRowsPerWorkgroup(this.shapes.matvec)));
@@ -124,6 +154,9 @@ export class Kernels {
     a: { type: WeightType; weights: Binding; x: Binding; y: Binding; m: number; n: number; k: number },
   ): void {
     if (a.m === 0 || a.n === 0) return;
+    requireBytes('matmul', 'weights', a.weights, Math.ceil((a.n * a.k * WEIGHT_BYTES[a.type]) / 4) * 4);
+    requireBytes('matmul', 'x', a.x, a.m * a.k * 4);
+    requireBytes('matmul', 'y', a.y, a.m * a.n * 4);
     const p = this.matmulKernel(a.type);
     const params = this.params.get(u32Params(a.m, a.n, a.k));
     const tiles = Math.ceil(a.m / 4) * Math.ceil(a.n / 4);
@@ -133,6 +166,9 @@ export class Kernels {
   /** Y[r, :] = X[r, :] / sqrt(mean(X[r, :]²) + eps) * weight, rows of length n. */
   rmsnorm(batch: ComputeBatch, a: { x: Binding; weight: Binding; y: Binding; rows: number; n: number; eps: number }): void {
     if (a.rows === 0) return;
+    requireBytes('rmsnorm', 'x', a.x, a.rows * a.n * 4);
+    requireBytes('rmsnorm', 'weight', a.weight, a.n * 4);
+    requireBytes('rmsnorm', 'y', a.y, a.rows * a.n * 4);
     const words = new DataView(u32Params(a.rows, a.n, 0));
     words.setFloat32(8, a.eps, true);
     const params = this.params.get(words.buffer as ArrayBuffer);
@@ -143,6 +179,8 @@ export class Kernels {
   /** Y[r, :] = softmax(X[r, :]), rows of length n. */
   softmax(batch: ComputeBatch, a: { x: Binding; y: Binding; rows: number; n: number }): void {
     if (a.rows === 0) return;
+    requireBytes('softmax', 'x', a.x, a.rows * a.n * 4);
+    requireBytes('softmax', 'y', a.y, a.rows * a.n * 4);
     const params = this.params.get(u32Params(a.rows, a.n));
     const p = this.rowKernel(shaders.softmax);
     batch.dispatch(this.pipeline(p), [a.x, a.y, params], Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)));

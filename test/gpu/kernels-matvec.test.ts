@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
+import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { Kernels, type KernelsOptions } from '../../src/gpu/kernels.ts';
 import { checkMatvec, MATVEC_SIZES } from '../support/kernel-checks.ts';
 
@@ -55,4 +56,19 @@ test('a workgroup count over the per-dimension limit (x/y split) covers every ro
   const kernels = await kernelsFor({ nativeF16: false, shapes: { matvec: { WORKGROUP_SIZE: 1, K_SPLIT: 1 } } });
   const n = (gpu.limits.maxComputeWorkgroupsPerDimension + 2) * 4 + 1;
   expect(await checkMatvec(gpu, kernels, 'f32', n, 1, 99)).toBeNull();
+});
+
+test('a binding smaller than the sizes say is a clear error, before anything is recorded', async () => {
+  const kernels = await kernelsFor({ nativeF16: false });
+  const small = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
+  const big = gpu.device.createBuffer({ size: 4096, usage: GPUBufferUsage.STORAGE });
+  const batch = new ComputeBatch(gpu, 'bad sizes');
+  expect(() => kernels.matvec(batch, { type: 'f32', weights: small, x: big, y: big, n: 4, k: 4 })).toThrow(
+    'matvec: weights has 16 bytes, needs 64',
+  );
+  expect(() => kernels.matvec(batch, { type: 'f16', weights: big, x: { buffer: big, offset: 4080 }, y: big, n: 4, k: 8 })).toThrow(
+    'matvec: x has 16 bytes, needs 32',
+  );
+  small.destroy();
+  big.destroy();
 });
