@@ -7,7 +7,7 @@ export default defineConfig({
   testMatch: '**/*.spec.ts',
   timeout: 180_000,
   workers: 1,
-  reporter: [['list'], ['json']],
+  reporter: [['list'], ['json', { outputFile: '.tmp/test-results/e2e.json' }]],
   outputDir: '.tmp/playwright',
   use: {
     browserName: 'chromium',

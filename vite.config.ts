@@ -61,7 +61,11 @@ export default defineConfig(({ mode }) => {
   }
   return {
     base: './',
-    build: { outDir: appOut, target: 'es2022' },
+    build: {
+      outDir: appOut,
+      target: 'es2022',
+      rolldownOptions: { input: { main: 'index.html', 'web-ide': 'examples/web-ide/index.html' } },
+    },
     plugins: [precacheManifest()],
     server: { host: '127.0.0.1' },
     preview: { host: '127.0.0.1' },

@@ -26,7 +26,7 @@ const results = [];
 results.push(['vitest (unit + browser)', run('vitest', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=.tmp/test-results/vitest.json'])]);
 const built = run('build', 'npm', ['run', 'build']);
 results.push(['build', built]);
-if (built) results.push(['playwright e2e', run('playwright', 'npx', ['playwright', 'test'], { PLAYWRIGHT_JSON_OUTPUT_NAME: '.tmp/test-results/e2e.json' })]);
+if (built) results.push(['playwright e2e', run('playwright', 'npx', ['playwright', 'test'])]);
 
 let passed = 0;
 let failed = 0;

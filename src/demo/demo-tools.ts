@@ -1,5 +1,6 @@
 // The tools the demo page runs itself when the model calls them: a calculator, a clock, and a custom
 // `apply_patch` tool (Codex's patch format) that edits the in-page file.
+import { applyPatchLarkGrammar } from './apply-patch-grammar';
 
 export const demoFileName = 'notes.txt';
 
@@ -36,6 +37,7 @@ export const demoTools = [
     type: 'custom' as const,
     name: 'apply_patch',
     description: `Edit ${demoFileName} with a patch in the apply_patch format (*** Begin Patch / *** Update File / @@ / -old / +new / *** End Patch).`,
+    format: { type: 'grammar' as const, syntax: 'lark' as const, definition: applyPatchLarkGrammar },
   },
 ];
 

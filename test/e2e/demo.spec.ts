@@ -1,0 +1,96 @@
+// The demo page and the embedding, as a person and a web IDE use them: the demo answers offline with reasoning,
+// a tool call and a final answer rendered; the `openai` SDK in a page gets a streamed response and a tool call;
+// the web-IDE example applies a patch to its file. Screenshots of each go to .tmp/screenshots and must not be blank.
+import { expect, test, type Page } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+
+const shots = '.tmp/screenshots';
+mkdirSync(shots, { recursive: true });
+
+/** A screenshot that is not one flat colour (a blank or crashed page would be). */
+async function screenshotNotBlank(page: Page, name: string) {
+  const png = await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  const colours = await page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const canvas = new OffscreenCanvas(img.width, img.height);
+    const ctx = canvas.getContext('2d')!;
+    ctx.drawImage(img, 0, 0);
+    const data = ctx.getImageData(0, 0, img.width, img.height).data;
+    const seen = new Set<number>();
+    for (let i = 0; i < data.length && seen.size < 64; i += 4 * 97) seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+    return seen.size;
+  }, png.toString('base64'));
+  expect(colours, `${name} screenshot looks blank`).toBeGreaterThan(8);
+}
+
+test('the demo answers offline with reasoning, a tool call and a final answer rendered', async ({ page, context }) => {
+  await page.goto('/');
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  await context.setOffline(true);
+  await page.reload();
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  await page.fill('#prompt', 'What is 12 * 7?');
+  await page.keyboard.press('Control+Enter');
+  await expect(page.locator('#send')).toBeEnabled({ timeout: 150_000 });
+  await expect(page.locator('.assistant details.reasoning').first()).toBeAttached();
+  await expect(page.locator('.assistant .tool').first()).toContainText('calculator');
+  await expect(page.locator('.assistant .phase', { hasText: 'final_answer' }).first()).toBeAttached();
+  await expect(page.locator('#stats')).toContainText('tokens/s');
+  await screenshotNotBlank(page, 'demo');
+  await context.setOffline(false);
+});
+
+test('the openai SDK in a page gets a streamed response and a tool call', async ({ page }) => {
+  await page.goto('examples/web-ide/');
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  const result = await page.evaluate(async () => {
+    const { client } = (window as unknown as { ideAgent: { client: import('openai').default } }).ideAgent;
+    const stream = client.responses.stream({
+      model: 'default',
+      input: 'What is the weather in Paris?',
+      tools: [
+        {
+          type: 'function',
+          name: 'get_weather',
+          description: 'Weather for a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+          strict: true,
+        },
+      ],
+      tool_choice: 'required',
+      max_output_tokens: 64,
+      temperature: 0,
+    });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const final = await stream.finalResponse();
+    return { types, output: final.output, status: final.status };
+  });
+  expect(result.types[0]).toBe('response.created');
+  expect(result.types).toContain('response.function_call_arguments.delta');
+  const call = result.output.find((o) => o.type === 'function_call');
+  expect(call, JSON.stringify(result.output)).toBeTruthy();
+  if (call?.type !== 'function_call') throw new Error('no function call');
+  expect(call.name).toBe('get_weather');
+  const args = JSON.parse(call.arguments) as Record<string, unknown>;
+  expect(Object.keys(args)).toEqual(['city']);
+  expect(typeof args.city).toBe('string');
+});
+
+test('the web-IDE example applies a patch from the agent to its file', async ({ page }) => {
+  await page.goto('examples/web-ide/');
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  const before = await page.inputValue('#editor');
+  const outcome = await page.evaluate(async () => {
+    const { runAgent } = (window as unknown as { ideAgent: { runAgent: (t: string) => Promise<{ patches: number }> } }).ideAgent;
+    return runAgent('Rename greet to welcome.');
+  });
+  const log = await page.textContent('#log');
+  // Every call is constrained by the apply_patch grammar, so each parses; it must also have been applied.
+  expect(log).toContain('apply_patch →');
+  expect(outcome.patches, log ?? '').toBeGreaterThan(0);
+  expect(await page.inputValue('#editor')).not.toBe(before);
+  await screenshotNotBlank(page, 'web-ide');
+});
