@@ -12,10 +12,13 @@
 //   2 bias   array<f32>  bias [y_offset + n] (read only when HAS_BIAS; bind any buffer otherwise).
 //   3 y      array<f32>  Y, row t of Y at t*y_stride; this range's outputs at columns [y_offset, y_offset + n).
 //   4 params uniform { n, k, m, y_offset, y_stride }.
-// Overrides: WORKGROUP_SIZE; K_SPLIT (invocations sharing one row, each takes every K_SPLIT-th block, summed in
-//   workgroup memory; 1 on CPU adapters); TILE_M (tokens per invocation, 1..8: each weight block is dequantized
-//   once per TILE_M tokens); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: fused residual).
-// Dispatch: 1-D, ceil(n / (WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over x, y).
+// Each invocation computes 4 consecutive rows (a vec4 per token) for TILE_M tokens, so every weight word is
+// dequantized once per 4 tokens and every x value serves 4 rows. K_SPLIT invocations may share the 4 rows (each
+// takes every K_SPLIT-th block; partial sums added in workgroup memory): 1 on CPU adapters, more on GPUs.
+// Overrides: WORKGROUP_SIZE; K_SPLIT (a power of two dividing WORKGROUP_SIZE); TILE_M (1..4 tokens per
+//   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused).
+// Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
+//   x and y; see src/gpu/dispatch.ts).
 
 struct Params {
   n: u32,
@@ -37,20 +40,73 @@ override TILE_M: u32 = 1;
 override HAS_BIAS: bool = false;
 override ACCUMULATE: bool = false;
 
-const MAX_TILE_M: u32 = 8u;
 const BLOCK_WORDS: u32 = 53u;
+const BLOCK_ELEMENTS: u32 = 256u;
 
-var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
+var<workgroup> partial: array<vec4<f32>, WORKGROUP_SIZE>;
 
-// The four bytes of a word, low byte first.
-fn bytes4(word: u32) -> vec4<u32> {
-  return (vec4<u32>(word) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
+// (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights.
+fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
 }
 
-// Signed int8 scale i (0..15) of the block whose scale words start at w[at].
-fn scale_i8(at: u32, i: u32) -> f32 {
-  let byte = (w[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 255u;
+// Signed int8 scale i (0..15) of the block at word o.
+fn scale_i8(o: u32, i: u32) -> f32 {
+  let byte = (w[o + 48u + (i >> 2u)] >> ((i & 3u) * 8u)) & 255u;
   return f32(bitcast<i32>(byte << 24u) >> 24u);
+}
+
+// The 16 values (q - 32) of four consecutive l: column g = group g (elements 32g + l of the half), from the
+// words of ql[l..], ql[32 + l..] and qh[l..].
+fn q6_values(ql_a: u32, ql_b: u32, qh: u32) -> mat4x4<f32> {
+  let shifts = vec4<u32>(0u, 8u, 16u, 24u);
+  let a = (vec4<u32>(ql_a) >> shifts) & vec4<u32>(255u);
+  let b = (vec4<u32>(ql_b) >> shifts) & vec4<u32>(255u);
+  let hb = (vec4<u32>(qh) >> shifts) & vec4<u32>(255u);
+  let bias = vec4<f32>(32.0);
+  return mat4x4<f32>(
+    vec4<f32>((a & vec4<u32>(15u)) | ((hb & vec4<u32>(3u)) << vec4<u32>(4u))) - bias,
+    vec4<f32>((b & vec4<u32>(15u)) | (((hb >> vec4<u32>(2u)) & vec4<u32>(3u)) << vec4<u32>(4u))) - bias,
+    vec4<f32>((a >> vec4<u32>(4u)) | (((hb >> vec4<u32>(4u)) & vec4<u32>(3u)) << vec4<u32>(4u))) - bias,
+    vec4<f32>((b >> vec4<u32>(4u)) | ((hb >> vec4<u32>(6u)) << vec4<u32>(4u))) - bias,
+  );
+}
+
+// The sum over the K_SPLIT invocations sharing these rows (uniform control flow: every invocation calls it).
+fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> {
+  partial[lid] = value;
+  workgroupBarrier();
+  for (var stride = K_SPLIT >> 1u; stride > 0u; stride >>= 1u) {
+    if (lane < stride) {
+      partial[lid] += partial[lid + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[lid - lane];
+  workgroupBarrier();
+  return total;
+}
+
+// Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked.
+fn store(token: u32, row0: u32, value: vec4<f32>) {
+  if (token >= params.m) {
+    return;
+  }
+  for (var i = 0u; i < 4u; i++) {
+    let row = row0 + i;
+    if (row < params.n) {
+      let column = params.y_offset + row;
+      let index = token * params.y_stride + column;
+      var result = value[i];
+      if (HAS_BIAS) {
+        result += bias[column];
+      }
+      if (ACCUMULATE) {
+        result += y[index];
+      }
+      y[index] = result;
+    }
+  }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -60,9 +116,8 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   let n = params.n;
-  let k = params.k;
   let m = params.m;
-  let rows_per_group = WORKGROUP_SIZE / K_SPLIT;
+  let rows_per_group = 4u * (WORKGROUP_SIZE / K_SPLIT);
   let row_groups = (n + rows_per_group - 1u) / rows_per_group;
   let wg = wid.x + wid.y * nwg.x;
   let t0 = (wg / row_groups) * TILE_M;
@@ -70,74 +125,108 @@ fn main(
     return;
   }
   let lane = lid % K_SPLIT;
-  let row = (wg % row_groups) * rows_per_group + lid / K_SPLIT;
-  // Rows past the end compute on the last row and are not written: no branch around the loop.
-  let r = min(row, n - 1u);
-  let blocks = k / 256u;
-  let k4 = k / 4u;
+  let row0 = (wg % row_groups) * rows_per_group + (lid / K_SPLIT) * 4u;
+  let blocks = params.k / BLOCK_ELEMENTS;
+  // Rows and tokens past the end compute on the last ones and are not written: no branches in the loop.
+  let last = n - 1u;
+  let w0 = min(row0, last) * blocks * BLOCK_WORDS;
+  let w1 = min(row0 + 1u, last) * blocks * BLOCK_WORDS;
+  let w2 = min(row0 + 2u, last) * blocks * BLOCK_WORDS;
+  let w3 = min(row0 + 3u, last) * blocks * BLOCK_WORDS;
+  let k4 = params.k / 4u;
+  let x0 = min(t0, m - 1u) * k4;
+  let x1 = min(t0 + 1u, m - 1u) * k4;
+  let x2 = min(t0 + 2u, m - 1u) * k4;
+  let x3 = min(t0 + 3u, m - 1u) * k4;
 
-  var acc = array<f32, MAX_TILE_M>();
+  // acc_t: token t0 + t, rows row0 .. row0 + 3.
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
   for (var b = lane; b < blocks; b += K_SPLIT) {
-    let base = (r * blocks + b) * BLOCK_WORDS;
-    let d = unpack2x16float(w[base + 52u]).x;
+    let o0 = w0 + b * BLOCK_WORDS;
+    let o1 = w1 + b * BLOCK_WORDS;
+    let o2 = w2 + b * BLOCK_WORDS;
+    let o3 = w3 + b * BLOCK_WORDS;
+    let xb = b * (BLOCK_ELEMENTS / 4u);
+    let d = vec4<f32>(unpack2x16float(w[o0 + 52u]).x, unpack2x16float(w[o1 + 52u]).x, unpack2x16float(w[o2 + 52u]).x, unpack2x16float(w[o3 + 52u]).x);
     for (var h = 0u; h < 2u; h++) {
       for (var half16 = 0u; half16 < 2u; half16++) {
-        // Elements 128h + 32g + 16*half16 + (0..15) for g = 0..3 share the scales 8h + 2g + half16.
-        let scale_index = 8u * h + half16;
-        let coefficients = d * vec4<f32>(
-          scale_i8(base + 48u, scale_index), scale_i8(base + 48u, scale_index + 2u), scale_i8(base + 48u, scale_index + 4u), scale_i8(base + 48u, scale_index + 6u));
-        var sums = array<vec4<f32>, MAX_TILE_M>(); // explicitly zeroed: some compilers hoist an uninitialised var out of the loop
+        // Elements 128h + 32g + 16*half16 + (0..15), g = 0..3, use scale 8h + 2g + half16.
+        let si = 8u * h + half16;
+        let scale_g0 = d * vec4<f32>(scale_i8(o0, si), scale_i8(o1, si), scale_i8(o2, si), scale_i8(o3, si));
+        let scale_g1 = d * vec4<f32>(scale_i8(o0, si + 2u), scale_i8(o1, si + 2u), scale_i8(o2, si + 2u), scale_i8(o3, si + 2u));
+        let scale_g2 = d * vec4<f32>(scale_i8(o0, si + 4u), scale_i8(o1, si + 4u), scale_i8(o2, si + 4u), scale_i8(o3, si + 4u));
+        let scale_g3 = d * vec4<f32>(scale_i8(o0, si + 6u), scale_i8(o1, si + 6u), scale_i8(o2, si + 6u), scale_i8(o3, si + 6u));
+        // sums_t[g]: token t's q·x over group g (rows in the components).
+        var sums0 = mat4x4<f32>();
+        var sums1 = mat4x4<f32>();
+        var sums2 = mat4x4<f32>();
+        var sums3 = mat4x4<f32>();
         for (var l4 = 4u * half16; l4 < 4u * half16 + 4u; l4++) {
-          let ql_a = bytes4(w[base + 16u * h + l4]);
-          let ql_b = bytes4(w[base + 16u * h + 8u + l4]);
-          let qh = bytes4(w[base + 32u + 8u * h + l4]);
-          let q0 = vec4<f32>((ql_a & vec4<u32>(15u)) | ((qh & vec4<u32>(3u)) << vec4<u32>(4u))) - vec4<f32>(32.0);
-          let q1 = vec4<f32>((ql_b & vec4<u32>(15u)) | (((qh >> vec4<u32>(2u)) & vec4<u32>(3u)) << vec4<u32>(4u))) - vec4<f32>(32.0);
-          let q2 = vec4<f32>((ql_a >> vec4<u32>(4u)) | (((qh >> vec4<u32>(4u)) & vec4<u32>(3u)) << vec4<u32>(4u))) - vec4<f32>(32.0);
-          let q3 = vec4<f32>((ql_b >> vec4<u32>(4u)) | ((qh >> vec4<u32>(6u)) << vec4<u32>(4u))) - vec4<f32>(32.0);
-          for (var t = 0u; t < TILE_M; t++) {
-            let token = min(t0 + t, m - 1u);
-            let xi = token * k4 + b * 64u + 32u * h + l4;
-            sums[t] += vec4<f32>(dot(q0, x[xi]), dot(q1, x[xi + 8u]), dot(q2, x[xi + 16u]), dot(q3, x[xi + 24u]));
+          // Bytes 4*l4 .. 4*l4+3 of ql (this half), of ql + 32 and of qh.
+          let ql_a = 16u * h + l4;
+          let ql_b = ql_a + 8u;
+          let qh = 32u + 8u * h + l4;
+          let r0 = q6_values(w[o0 + ql_a], w[o0 + ql_b], w[o0 + qh]);
+          let r1 = q6_values(w[o1 + ql_a], w[o1 + ql_b], w[o1 + qh]);
+          let r2 = q6_values(w[o2 + ql_a], w[o2 + ql_b], w[o2 + qh]);
+          let r3 = q6_values(w[o3 + ql_a], w[o3 + ql_b], w[o3 + qh]);
+          let xi = xb + 32u * h + l4;
+          sums0[0] += dot4(r0[0], r1[0], r2[0], r3[0], x[x0 + xi]);
+          sums0[1] += dot4(r0[1], r1[1], r2[1], r3[1], x[x0 + xi + 8u]);
+          sums0[2] += dot4(r0[2], r1[2], r2[2], r3[2], x[x0 + xi + 16u]);
+          sums0[3] += dot4(r0[3], r1[3], r2[3], r3[3], x[x0 + xi + 24u]);
+          if (TILE_M > 1u) {
+            sums1[0] += dot4(r0[0], r1[0], r2[0], r3[0], x[x1 + xi]);
+            sums1[1] += dot4(r0[1], r1[1], r2[1], r3[1], x[x1 + xi + 8u]);
+            sums1[2] += dot4(r0[2], r1[2], r2[2], r3[2], x[x1 + xi + 16u]);
+            sums1[3] += dot4(r0[3], r1[3], r2[3], r3[3], x[x1 + xi + 24u]);
+          }
+          if (TILE_M > 2u) {
+            sums2[0] += dot4(r0[0], r1[0], r2[0], r3[0], x[x2 + xi]);
+            sums2[1] += dot4(r0[1], r1[1], r2[1], r3[1], x[x2 + xi + 8u]);
+            sums2[2] += dot4(r0[2], r1[2], r2[2], r3[2], x[x2 + xi + 16u]);
+            sums2[3] += dot4(r0[3], r1[3], r2[3], r3[3], x[x2 + xi + 24u]);
+          }
+          if (TILE_M > 3u) {
+            sums3[0] += dot4(r0[0], r1[0], r2[0], r3[0], x[x3 + xi]);
+            sums3[1] += dot4(r0[1], r1[1], r2[1], r3[1], x[x3 + xi + 8u]);
+            sums3[2] += dot4(r0[2], r1[2], r2[2], r3[2], x[x3 + xi + 16u]);
+            sums3[3] += dot4(r0[3], r1[3], r2[3], r3[3], x[x3 + xi + 24u]);
           }
         }
-        for (var t = 0u; t < TILE_M; t++) {
-          acc[t] += dot(coefficients, sums[t]);
-        }
+        acc0 += scale_g0 * sums0[0] + scale_g1 * sums0[1] + scale_g2 * sums0[2] + scale_g3 * sums0[3];
+        acc1 += scale_g0 * sums1[0] + scale_g1 * sums1[1] + scale_g2 * sums1[2] + scale_g3 * sums1[3];
+        acc2 += scale_g0 * sums2[0] + scale_g1 * sums2[1] + scale_g2 * sums2[2] + scale_g3 * sums2[3];
+        acc3 += scale_g0 * sums3[0] + scale_g1 * sums3[1] + scale_g2 * sums3[2] + scale_g3 * sums3[3];
       }
     }
   }
 
   if (K_SPLIT > 1u) {
-    for (var t = 0u; t < TILE_M; t++) {
-      partial[lid] = acc[t];
-      workgroupBarrier();
-      for (var stride = K_SPLIT >> 1u; stride > 0u; stride >>= 1u) {
-        if (lane < stride) {
-          partial[lid] += partial[lid + stride];
-        }
-        workgroupBarrier();
-      }
-      acc[t] = partial[lid - lane];
-      workgroupBarrier();
+    acc0 = sum_over_split(acc0, lid, lane);
+    if (TILE_M > 1u) {
+      acc1 = sum_over_split(acc1, lid, lane);
+    }
+    if (TILE_M > 2u) {
+      acc2 = sum_over_split(acc2, lid, lane);
+    }
+    if (TILE_M > 3u) {
+      acc3 = sum_over_split(acc3, lid, lane);
     }
   }
-
-  if (lane == 0u && row < n) {
-    let column = params.y_offset + row;
-    for (var t = 0u; t < TILE_M; t++) {
-      let token = t0 + t;
-      if (token < m) {
-        let index = token * params.y_stride + column;
-        var value = acc[t];
-        if (HAS_BIAS) {
-          value += bias[column];
-        }
-        if (ACCUMULATE) {
-          value += y[index];
-        }
-        y[index] = value;
-      }
+  if (lane == 0u) {
+    store(t0, row0, acc0);
+    if (TILE_M > 1u) {
+      store(t0 + 1u, row0, acc1);
+    }
+    if (TILE_M > 2u) {
+      store(t0 + 2u, row0, acc2);
+    }
+    if (TILE_M > 3u) {
+      store(t0 + 3u, row0, acc3);
     }
   }
 }

@@ -2,17 +2,20 @@
 // matvec (y = W·x); M > 1 is prefill.
 //
 // Bindings (group 0):
-//   0 w      array<u32>  Q8_0 blocks, row-major [n rows, k/32 blocks], 9 u32 per block:
-//                        word 0 = f16 d in the low half (high half zero), words 1..8 = 32 int8 qs, value j = d*qs[j].
+//   0 w      array<u32>  Q8_0 blocks, row-major [n rows, k/32 blocks], 9 u32 per block: word 0 = f16 d in the
+//                        low half (high half zero), words 1..8 = 32 int8 qs; value j = d*qs[j].
 //                        The buffer holds rows [0, n) of this row range (a tensor split by rows binds each range).
 //   1 x      array<vec4<f32>>  X [m, k] f32 row-major (k a multiple of 32).
 //   2 bias   array<f32>  bias [y_offset + n] (read only when HAS_BIAS; bind any buffer otherwise).
 //   3 y      array<f32>  Y, row t of Y at t*y_stride; this range's outputs at columns [y_offset, y_offset + n).
 //   4 params uniform { n, k, m, y_offset, y_stride }.
-// Overrides: WORKGROUP_SIZE; K_SPLIT (invocations sharing one row, each takes every K_SPLIT-th block, summed in
-//   workgroup memory; 1 on CPU adapters); TILE_M (tokens per invocation, 1..8: each weight block is dequantized
-//   once per TILE_M tokens); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: fused residual).
-// Dispatch: 1-D, ceil(n / (WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over x, y).
+// Each invocation computes 4 consecutive rows (a vec4 per token) for TILE_M tokens, so every weight word is
+// dequantized once per 4 tokens and every x value serves 4 rows. K_SPLIT invocations may share the 4 rows (each
+// takes every K_SPLIT-th block; partial sums added in workgroup memory): 1 on CPU adapters, more on GPUs.
+// Overrides: WORKGROUP_SIZE; K_SPLIT (a power of two dividing WORKGROUP_SIZE); TILE_M (1..4 tokens per
+//   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused).
+// Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
+//   x and y; see src/gpu/dispatch.ts).
 
 struct Params {
   n: u32,
@@ -34,15 +37,57 @@ override TILE_M: u32 = 1;
 override HAS_BIAS: bool = false;
 override ACCUMULATE: bool = false;
 
-const MAX_TILE_M: u32 = 8u;
 const BLOCK_WORDS: u32 = 9u;
+const BLOCK_ELEMENTS: u32 = 32u;
 
-var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
+var<workgroup> partial: array<vec4<f32>, WORKGROUP_SIZE>;
+
+// (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights.
+fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
+}
 
 // The four int8 of a word, low byte first.
 fn unpack_i8x4(word: u32) -> vec4<f32> {
   let v = vec4<i32>(bitcast<i32>(word << 24u), bitcast<i32>(word << 16u), bitcast<i32>(word << 8u), bitcast<i32>(word));
   return vec4<f32>(v >> vec4<u32>(24u));
+}
+
+// The sum over the K_SPLIT invocations sharing these rows (uniform control flow: every invocation calls it).
+fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> {
+  partial[lid] = value;
+  workgroupBarrier();
+  for (var stride = K_SPLIT >> 1u; stride > 0u; stride >>= 1u) {
+    if (lane < stride) {
+      partial[lid] += partial[lid + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[lid - lane];
+  workgroupBarrier();
+  return total;
+}
+
+// Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked.
+fn store(token: u32, row0: u32, value: vec4<f32>) {
+  if (token >= params.m) {
+    return;
+  }
+  for (var i = 0u; i < 4u; i++) {
+    let row = row0 + i;
+    if (row < params.n) {
+      let column = params.y_offset + row;
+      let index = token * params.y_stride + column;
+      var result = value[i];
+      if (HAS_BIAS) {
+        result += bias[column];
+      }
+      if (ACCUMULATE) {
+        result += y[index];
+      }
+      y[index] = result;
+    }
+  }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -52,9 +97,8 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   let n = params.n;
-  let k = params.k;
   let m = params.m;
-  let rows_per_group = WORKGROUP_SIZE / K_SPLIT;
+  let rows_per_group = 4u * (WORKGROUP_SIZE / K_SPLIT);
   let row_groups = (n + rows_per_group - 1u) / rows_per_group;
   let wg = wid.x + wid.y * nwg.x;
   let t0 = (wg / row_groups) * TILE_M;
@@ -62,59 +106,82 @@ fn main(
     return;
   }
   let lane = lid % K_SPLIT;
-  let row = (wg % row_groups) * rows_per_group + lid / K_SPLIT;
-  // Rows past the end compute on the last row and are not written: no branch around the loop.
-  let r = min(row, n - 1u);
-  let blocks = k / 32u;
-  let k4 = k / 4u;
+  let row0 = (wg % row_groups) * rows_per_group + (lid / K_SPLIT) * 4u;
+  let blocks = params.k / BLOCK_ELEMENTS;
+  // Rows and tokens past the end compute on the last ones and are not written: no branches in the loop.
+  let last = n - 1u;
+  let w0 = min(row0, last) * blocks * BLOCK_WORDS;
+  let w1 = min(row0 + 1u, last) * blocks * BLOCK_WORDS;
+  let w2 = min(row0 + 2u, last) * blocks * BLOCK_WORDS;
+  let w3 = min(row0 + 3u, last) * blocks * BLOCK_WORDS;
+  let k4 = params.k / 4u;
+  let x0 = min(t0, m - 1u) * k4;
+  let x1 = min(t0 + 1u, m - 1u) * k4;
+  let x2 = min(t0 + 2u, m - 1u) * k4;
+  let x3 = min(t0 + 3u, m - 1u) * k4;
 
-  var acc = array<f32, MAX_TILE_M>();
+  // acc_t: token t0 + t, rows row0 .. row0 + 3.
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
   for (var b = lane; b < blocks; b += K_SPLIT) {
-    let base = (r * blocks + b) * BLOCK_WORDS;
-    let d = unpack2x16float(w[base]).x;
-    var block_sum = array<f32, MAX_TILE_M>(); // explicitly zeroed: some compilers hoist an uninitialised var out of the loop
-    for (var i = 0u; i < 8u; i++) {
-      let q = unpack_i8x4(w[base + 1u + i]);
-      for (var t = 0u; t < TILE_M; t++) {
-        let token = min(t0 + t, m - 1u);
-        block_sum[t] += dot(q, x[token * k4 + b * 8u + i]);
+    let o0 = w0 + b * BLOCK_WORDS;
+    let o1 = w1 + b * BLOCK_WORDS;
+    let o2 = w2 + b * BLOCK_WORDS;
+    let o3 = w3 + b * BLOCK_WORDS;
+    let xb = b * (BLOCK_ELEMENTS / 4u);
+    let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
+    // s_t: Σ q·x over this block for token t (rows in the components); d applied once per block.
+    var s0 = vec4<f32>(0.0);
+    var s1 = vec4<f32>(0.0);
+    var s2 = vec4<f32>(0.0);
+    var s3 = vec4<f32>(0.0);
+    for (var i = 1u; i < 9u; i++) {
+      let q0 = unpack_i8x4(w[o0 + i]);
+      let q1 = unpack_i8x4(w[o1 + i]);
+      let q2 = unpack_i8x4(w[o2 + i]);
+      let q3 = unpack_i8x4(w[o3 + i]);
+      let xi = xb + i - 1u;
+      s0 += dot4(q0, q1, q2, q3, x[x0 + xi]);
+      if (TILE_M > 1u) {
+        s1 += dot4(q0, q1, q2, q3, x[x1 + xi]);
+      }
+      if (TILE_M > 2u) {
+        s2 += dot4(q0, q1, q2, q3, x[x2 + xi]);
+      }
+      if (TILE_M > 3u) {
+        s3 += dot4(q0, q1, q2, q3, x[x3 + xi]);
       }
     }
-    for (var t = 0u; t < TILE_M; t++) {
-      acc[t] += d * block_sum[t];
-    }
+    acc0 += d * s0;
+    acc1 += d * s1;
+    acc2 += d * s2;
+    acc3 += d * s3;
   }
 
   if (K_SPLIT > 1u) {
-    for (var t = 0u; t < TILE_M; t++) {
-      partial[lid] = acc[t];
-      workgroupBarrier();
-      for (var stride = K_SPLIT >> 1u; stride > 0u; stride >>= 1u) {
-        if (lane < stride) {
-          partial[lid] += partial[lid + stride];
-        }
-        workgroupBarrier();
-      }
-      acc[t] = partial[lid - lane];
-      workgroupBarrier();
+    acc0 = sum_over_split(acc0, lid, lane);
+    if (TILE_M > 1u) {
+      acc1 = sum_over_split(acc1, lid, lane);
+    }
+    if (TILE_M > 2u) {
+      acc2 = sum_over_split(acc2, lid, lane);
+    }
+    if (TILE_M > 3u) {
+      acc3 = sum_over_split(acc3, lid, lane);
     }
   }
-
-  if (lane == 0u && row < n) {
-    let column = params.y_offset + row;
-    for (var t = 0u; t < TILE_M; t++) {
-      let token = t0 + t;
-      if (token < m) {
-        let index = token * params.y_stride + column;
-        var value = acc[t];
-        if (HAS_BIAS) {
-          value += bias[column];
-        }
-        if (ACCUMULATE) {
-          value += y[index];
-        }
-        y[index] = value;
-      }
+  if (lane == 0u) {
+    store(t0, row0, acc0);
+    if (TILE_M > 1u) {
+      store(t0 + 1u, row0, acc1);
+    }
+    if (TILE_M > 2u) {
+      store(t0 + 2u, row0, acc2);
+    }
+    if (TILE_M > 3u) {
+      store(t0 + 3u, row0, acc3);
     }
   }
 }

@@ -30,7 +30,7 @@ const QUANT_KERNELS: Readonly<Record<QuantWeightType, KernelSource>> = {
 const EMBEDDING_TABLE_CODES: Readonly<Record<EmbeddingTableType, number>> = { F32: 0, F16: 1, Q8_0: 2, Q4_0: 3, Q4_K: 4, Q6_K: 5 };
 
 export interface ForwardKernelShapes {
-  /** matmul_q*: K_SPLIT invocations per row; TILE_M tokens per invocation when m > 1 (1..8; m = 1 uses 1). */
+  /** matmul_q*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows. */
   quantMatmul: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number };
   /** embedding, rope, swiglu, add: one invocation per element (or pair). */
   elementwise: { WORKGROUP_SIZE: number };
@@ -104,6 +104,10 @@ export class ForwardKernels {
     options: ForwardKernelsOptions = {},
   ) {
     this.shapes = { ...forwardKernelShapesFor(gpu), ...options.shapes };
+    const { TILE_M, K_SPLIT, WORKGROUP_SIZE } = this.shapes.quantMatmul;
+    if (!(TILE_M >= 1 && TILE_M <= 4) || WORKGROUP_SIZE % K_SPLIT !== 0) {
+      throw new RangeError(`quantMatmul shape: TILE_M must be 1..4 and K_SPLIT divide WORKGROUP_SIZE (got ${JSON.stringify(this.shapes.quantMatmul)})`);
+    }
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     const usage = 0x80 /* STORAGE */ | 0x08; /* COPY_DST */
     this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
@@ -192,7 +196,7 @@ export class ForwardKernels {
     const p = this.quantMatmulKernel(a.type, tileM, a.bias !== undefined, a.accumulate ?? false);
     const yOffset = a.yOffset ?? 0;
     const params = this.params(a.n, a.k, a.m, yOffset, a.yStride ?? a.n);
-    const rowsPerGroup = this.shapes.quantMatmul.WORKGROUP_SIZE / this.shapes.quantMatmul.K_SPLIT;
+    const rowsPerGroup = (4 * this.shapes.quantMatmul.WORKGROUP_SIZE) / this.shapes.quantMatmul.K_SPLIT;
     const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
     batch.dispatch(this.pipeline(p), [a.weights, a.x, a.bias ?? this.unused[0], a.y, params], workgroups);
   }
