@@ -1,0 +1,196 @@
+// The weight loader in Chromium on a real WebGPU adapter: generated models (built in the page) stream into
+// GPU buffers, read back equal to the TypeScript dequantization of the file bytes, split by rows when a
+// tensor exceeds the part size, report progress per file, and leave nothing behind on failure.
+
+import { beforeAll, describe, expect, test } from 'vitest';
+import { BlobSource, type ByteSource } from '../../src/model/byte-source.ts';
+import { dequantizeGguf, dequantizeGpuLayout } from '../../src/model/dequantize.ts';
+import { readGguf } from '../../src/model/gguf.ts';
+import { readSafetensorsCheckpoint } from '../../src/model/safetensors.ts';
+import { type TensorType } from '../../src/model/tensor-types.ts';
+import {
+  ggufTensorSources,
+  loadTensorsToGpu,
+  safetensorsTensorSources,
+  type LoadProgress,
+  type LoadedTensor,
+  type TensorSource,
+} from '../../src/model/weight-loader.ts';
+import { buildTestModel, type TestModelOptions } from '../../tools/make-test-model/build.ts';
+
+let device: GPUDevice;
+
+beforeAll(async () => {
+  const adapter = await navigator.gpu.requestAdapter();
+  if (!adapter) throw new Error('No WebGPU adapter');
+  device = await adapter.requestDevice({
+    requiredLimits: { maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize, maxBufferSize: adapter.limits.maxBufferSize },
+  });
+});
+
+function modelFiles(options: TestModelOptions): Map<string, Blob> {
+  const { files } = buildTestModel(options);
+  return new Map(Object.entries(files).map(([name, chunks]) => [name, new Blob(chunks as BlobPart[])]));
+}
+
+async function readBack(buffer: GPUBuffer, size: number): Promise<Uint8Array> {
+  const staging = device.createBuffer({ size: (size + 3) & ~3, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(buffer, 0, staging, 0, staging.size);
+  device.queue.submit([encoder.finish()]);
+  await staging.mapAsync(GPUMapMode.READ);
+  const out = new Uint8Array(staging.getMappedRange().slice(0, size));
+  staging.unmap();
+  staging.destroy();
+  return out;
+}
+
+/** A tensor's values as the GPU holds them (all parts, dequantized with the GPU-layout reference). */
+async function gpuValues(t: LoadedTensor): Promise<Float32Array> {
+  const out = new Float32Array(t.rows * t.cols);
+  for (const part of t.parts) {
+    const elements = part.rowCount * t.cols;
+    const bytes = await readBack(part.buffer, part.buffer.size);
+    out.set(dequantizeGpuLayout(t.type, bytes, elements), part.rowStart * t.cols);
+  }
+  return out;
+}
+
+function firstDifference(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return Math.min(a.length, b.length);
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+const TYPES: TensorType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+
+describe.each(TYPES)('%s model', (type) => {
+  test('loads into GPU buffers equal to the file dequantized, with row splits', async () => {
+    const small = type !== 'Q4_K' && type !== 'Q6_K';
+    const files = modelFiles({ arch: 'qwen3', type, layers: 1, ...(small ? { hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96 } : {}) });
+    const gguf = await readGguf(new BlobSource(files.get('model.gguf')!, 'model.gguf'));
+    const sources = ggufTensorSources(gguf);
+    // Parts of at most ~1/5 of the embedding force splits of the large matrices.
+    const embedding = sources.find((s) => s.name === 'token_embd.weight')!;
+    const maxPartBytes = Math.ceil(embedding.byteLength / 5 / 4) * 4 + 64;
+    const progress: LoadProgress[] = [];
+    const loaded = await loadTensorsToGpu(device, sources, { maxPartBytes, extraUsage: GPUBufferUsage.COPY_SRC, onProgress: (p) => progress.push(p) });
+    try {
+      expect([...loaded.tensors.keys()].sort()).toEqual(sources.map((s) => s.name).sort());
+      const split = loaded.tensors.get('token_embd.weight')!;
+      expect(split.parts.length).toBeGreaterThan(4);
+      for (const part of split.parts) expect(part.buffer.size).toBeLessThanOrEqual(maxPartBytes);
+      for (const s of sources) {
+        const t = loaded.tensors.get(s.name)!;
+        expect(t.fileType).toBe(s.type);
+        expect(t.type).toBe(s.type === 'BF16' ? 'F32' : s.type);
+        expect(t.parts.reduce((a, p) => a + p.rowCount, 0)).toBe(t.rows);
+        const expected = dequantizeGguf(s.type, await s.source.read(s.offset, s.byteLength));
+        expect(firstDifference(await gpuValues(t), expected), s.name).toBe(-1);
+      }
+      const total = sources.reduce((a, s) => a + s.byteLength, 0);
+      expect(progress.at(-1)).toEqual({ file: 'model.gguf', fileBytesDone: total, fileBytesTotal: total, bytesDone: total, bytesTotal: total });
+      for (let i = 1; i < progress.length; i++) expect(progress[i].bytesDone).toBeGreaterThanOrEqual(progress[i - 1].bytesDone);
+    } finally {
+      loaded.destroy();
+    }
+  });
+});
+
+describe('weight loader', () => {
+  test('sharded safetensors load under GGUF names with progress per file', async () => {
+    const files = modelFiles({ arch: 'llama', type: 'BF16', layers: 2, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96, shards: 2 });
+    const checkpoint = await readSafetensorsCheckpoint(async (name) => {
+      const blob = files.get(`hf/${name}`);
+      return blob ? new BlobSource(blob, name) : null;
+    });
+    const sources = safetensorsTensorSources(checkpoint);
+    expect(sources.map((s) => s.name)).toContain('blk.1.ffn_down.weight');
+    const progress: LoadProgress[] = [];
+    const loaded = await loadTensorsToGpu(device, sources, { extraUsage: GPUBufferUsage.COPY_SRC, onProgress: (p) => progress.push(p) });
+    try {
+      const lastPerFile = new Map(progress.map((p) => [p.file, p]));
+      expect([...lastPerFile.keys()].sort()).toEqual(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']);
+      for (const p of lastPerFile.values()) expect(p.fileBytesDone).toBe(p.fileBytesTotal);
+      const t = loaded.tensors.get('blk.1.ffn_down.weight')!;
+      expect(t.type).toBe('F32');
+      const s = sources.find((x) => x.name === 'blk.1.ffn_down.weight')!;
+      expect(firstDifference(await gpuValues(t), dequantizeGguf('BF16', await s.source.read(s.offset, s.byteLength)))).toBe(-1);
+    } finally {
+      loaded.destroy();
+    }
+  });
+
+  test('F16 rows of odd length split on even rows and read back whole', async () => {
+    const values = Float32Array.from({ length: 7 * 3 }, (_, i) => i - 10.5);
+    const halves = new Uint16Array(values.length);
+    const view = new DataView(halves.buffer);
+    values.forEach((v, i) => view.setUint16(2 * i, float16Bits(v), true));
+    const source = new BlobSource(new Blob([new Uint8Array(8), new Uint8Array(halves.buffer)]), 'odd.bin');
+    const loaded = await loadTensorsToGpu(device, [{ name: 'odd', type: 'F16', shape: [7, 3], source, offset: 8, byteLength: halves.byteLength }], {
+      maxPartBytes: 16,
+      extraUsage: GPUBufferUsage.COPY_SRC,
+    });
+    try {
+      const t = loaded.tensors.get('odd')!;
+      expect(t.parts.map((p) => [p.rowStart, p.rowCount])).toEqual([[0, 2], [2, 2], [4, 2], [6, 1]]);
+      expect(firstDifference(await gpuValues(t), values)).toBe(-1);
+    } finally {
+      loaded.destroy();
+    }
+  });
+
+  test('a failure part-way destroys every buffer it made and names the problem', async () => {
+    const files = modelFiles({ arch: 'qwen2', type: 'Q8_0', layers: 1, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96 });
+    const gguf = await readGguf(new BlobSource(files.get('model.gguf')!, 'model.gguf'));
+    const inner = gguf.source;
+    const failing: ByteSource = {
+      name: 'flaky.gguf',
+      size: () => inner.size(),
+      read: (o, n) => inner.read(o, n),
+      async *stream(offset, length) {
+        let sent = 0;
+        for await (const chunk of inner.stream(offset, length)) {
+          for (let at = 0; at < chunk.length; at += 4096) {
+            if (sent > length / 2) throw new Error('flaky.gguf: network connection lost');
+            const piece = chunk.subarray(at, at + 4096);
+            sent += piece.length;
+            yield piece;
+          }
+        }
+      },
+    };
+    const sources: TensorSource[] = ggufTensorSources(gguf).map((s) => ({ ...s, source: failing }));
+    const made: GPUBuffer[] = [];
+    const destroyed = new Set<GPUBuffer>();
+    const createBuffer = device.createBuffer.bind(device);
+    const tracking = Object.create(device) as GPUDevice;
+    Object.defineProperty(tracking, 'createBuffer', {
+      value: (descriptor: GPUBufferDescriptor) => {
+        const buffer = createBuffer(descriptor);
+        const destroy = buffer.destroy.bind(buffer);
+        Object.defineProperty(buffer, 'destroy', { value: () => { destroyed.add(buffer); destroy(); } });
+        made.push(buffer);
+        return buffer;
+      },
+    });
+    for (const key of ['pushErrorScope', 'popErrorScope'] as const) Object.defineProperty(tracking, key, { value: device[key].bind(device) });
+    Object.defineProperty(tracking, 'queue', { value: device.queue });
+    Object.defineProperty(tracking, 'limits', { value: device.limits });
+    await expect(loadTensorsToGpu(tracking, sources)).rejects.toThrow(/network connection lost/);
+    expect(made.length).toBe(sources.length);
+    expect(made.filter((b) => !destroyed.has(b))).toEqual([]);
+    await expect(loadTensorsToGpu(device, [{ ...sources[1], shape: [3, 5] }])).rejects.toThrow(/rows of 5 elements are not whole Q8_0 blocks of 32|needs/);
+    await expect(loadTensorsToGpu(device, sources, { maxPartBytes: 8 })).rejects.toThrow(/one row \(\d+ bytes on the GPU\) is larger than the largest buffer allowed \(8 bytes\)/);
+  });
+});
+
+function float16Bits(v: number): number {
+  // Exact for the small integers and halves used here.
+  const f = new Float32Array([v]);
+  const x = new Uint32Array(f.buffer)[0];
+  const sign = (x >>> 16) & 0x8000;
+  const exp = ((x >>> 23) & 0xff) - 127 + 15;
+  if (((x >>> 23) & 0xff) === 0) return sign;
+  return sign | (exp << 10) | ((x >>> 13) & 0x3ff);
+}
