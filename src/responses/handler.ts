@@ -110,7 +110,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
           persist,
           signal,
         },
-        engine.generate(generateRequest),
+        () => engine.generate(generateRequest),
       );
     };
 
@@ -120,9 +120,12 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
         await store.updateResponse(id, toJson({ ...base, status: 'in_progress' }));
         await drain(generation(controller.signal));
       })()
-        .catch(() => {
-          // A background run that fails after its record was written leaves the record as the last update made;
-          // the pipeline itself records engine faults as `failed`.
+        .catch(async (error: unknown) => {
+          // The pipeline records engine faults itself; this is a store that failed mid-run. Say so if it can.
+          const message = `The background response failed: ${error instanceof Error ? error.message : String(error)}`;
+          await store
+            .updateResponse(id, toJson({ ...base, status: 'failed', error: { code: 'server_error', message } }))
+            .catch(() => undefined);
         })
         .finally(() => background.delete(id));
       background.set(id, { controller, finished });

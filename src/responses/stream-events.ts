@@ -275,10 +275,13 @@ function terminalType(status: ResponseObject['status']): 'response.completed' | 
   return 'response.incomplete';
 }
 
-/** Runs one generation into stream events; returns the final response (already persisted). */
+/**
+ * Runs one generation into stream events; returns the final response (already persisted). `generate` starts
+ * the engine; it is called inside, so an engine that throws at once still ends in a terminal event.
+ */
 export async function* runPipeline(
   options: PipelineOptions,
-  engineEvents: AsyncIterable<GenerationEvent>,
+  generate: () => AsyncIterable<GenerationEvent>,
 ): AsyncGenerator<PipelineOutput, PipelineOutcome> {
   const emitter = new ResponseEmitter(options);
   const base = options.response;
@@ -292,7 +295,7 @@ export async function* runPipeline(
   let done: Extract<GenerationEvent, { type: 'done' }> | null = null;
   let fault: unknown = null;
   try {
-    for await (const event of engineEvents) {
+    for await (const event of generate()) {
       if (event.type === 'prefill') yield { kind: 'keepalive' };
       else if (event.type === 'token') {
         for (const parsed of options.parser.push(event.text)) for (const e of await emitter.apply(parsed)) yield emitter.number(e);

@@ -39,6 +39,8 @@ export const FAKE_MODEL: ModelInfo = {
 export class FakeEngine implements Engine {
   /** Every generate request, in order (to inspect what the core sent). */
   readonly requests: GenerateRequest[] = [];
+  /** Tokens yielded so far, over all requests (to see how far generation was when something happened). */
+  tokensYielded = 0;
   private readonly scripts: (FakeScript | ((req: GenerateRequest) => FakeScript))[];
 
   constructor(
@@ -117,6 +119,7 @@ export class FakeEngine implements Engine {
       }
       if (script.failAt === index) throw new Error('FakeEngine: simulated device fault');
       emitted++;
+      this.tokensYielded++;
       yield { type: 'token', id: index, text };
     }
     yield { type: 'done', finishReason: 'stop', usage: usage(emitted) };
