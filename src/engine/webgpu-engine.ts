@@ -137,6 +137,7 @@ export class WebGpuEngine implements Engine {
       await this.unloadAll();
       if (this.gpuContext) (await this.gpuContext.catch(() => null))?.destroy();
       this.gpuContext = null;
+      this.pipelines = null;
     } finally {
       release();
     }
@@ -194,7 +195,18 @@ export class WebGpuEngine implements Engine {
     return this.gpuContext;
   }
 
-  private loadedModel(source: ModelSource): Promise<LoadedModel> {
+  /** After a device loss between requests: forget the models and the device, so the next load starts afresh. */
+  private async resetIfLost(): Promise<void> {
+    const ctx = await this.gpuContext?.catch(() => null);
+    if (ctx?.isLost) {
+      await this.unloadAll();
+      this.gpuContext = null;
+      this.pipelines = null;
+    }
+  }
+
+  private async loadedModel(source: ModelSource): Promise<LoadedModel> {
+    await this.resetIfLost();
     let model = this.loaded.get(source.id);
     if (!model) {
       model = this.loadModel(source);
@@ -255,6 +267,7 @@ export class WebGpuEngine implements Engine {
         if (error.code === 'device-lost' || ctx?.isLost) {
           await this.unloadAll();
           this.gpuContext = null;
+          this.pipelines = null;
         }
         throw new EngineError(`GPU failure (${error.code}): ${error.message}`, 500, 'server_error');
       }
