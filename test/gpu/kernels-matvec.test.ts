@@ -5,7 +5,19 @@ import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { Kernels, type KernelsOptions } from '../../src/gpu/kernels.ts';
+import type { KernelSource } from '../../src/gpu/pipeline-cache.ts';
+import * as shaders from '../../src/gpu/shaders.ts';
+import { createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
 import { checkMatvec, MATVEC_SIZES } from '../support/kernel-checks.ts';
+import {
+  firstSumMismatch,
+  GUARD_WORDS,
+  guardViolation,
+  matvecReference,
+  randomF32,
+  seededRandom,
+  sentinelOutput,
+} from '../support/kernel-reference.ts';
 
 let gpu: GpuContext;
 // One pipeline cache for the file: each Kernels below compiles only the pipelines it has not seen.
@@ -42,6 +54,31 @@ describe.each([
 });
 
 describe('matvec_f16_native', () => {
+  // No adapter here has shader-f16, so the native kernel's logic (indexing, K tails, K split, row bounds) is also
+  // checked with its f16 type replaced by f32: its weights are then read exactly like matvec_f32's.
+  test.each(MATVEC_SIZES)('with f16 read as f32: N=%i K=%i', async (n, k) => {
+    const code = shaders.matvecF16Native.code.replace(/^enable f16;$/m, '').replaceAll('f16', 'f32');
+    expect(code).not.toContain('f16');
+    const asF32: KernelSource = { name: 'matvec_f16_native as f32', code };
+    for (const shape of [{ WORKGROUP_SIZE: 16, K_SPLIT: 1 }, GPU_SHAPE.matvec]) {
+      const pipeline = await pipelines.get(asF32, shape);
+      const random = seededRandom(n * 3 + k);
+      const w = randomF32(random, n * k);
+      const x = randomF32(random, k);
+      const buffers = [createStorageBuffer(gpu.device, w), createStorageBuffer(gpu.device, x)];
+      const y = createStorageBuffer(gpu.device, sentinelOutput(n));
+            const uniform = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      gpu.device.queue.writeBuffer(uniform, 0, new Uint32Array([n, k, 0, 0]));
+      const batch = new ComputeBatch(gpu, 'native f16 as f32');
+      batch.dispatch(pipeline, [...buffers, y, uniform], Math.ceil(n / ((4 * shape.WORKGROUP_SIZE) / shape.K_SPLIT)));
+      batch.submit();
+      const words = new Uint32Array(await readBuffer(gpu.device, y, (n + GUARD_WORDS) * 4));
+      expect(guardViolation(words, n)).toBeNull();
+      expect(firstSumMismatch(new Float32Array(words.buffer, 0, n), matvecReference(w, x, n, k))).toBeNull();
+      for (const b of [...buffers, y, uniform]) b.destroy();
+    }
+  });
+
   test('matches the reference where the adapter has shader-f16', async (ctx) => {
     if (!gpu.features.f16) ctx.skip('this adapter has no shader-f16 (SwiftShader has none): the packed kernel runs here');
     const kernels = await kernelsFor({ nativeF16: true });
