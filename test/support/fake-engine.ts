@@ -18,6 +18,8 @@ export interface FakeScript {
   tokens: string[];
   /** Throw an engine fault before this token index. */
   failAt?: number;
+  /** What to throw at `failAt` (default: a plain Error, like a lost device). */
+  fault?: Error;
   /** Prefill progress events before the first token. */
   prefillSteps?: number;
   /** Wait this long before each token (only for measurements; tests must not assert on time). */
@@ -117,7 +119,7 @@ export class FakeEngine implements Engine {
         yield { type: 'done', finishReason: 'length', usage: usage(emitted) };
         return;
       }
-      if (script.failAt === index) throw new Error('FakeEngine: simulated device fault');
+      if (script.failAt === index) throw script.fault ?? new Error('FakeEngine: simulated device fault');
       emitted++;
       this.tokensYielded++;
       yield { type: 'token', id: index, text };

@@ -2,6 +2,7 @@
 // the SDK, streamed as raw SSE checked event by event, streamed through the SDK's own `responses.stream`), and
 // the three final responses must be the same.
 import { describe, expect, it } from 'vitest';
+import { EngineError } from '../../../src/engine/types.ts';
 import type { ResponseObject, StreamEvent } from '../../../src/responses/schema.ts';
 import type { FakeScript } from '../../support/fake-engine.ts';
 import { canonical, post, setup, streamEvents } from './harness.ts';
@@ -247,6 +248,46 @@ describe('keep-alive', () => {
     const { handler } = setup([{ tokens: ['ok'], prefillSteps: 3 }]);
     const text = await (await post(handler, '/responses', { input: 'x', stream: true })).text();
     expect(text.match(/^: keep-alive$/gm)?.length).toBe(3);
+    expect(streamEvents(text).at(-1)!.type).toBe('response.completed');
+  });
+});
+
+describe('engine errors with an HTTP meaning', () => {
+  const tooLong = (): FakeScript => ({ tokens: ['x'], failAt: 0, fault: new EngineError('The prompt is 9000 tokens; this model takes 4096.', 400, 'context_length_exceeded', 'input') });
+
+  it('a non-streamed request gets the engine status and message', async () => {
+    const { handler } = setup([tooLong()]);
+    const response = await post(handler, '/responses', { input: 'x' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: { message: 'The prompt is 9000 tokens; this model takes 4096.', type: 'invalid_request_error', param: 'input', code: 'context_length_exceeded' },
+    });
+  });
+
+  it('a stream ends with response.failed carrying it as invalid_prompt', async () => {
+    const { handler } = setup([tooLong()]);
+    const events = streamEvents(await (await post(handler, '/responses', { input: 'x', stream: true })).text());
+    const final = checkStream(events);
+    expect(final.error).toEqual({ code: 'invalid_prompt', message: 'The prompt is 9000 tokens; this model takes 4096.' });
+  });
+});
+
+describe('keep-alive timer', () => {
+  it('sends comments while the engine is silent', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { handler } = setup([{ tokens: ['ok'], gate }], { keepAliveMs: 1 });
+    const response = await post(handler, '/responses', { input: 'x', stream: true });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes(': keep-alive')) text += decoder.decode((await reader.read()).value, { stream: true });
+    release();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
     expect(streamEvents(text).at(-1)!.type).toBe('response.completed');
   });
 });
