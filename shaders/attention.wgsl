@@ -9,17 +9,18 @@
 //   1 k_cache  array<vec4<f32>>  this layer's K cache [n_kv_heads, max_seq, head_dim] f32.
 //   2 v_cache  array<vec4<f32>>  this layer's V cache [n_kv_heads, max_seq, head_dim] f32.
 //   3 out      array<vec4<f32>>  [m, n_heads, head_dim].
-//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32 }.
-// head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
-// Overrides: WORKGROUP_SIZE.
+//   4 params   uniform { m, n_heads, n_kv_heads, pos0, max_seq, scale: f32 }.
+// n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
+// Overrides: WORKGROUP_SIZE; HEAD_DIM (a multiple of 4, at most 256: a constant so that the loops over the head
+//   have a fixed trip count and the compiler can keep the query and the accumulator in registers).
 // Dispatch: 1-D, ceil(m * n_heads / WORKGROUP_SIZE) workgroups; one invocation per (query, head), which keeps
-//   its query and its output accumulator (head_dim floats each) in registers and walks the positions once.
+//   its query and its output accumulator (HEAD_DIM floats each) in private memory and walks the positions once,
+//   four at a time.
 
 struct Params {
   m: u32,
   n_heads: u32,
   n_kv_heads: u32,
-  head_dim: u32,
   pos0: u32,
   max_seq: u32,
   scale: f32,
@@ -32,6 +33,7 @@ struct Params {
 @group(0) @binding(4) var<uniform> params: Params;
 
 override WORKGROUP_SIZE: u32 = 64;
+override HEAD_DIM: u32 = 64;
 
 const MAX_HEAD_DIM4: u32 = 64u;
 // Finite stand-in for -infinity (WGSL need not support infinities): exp(NEG_LARGE - s) is 0 for any score s.
@@ -51,7 +53,7 @@ fn main(
   let t = index / n_heads;
   let head = index % n_heads;
   let kv_head = head / (n_heads / params.n_kv_heads);
-  let hd4 = params.head_dim / 4u;
+  let hd4 = HEAD_DIM / 4u;
   let q_base = index * hd4;
   let last_position = params.pos0 + t;
 
@@ -63,18 +65,26 @@ fn main(
   var running_max = NEG_LARGE;
   var denominator = 0.0;
   let cache_base = kv_head * params.max_seq * hd4;
-  for (var position = 0u; position <= last_position; position++) {
-    let row = cache_base + position * hd4;
-    var score = 0.0;
+  // Four positions per step: one pass over the query for four scores, one rescale of the accumulator per four
+  // values. Positions past the last are masked to weight 0 (their rows clamped to the last position).
+  for (var p0 = 0u; p0 <= last_position; p0 += 4u) {
+    let r0 = cache_base + p0 * hd4;
+    let r1 = cache_base + min(p0 + 1u, last_position) * hd4;
+    let r2 = cache_base + min(p0 + 2u, last_position) * hd4;
+    let r3 = cache_base + min(p0 + 3u, last_position) * hd4;
+    var scores = vec4<f32>(0.0);
     for (var i = 0u; i < hd4; i++) {
-      score += dot(query[i], k_cache[row + i]);
+      let qi = query[i];
+      scores += vec4<f32>(dot(qi, k_cache[r0 + i]), dot(qi, k_cache[r1 + i]), dot(qi, k_cache[r2 + i]), dot(qi, k_cache[r3 + i]));
     }
-    let new_max = max(running_max, score);
+    let valid = vec4<u32>(p0, p0 + 1u, p0 + 2u, p0 + 3u) <= vec4<u32>(last_position);
+    scores = select(vec4<f32>(NEG_LARGE), scores, valid);
+    let new_max = max(running_max, max(max(scores.x, scores.y), max(scores.z, scores.w)));
     let correction = exp(running_max - new_max);
-    let weight = exp(score - new_max);
-    denominator = denominator * correction + weight;
+    let weights = exp(scores - vec4<f32>(new_max));
+    denominator = denominator * correction + dot(weights, vec4<f32>(1.0));
     for (var i = 0u; i < hd4; i++) {
-      acc[i] = acc[i] * correction + weight * v_cache[row + i];
+      acc[i] = acc[i] * correction + weights.x * v_cache[r0 + i] + weights.y * v_cache[r1 + i] + weights.z * v_cache[r2 + i] + weights.w * v_cache[r3 + i];
     }
     running_max = new_max;
   }

@@ -22,7 +22,7 @@ let kernels: ForwardKernels;
 beforeAll(async () => {
   gpu = await acquireGpu();
   kernels = new ForwardKernels(gpu);
-  await kernels.prepare({ ropeStyles: ['interleaved', 'neox'] });
+  await kernels.prepare({ ropeStyles: ['interleaved', 'neox'], headDims: [32, 64, 128] });
 });
 afterAll(() => {
   kernels?.destroy();
@@ -164,6 +164,7 @@ describe('attention', () => {
     { headDim: 32, nHeads: 4, nKvHeads: 1, m: 7, pos0: 0 }, // prefill from empty
     { headDim: 64, nHeads: 4, nKvHeads: 2, m: 5, pos0: 65 }, // prefill after a cached prefix, context 70
     { headDim: 32, nHeads: 4, nKvHeads: 4, m: 17, pos0: 3 },
+    { headDim: 128, nHeads: 4, nKvHeads: 1, m: 2, pos0: 68 }, // the Llama head size
   ];
   test.each(cases)('%o', async (c) => {
     const random = seededRandom(c.headDim + c.m * 31 + c.pos0);
