@@ -1,0 +1,161 @@
+"""A small Qwen3-architecture decoder in PyTorch (the same function as Hugging Face's Qwen3ForCausalLM):
+RMSNorm, q/k RMSNorm per head, NEOX (rotate-half) RoPE, grouped-query attention, SwiGLU MLP, tied embeddings."""
+import math
+from dataclasses import dataclass, asdict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ToyConfig:
+    vocab_size: int = 1536
+    hidden_size: int = 128
+    intermediate_size: int = 384
+    num_hidden_layers: int = 4
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    head_dim: int = 32
+    rms_norm_eps: float = 1e-6
+    rope_theta: float = 10000.0
+    max_position_embeddings: int = 1024
+
+    def to_dict(self):
+        return asdict(self)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, size: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(size))
+        self.eps = eps
+
+    def forward(self, x):
+        xf = x.float()
+        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * xf.to(x.dtype)
+
+
+def rope_tables(cfg: ToyConfig, length: int, device=None):
+    inv = 1.0 / (cfg.rope_theta ** (torch.arange(0, cfg.head_dim, 2, dtype=torch.float32, device=device) / cfg.head_dim))
+    t = torch.arange(length, dtype=torch.float32, device=device)
+    freqs = torch.outer(t, inv)
+    emb = torch.cat([freqs, freqs], dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ToyConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.q_proj = nn.Linear(cfg.hidden_size, cfg.num_attention_heads * cfg.head_dim, bias=False)
+        self.k_proj = nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
+        self.v_proj = nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
+        self.o_proj = nn.Linear(cfg.num_attention_heads * cfg.head_dim, cfg.hidden_size, bias=False)
+        self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
+        self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
+
+    def forward(self, x, cos, sin, mask):
+        b, t, _ = x.shape
+        c = self.cfg
+        q = self.q_norm(self.q_proj(x).view(b, t, c.num_attention_heads, c.head_dim)).transpose(1, 2)
+        k = self.k_norm(self.k_proj(x).view(b, t, c.num_key_value_heads, c.head_dim)).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, c.num_key_value_heads, c.head_dim).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        rep = c.num_attention_heads // c.num_key_value_heads
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        att = (q @ k.transpose(-1, -2)) / math.sqrt(c.head_dim)
+        att = att.masked_fill(mask, float('-inf'))
+        att = att.softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c.num_attention_heads * c.head_dim)
+        return self.o_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ToyConfig):
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Layer(nn.Module):
+    def __init__(self, cfg: ToyConfig):
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = Attention(cfg)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, cos, sin, mask):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Inner(nn.Module):
+    def __init__(self, cfg: ToyConfig):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList([Layer(cfg) for _ in range(cfg.num_hidden_layers)])
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+
+class ToyQwen3(nn.Module):
+    def __init__(self, cfg: ToyConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.model = Inner(cfg)
+        self.apply(self._init)
+        # Scale the residual output projections down (GPT-2 style) for a stable start.
+        for layer in self.model.layers:
+            nn.init.normal_(layer.self_attn.o_proj.weight, std=0.02 / math.sqrt(2 * cfg.num_hidden_layers))
+            nn.init.normal_(layer.mlp.down_proj.weight, std=0.02 / math.sqrt(2 * cfg.num_hidden_layers))
+
+    @staticmethod
+    def _init(m):
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, std=0.02)
+        elif isinstance(m, nn.Embedding):
+            nn.init.normal_(m.weight, std=0.02)
+
+    def forward(self, ids, start: int = 0):
+        """Logits for every position of ids [b, t] (positions start..start+t-1, no cache)."""
+        b, t = ids.shape
+        cos, sin = rope_tables(self.cfg, start + t, ids.device)
+        cos, sin = cos[start:], sin[start:]
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool, device=ids.device), 1)
+        x = self.model.embed_tokens(ids)
+        for layer in self.model.layers:
+            x = layer(x, cos, sin, mask)
+        x = self.model.norm(x)
+        return x @ self.model.embed_tokens.weight.t()
+
+    def hf_state_dict(self):
+        """Weights under Qwen3ForCausalLM's names (tied: no lm_head.weight)."""
+        return {k: v.detach().float().contiguous() for k, v in self.state_dict().items()}
+
+
+@torch.no_grad()
+def greedy(model: ToyQwen3, prompt_ids, stop_ids, max_new: int = 200):
+    """Greedy decoding with a simple KV-free recompute (fine for a model this small)."""
+    ids = list(prompt_ids)
+    out = []
+    for _ in range(max_new):
+        x = torch.tensor([ids[-model.cfg.max_position_embeddings:]])
+        nxt = int(model(x)[0, -1].argmax())
+        out.append(nxt)
+        ids.append(nxt)
+        if nxt in stop_ids:
+            break
+    return out
