@@ -9,10 +9,11 @@
 //   1 k_cache  array<vec4<f32>>  this layer's K cache [n_kv_heads, max_seq, head_dim] f32.
 //   2 v_cache  array<vec4<f32>>  this layer's V cache [n_kv_heads, max_seq, head_dim] f32.
 //   3 out      array<vec4<f32>>  [m, n_heads, head_dim].
-//   4 params   uniform { m, n_heads, n_kv_heads, pos0, max_seq, scale: f32 }.
-// n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
-// Overrides: WORKGROUP_SIZE; HEAD_DIM (a multiple of 4, at most 256: a constant so that the loops over the head
-//   have a fixed trip count and the compiler can keep the query and the accumulator in registers).
+//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32 }.
+// head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
+// Overrides: WORKGROUP_SIZE; HEAD_DIM: 0 = take params.head_dim, else the head dim as a constant (must equal
+//   params.head_dim), so that the loops over the head have a fixed trip count: faster where the compiler can
+//   then keep the query and the accumulator in registers.
 // Dispatch: 1-D, ceil(m * n_heads / WORKGROUP_SIZE) workgroups; one invocation per (query, head), which keeps
 //   its query and its output accumulator (HEAD_DIM floats each) in private memory and walks the positions once,
 //   four at a time.
@@ -21,6 +22,7 @@ struct Params {
   m: u32,
   n_heads: u32,
   n_kv_heads: u32,
+  head_dim: u32,
   pos0: u32,
   max_seq: u32,
   scale: f32,
@@ -33,7 +35,7 @@ struct Params {
 @group(0) @binding(4) var<uniform> params: Params;
 
 override WORKGROUP_SIZE: u32 = 64;
-override HEAD_DIM: u32 = 64;
+override HEAD_DIM: u32 = 0;
 
 const MAX_HEAD_DIM4: u32 = 64u;
 // Finite stand-in for -infinity (WGSL need not support infinities): exp(NEG_LARGE - s) is 0 for any score s.
@@ -53,7 +55,7 @@ fn main(
   let t = index / n_heads;
   let head = index % n_heads;
   let kv_head = head / (n_heads / params.n_kv_heads);
-  let hd4 = HEAD_DIM / 4u;
+  let hd4 = select(params.head_dim, HEAD_DIM, HEAD_DIM > 0u) / 4u;
   let q_base = index * hd4;
   let last_position = params.pos0 + t;
 

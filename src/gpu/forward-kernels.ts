@@ -65,7 +65,7 @@ export interface ForwardKernelNeeds {
   quantTypes?: readonly QuantWeightType[];
   embeddingTypes?: readonly EmbeddingTableType[];
   ropeStyles?: readonly RopeStyle[];
-  /** Head dimensions attention is compiled for (a pipeline constant). */
+  /** Head dimensions to compile attention for as a constant (faster); any other runs the generic pipeline. */
   headDims?: readonly number[];
 }
 
@@ -128,6 +128,7 @@ export class ForwardKernels {
     return { kernel: shaders.rope, constants: { ...this.shapes.elementwise, NEOX: style === 'neox', WRITE_KV_CACHE: writeKvCache } };
   }
 
+  /** headDim 0: the generic pipeline (head dim from the params). */
   private attentionKernel(headDim: number): Prepared {
     return { kernel: shaders.attention, constants: { ...this.shapes.attention, HEAD_DIM: headDim } };
   }
@@ -139,6 +140,7 @@ export class ForwardKernels {
   /** Compiles the pipelines for these needs (await once before recording). */
   async prepare(needs: ForwardKernelNeeds = {}): Promise<void> {
     const all: Prepared[] = [
+      this.attentionKernel(0),
       ...(needs.headDims ?? []).map((headDim) => this.attentionKernel(headDim)),
       { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } },
       { kernel: shaders.add, constants: { ...this.shapes.elementwise } },
@@ -264,8 +266,10 @@ export class ForwardKernels {
     if (a.nHeads % a.nKvHeads !== 0) throw new RangeError(`attention: ${a.nHeads} heads is not a multiple of ${a.nKvHeads} KV heads`);
     if (a.pos0 + a.m > a.maxSeq) throw new RangeError(`attention: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${a.maxSeq}`);
     const scale = a.scale ?? 1 / Math.sqrt(a.headDim);
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.pos0, a.maxSeq, { f32: scale });
-    batch.dispatch(this.pipeline(this.attentionKernel(a.headDim)), [a.q, a.kCache, a.vCache, a.out, params], Math.ceil((a.m * a.nHeads) / this.shapes.attention.WORKGROUP_SIZE));
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale });
+    const specialised = this.attentionKernel(a.headDim);
+    const pipeline = this.pipelines.peek(specialised.kernel, specialised.constants) ?? this.pipeline(this.attentionKernel(0));
+    batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, a.out, params], Math.ceil((a.m * a.nHeads) / this.shapes.attention.WORKGROUP_SIZE));
   }
 
   /**
