@@ -4,10 +4,10 @@
 import { EngineError } from './types.ts';
 import { toByteSource, type ByteSource } from '../model/byte-source.ts';
 import { readGguf } from '../model/gguf.ts';
-import { ggufNameOfHfTensor, modelConfigFromGguf, modelConfigFromHf, type ModelConfig } from '../model/model-config.ts';
+import { modelConfigFromGguf, modelConfigFromHf, type ModelConfig } from '../model/model-config.ts';
 import { readSafetensorsCheckpoint } from '../model/safetensors.ts';
 import { ModelTokenizer } from '../model/tokenizer.ts';
-import type { TensorSource } from './upload-weights.ts';
+import { ggufTensorSources, safetensorsTensorSources, type TensorSource } from '../model/weight-loader.ts';
 
 /** One file: a URL (fetched with Range requests), a Blob/File, bytes in memory, or any ByteSource. */
 export type ModelFileInput = string | URL | Blob | ArrayBuffer | Uint8Array | ByteSource;
@@ -112,7 +112,7 @@ export async function openModel(source: ModelSource): Promise<OpenedModel> {
     const file = await readGguf(source.gguf);
     const config = modelConfigFromGguf(file);
     const tokenizer = ModelTokenizer.fromGguf(file.metadata);
-    const tensors: TensorSource[] = file.tensors.map((t) => ({ name: t.name, type: t.type, shape: t.shape, source: file.source, offset: t.offset, byteLength: t.byteLength }));
+    const tensors = ggufTensorSources(file);
     return { config, tokenizer, tensors, weightBytes: tensors.reduce((s, t) => s + t.byteLength, 0) };
   }
   const open = hfOpener(source.hfDir!);
@@ -125,10 +125,6 @@ export async function openModel(source: ModelSource): Promise<OpenedModel> {
   const checkpoint = await readSafetensorsCheckpoint(open);
   const config = modelConfigFromHf(configJson, { tensorNames: checkpoint.tensors.map((t) => t.name), generationConfig });
   const tokenizer = ModelTokenizer.fromJson(tokenizerJson, tokenizerConfig);
-  const tensors: TensorSource[] = [];
-  for (const t of checkpoint.tensors) {
-    const name = ggufNameOfHfTensor(t.name);
-    if (name) tensors.push({ name, type: t.type, shape: t.shape, source: t.source, offset: t.offset, byteLength: t.byteLength });
-  }
+  const tensors = safetensorsTensorSources(checkpoint);
   return { config, tokenizer, tensors, weightBytes: checkpoint.totalBytes };
 }

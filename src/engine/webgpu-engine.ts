@@ -220,8 +220,8 @@ export class WebGpuEngine implements Engine {
     const { opened } = await this.modelMeta(source);
     const gpu = await this.gpu();
     this.pipelines ??= new PipelineCache(gpu.device);
-    const uploaded = await uploadTensors(gpu.device, gpu.limits, opened.tensors, {
-      onProgress: (done, total) => this.options.onLoadProgress?.(source.id, done, total),
+    const uploaded = await uploadTensors(gpu.device, opened.tensors, {
+      onProgress: (p) => this.options.onLoadProgress?.(source.id, p.bytesDone, p.bytesTotal),
     });
     try {
       const config = opened.config;

@@ -8,6 +8,7 @@ import { Decoder } from '../../src/model/decoder.ts';
 import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import { readGguf, type GgufFile } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf } from '../../src/model/model-config.ts';
+import { ggufTensorSources } from '../../src/model/weight-loader.ts';
 import type { ForwardFixtureIndex } from './forward-cases.ts';
 
 export async function loadFixtureIndex(): Promise<ForwardFixtureIndex> {
@@ -46,8 +47,8 @@ export async function decoderFromGguf(
 ): Promise<TestDecoder> {
   const { gpu, pipelines } = await sharedGpu();
   const config = modelConfigFromGguf(file);
-  const sources: TensorSource[] = file.tensors.map((t) => ({ name: t.name, type: t.type, shape: t.shape, source: file.source, offset: t.offset, byteLength: t.byteLength }));
-  const uploaded = await uploadTensors(gpu.device, gpu.limits, sources, { maxPartBytes: options.maxPartBytes });
+  const sources: TensorSource[] = ggufTensorSources(file);
+  const uploaded = await uploadTensors(gpu.device, sources, { maxPartBytes: options.maxPartBytes });
   const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
   const decoder = await Decoder.create(gpu, config, weights, { maxSeq: options.maxSeq ?? 128, maxBatch: options.maxBatch, pipelines });
   return {
@@ -64,7 +65,7 @@ export async function decoderFromGguf(
 export async function decoderFromHfDir(baseUrl: string, options: { maxSeq?: number } = {}): Promise<TestDecoder> {
   const { gpu, pipelines } = await sharedGpu();
   const opened = await openModel({ id: 'hf', hfDir: baseUrl });
-  const uploaded = await uploadTensors(gpu.device, gpu.limits, opened.tensors);
+  const uploaded = await uploadTensors(gpu.device, opened.tensors);
   const weights = assembleDecoderWeights(opened.config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
   const decoder = await Decoder.create(gpu, opened.config, weights, { maxSeq: options.maxSeq ?? 128, pipelines });
   return {
