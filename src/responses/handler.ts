@@ -262,7 +262,8 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
         const content = typeof item.content === 'string' ? [{ type: partType, text: item.content }] : item.content;
         return { ...item, id: ids('msg'), content } as InputItem;
       }
-      return { ...item, id: ids('item') };
+      const prefix = item.type === 'function_call' ? 'fc' : item.type === 'custom_tool_call' ? 'ctc' : item.type === 'reasoning' ? 'rs' : 'item';
+      return { ...item, id: ids(prefix) };
     });
   }
 

@@ -49,11 +49,6 @@ export class OutputParser {
     return this.tokensInReasoning;
   }
 
-  /** Whether an item is open (a call or reasoning), for closing it as incomplete when output stops. */
-  get inCall(): boolean {
-    return this.state === 'call-args' || this.state === 'call-tail';
-  }
-
   /** Feed one token's text. */
   push(text: string): ParseEvent[] {
     const events: ParseEvent[] = [];

@@ -92,11 +92,23 @@ export interface PreparedPrompt {
   enableThinking: boolean;
 }
 
-type PromptFields = Pick<CreateResponseBody, 'model' | 'input' | 'instructions' | 'previous_response_id' | 'tools' | 'tool_choice' | 'text' | 'reasoning'>;
+type PromptFields = Pick<CreateResponseBody, 'model' | 'input' | 'instructions' | 'previous_response_id' | 'tools' | 'tool_choice' | 'text' | 'reasoning'> &
+  Partial<Pick<CreateResponseBody, 'conversation' | 'prompt'>>;
+
+/** Fields whose meaning needs server state this runtime does not keep: refused rather than silently ignored. */
+function checkUnsupported(body: PromptFields): void {
+  if (body.conversation !== null && body.conversation !== undefined) {
+    throw badRequest('Conversations are not supported by this runtime; continue with previous_response_id.', 'conversation');
+  }
+  if (body.prompt !== null && body.prompt !== undefined) {
+    throw badRequest('Stored prompt templates are not supported by this runtime; send input and instructions.', 'prompt');
+  }
+}
 
 /** Every check and the translation, in the spec's order; throws ApiError on the first failure. */
 export async function preparePrompt(engine: Engine, store: ResponseStore, sealers: Sealers, body: PromptFields): Promise<PreparedPrompt> {
   const model = await resolveModel(engine, body.model);
+  checkUnsupported(body);
   const tools = body.tools ?? [];
   const toolChoice = body.tool_choice ?? 'auto';
   checkToolChoice(tools, toolChoice);

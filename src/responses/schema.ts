@@ -117,7 +117,7 @@ export const CompactionItem = z.object({
 });
 export type CompactionItem = z.infer<typeof CompactionItem>;
 
-/** Item types of the wire format that belong to hosted tools this runtime does not serve. */
+/** Item types of the wire format this runtime does not take: hosted tools' items and item references. */
 export const HOSTED_ITEM_TYPES = [
   'file_search_call',
   'computer_call',

@@ -111,13 +111,19 @@ describe('schema', () => {
     );
   });
 
-  it('a hosted tool item is refused by name', async () => {
+  it('a hosted tool item or an item reference is refused by name', async () => {
     await rejected(
       { input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }] },
       400,
       'input[0].type',
-      "Item type 'web_search_call' at 'input[0].type' belongs to a hosted tool this runtime does not serve.",
+      "Item type 'web_search_call' at 'input[0].type' is not supported by this runtime (it serves no hosted tools and resolves no item references).",
     );
+    await rejected({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 400, 'input[0].type', /^Item type 'item_reference' at 'input\[0\]\.type' is not supported/);
+  });
+
+  it('conversation objects and stored prompts are refused rather than ignored', async () => {
+    await rejected({ input: 'hi', conversation: 'conv_1' }, 400, 'conversation', 'Conversations are not supported by this runtime; continue with previous_response_id.');
+    await rejected({ input: 'hi', prompt: { id: 'pmpt_1' } }, 400, 'prompt', 'Stored prompt templates are not supported by this runtime; send input and instructions.');
   });
 
   it('an unknown tool type names the field', async () => {
