@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { Kernels } from '../../src/gpu/kernels.ts';
+import { kernelShapesFor } from '../../src/gpu/kernel-shapes.ts';
 import { checkMatmul, MATMUL_SIZES } from '../support/kernel-checks.ts';
 
 let gpu: GpuContext;
@@ -26,4 +27,15 @@ describe.each(['f32', 'f16'] as const)('matmul_%s', (type) => {
     await small.prepare();
     expect(await checkMatmul(gpu, small, type, 9, 13, 24, 5)).toBeNull();
   });
+});
+
+test('the shapes picked for a hardware GPU work here too', async () => {
+  const gpuShapes = kernelShapesFor({ ...gpu.adapterInfo, vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false }, gpu.limits);
+  const onGpuShapes = new Kernels(gpu, { pipelines, nativeF16: false, shapes: gpuShapes });
+  await onGpuShapes.prepare();
+  for (const type of ['f32', 'f16'] as const) {
+    for (const [m, n, k] of [[7, 5, 67], [33, 129, 64]] as const) {
+      expect(await checkMatmul(gpu, onGpuShapes, type, m, n, k, m + n + k)).toBeNull();
+    }
+  }
 });

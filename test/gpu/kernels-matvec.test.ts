@@ -5,6 +5,7 @@ import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { Kernels, type KernelsOptions } from '../../src/gpu/kernels.ts';
+import { kernelShapesFor } from '../../src/gpu/kernel-shapes.ts';
 import type { KernelSource } from '../../src/gpu/pipeline-cache.ts';
 import * as shaders from '../../src/gpu/shaders.ts';
 import { createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
@@ -108,4 +109,14 @@ test('a binding smaller than the sizes say is a clear error, before anything is 
   );
   small.destroy();
   big.destroy();
+});
+
+test('the shapes picked for a hardware GPU work here too', async () => {
+  const gpuShapes = kernelShapesFor({ ...gpu.adapterInfo, vendor: 'nvidia', architecture: '', description: '', isFallbackAdapter: false }, gpu.limits);
+  const kernels = await kernelsFor({ nativeF16: false, shapes: gpuShapes });
+  for (const type of ['f32', 'f16'] as const) {
+    for (const [n, k] of [[5, 3], [129, 67], [33, 1000], [300, 64]] as const) {
+      expect(await checkMatvec(gpu, kernels, type, n, k, n * 5 + k)).toBeNull();
+    }
+  }
 });

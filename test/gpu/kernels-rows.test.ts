@@ -1,10 +1,10 @@
 // RMSNorm and softmax kernels against the TypeScript reference in Chromium, one invocation per row (the CPU
 // shape) and many invocations per row (the GPU shape).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { acquireGpu, type GpuContext, type GpuLimits } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { Kernels } from '../../src/gpu/kernels.ts';
-import type { RowReduceShape } from '../../src/gpu/kernel-shapes.ts';
+import { kernelShapesFor, type RowReduceShape } from '../../src/gpu/kernel-shapes.ts';
 import { checkRmsnorm, checkSoftmax, ROW_SIZES } from '../support/kernel-checks.ts';
 
 let gpu: GpuContext;
@@ -18,6 +18,13 @@ afterAll(() => gpu?.destroy());
 
 const SHAPES: { name: string; shape?: RowReduceShape }[] = [
   { name: 'adapter shape' },
+  {
+    name: 'hardware-GPU shape',
+    shape: kernelShapesFor(
+      { vendor: 'nvidia', architecture: '', device: '', description: '', isFallbackAdapter: false },
+      { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupSizeX: 256 } as GpuLimits,
+    ).rowReduce,
+  },
   { name: 'one invocation per row', shape: { WORKGROUP_SIZE: 4, ROW_THREADS: 1 } },
   { name: '16 invocations per row', shape: { WORKGROUP_SIZE: 32, ROW_THREADS: 16 } },
 ];
