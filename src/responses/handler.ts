@@ -105,6 +105,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
           ids,
           parser,
           holdTextForPhase: prepared.served.chatTools.length > 0,
+          parallelToolCalls: body.parallel_tool_calls ?? true,
           sealReasoning: body.include?.includes('reasoning.encrypted_content') ? sealers.reasoning : null,
           now,
           persist,

@@ -31,6 +31,8 @@ export interface PipelineOptions {
   parser: OutputParser;
   /** Hold text until its phase is known (tools are on offer). */
   holdTextForPhase: boolean;
+  /** `parallel_tool_calls`: when false, calls after the first one in a turn are dropped. */
+  parallelToolCalls: boolean;
   /** `include: ["reasoning.encrypted_content"]`: seal reasoning into the item. */
   sealReasoning: ReasoningSealer | null;
   now: () => number;
@@ -81,6 +83,9 @@ class ResponseEmitter {
   private textSegment: TrimmedSegment | null = null;
   /** Held text of the current segment (when holding for phase). */
   private held: string[] = [];
+  private calls = 0;
+  /** Inside a call that parallel_tool_calls:false drops. */
+  private dropping = false;
 
   constructor(private readonly options: PipelineOptions) {}
 
@@ -120,6 +125,11 @@ class ResponseEmitter {
         if (this.open?.kind === 'reasoning') out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
         break;
       case 'call.start': {
+        if (!this.options.parallelToolCalls && this.calls > 0) {
+          this.dropping = true;
+          break;
+        }
+        this.calls++;
         out.push(...this.endTextSegment('commentary', 'completed'));
         const index = this.output.length;
         const callId = this.options.ids('call');
@@ -142,6 +152,7 @@ class ResponseEmitter {
         break;
       }
       case 'call.delta': {
+        if (this.dropping) break;
         const open = this.open;
         if (open?.kind === 'function') {
           open.item.arguments += event.text;
@@ -153,7 +164,8 @@ class ResponseEmitter {
         break;
       }
       case 'call.end':
-        out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
+        if (this.dropping) this.dropping = false;
+        else out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
         break;
     }
     return out;

@@ -291,3 +291,12 @@ describe('keep-alive timer', () => {
     expect(streamEvents(text).at(-1)!.type).toBe('response.completed');
   });
 });
+
+describe('parallel_tool_calls', () => {
+  it('false keeps only the first call of a turn', async () => {
+    const tokens = ['<tool_call>{"name": "get_weather", "arguments": {"city": "A"}}</tool_call>', '<tool_call>{"name": "get_weather", "arguments": {"city": "B"}}</tool_call>'];
+    const { streamed } = await answer({ tokens }, { input: 'x', tools: [weatherTool], parallel_tool_calls: false });
+    expect(streamed.output.map((i) => i.type === 'function_call' && i.arguments)).toEqual(['{"city": "A"}']);
+    expect(streamed.parallel_tool_calls).toBe(false);
+  });
+});
