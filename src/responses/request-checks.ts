@@ -118,6 +118,7 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   const rawInput: InputItem[] =
     typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : (body.input ?? []);
   const input = await normaliseItems(rawInput, (i) => (typeof body.input === 'string' ? 'input' : `input[${i}]`), sealers);
+  if (chain.length === 0 && input.length === 0) throw badRequest('The request has no input: send input, or continue with previous_response_id.', 'input');
   const messages = buildChat([...chain, ...input], body.instructions);
   const served = serveTools(tools, toolChoice);
   const constraint = constraintFor(served, toolChoice, body.text);

@@ -96,6 +96,11 @@ describe('schema', () => {
     await rejected('[1, 2]', 400, null, 'The request body must be a JSON object.');
   });
 
+  it('no input at all is a 400', async () => {
+    await rejected({ instructions: 'x' }, 400, 'input', 'The request has no input: send input, or continue with previous_response_id.');
+    await rejected({ input: [] }, 400, 'input', 'The request has no input: send input, or continue with previous_response_id.');
+  });
+
   it('a wrong type names the field', async () => {
     await rejected({ input: 'hi', temperature: 'hot' }, 400, 'temperature', /^Invalid 'temperature': /);
     await rejected({ input: 'hi', max_output_tokens: 0 }, 400, 'max_output_tokens', /^Invalid 'max_output_tokens': /);
