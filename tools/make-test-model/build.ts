@@ -7,8 +7,10 @@
 import { dequantizeGguf } from '../../src/model/dequantize.ts';
 import { llama3RopeFactors } from '../../src/model/model-config.ts';
 import { TENSOR_TYPE_LAYOUTS, type TensorType } from '../../src/model/tensor-types.ts';
-import { buildByteLevelBpeVocab, tokenizerConfigJson, tokenizerJson, type ByteLevelBpeVocab } from './byte-level-bpe.ts';
+import { buildByteLevelBpeVocab, sentencePieceVocab, tokenizerConfigJson, tokenizerJson, type TestVocab } from './byte-level-bpe.ts';
+import { tokenizerSourceFromGguf } from '../../src/model/tokenizer.ts';
 import { CHATML_TOOLS_TEMPLATE } from './chatml-template.ts';
+import type { GgufMetadataValue } from '../../src/model/gguf.ts';
 import { encodeGguf, gv, type GgufWriteTensor, type GgufWriteValue } from './gguf-writer.ts';
 import { encodeTensor } from './quantize.ts';
 import { SeededRandom } from './random.ts';
@@ -37,6 +39,8 @@ export interface TestModelOptions {
   headDim?: number;
   /** Number of BPE merges learned (the vocabulary is 256 bytes + merges + 7 special tokens). */
   merges?: number;
+  /** 'bpe': GPT-2-style byte-level BPE (GGUF "gpt2"); 'spm': llama SentencePiece with byte fallback (GGUF "llama"). */
+  tokenizer?: 'bpe' | 'spm';
   contextLength?: number;
   ropeTheta?: number;
   rmsEps?: number;
@@ -96,6 +100,7 @@ export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['opt
     kvHeads: o.kvHeads ?? Math.max(1, heads / 2),
     headDim: o.headDim ?? hidden / heads,
     merges: o.merges ?? 250,
+    tokenizer: o.tokenizer ?? 'bpe',
     contextLength: o.contextLength ?? 4096,
     ropeTheta: o.ropeTheta ?? 10000,
     rmsEps: o.rmsEps ?? 1e-6,
@@ -129,7 +134,8 @@ interface Tensor {
 /** Generate a model in memory: `model.gguf` and the `hf/` files. */
 export function buildTestModel(options: TestModelOptions): BuiltTestModel {
   const o = resolveTestModelOptions(options);
-  const vocab = buildByteLevelBpeVocab(o.merges);
+  const bpe = buildByteLevelBpeVocab(o.merges);
+  const vocab: TestVocab = o.tokenizer === 'spm' ? sentencePieceVocab(bpe) : bpe;
   const vocabSize = vocab.tokens.length;
   const rng = new SeededRandom(o.seed);
   const hfDtype: TensorType = o.type === 'F16' || o.type === 'BF16' ? o.type : 'F32';
@@ -225,8 +231,15 @@ export function buildTestModel(options: TestModelOptions): BuiltTestModel {
   const files: Record<string, Uint8Array[]> = { 'model.gguf': encodeGguf(ggufMetadata(o, vocab), ggufTensors) };
   for (const [name, bytes] of Object.entries(encodeSafetensorsCheckpoint(hfTensors, o.shards))) files[`hf/${name}`] = bytes;
   files['hf/config.json'] = json(hfConfig(o, vocab), 2);
-  files['hf/tokenizer.json'] = json(tokenizerJson(vocab));
-  files['hf/tokenizer_config.json'] = json(tokenizerConfigJson(vocab, CHATML_TOOLS_TEMPLATE, o.contextLength), 2);
+  if (vocab.model === 'gpt2') {
+    files['hf/tokenizer.json'] = json(tokenizerJson(vocab));
+    files['hf/tokenizer_config.json'] = json(tokenizerConfigJson(vocab, CHATML_TOOLS_TEMPLATE, o.contextLength), 2);
+  } else {
+    // The SentencePiece vocabulary as a Llama-style tokenizer.json (BPE with byte fallback).
+    const source = tokenizerSourceFromGguf(plainTokenizerMetadata(vocab));
+    files['hf/tokenizer.json'] = json(source.tokenizerJson);
+    files['hf/tokenizer_config.json'] = json({ ...source.tokenizerConfig, chat_template: CHATML_TOOLS_TEMPLATE, model_max_length: o.contextLength }, 2);
+  }
   files['hf/generation_config.json'] = json({ bos_token_id: vocab.bosId, eos_token_id: vocab.eosId }, 2);
 
   const info: TestModelInfo = {
@@ -272,7 +285,44 @@ function mapRows(values: Float32Array, rows: number, cols: number, heads: number
   return out;
 }
 
-function ggufMetadata(o: TestModelInfo['options'], vocab: ByteLevelBpeVocab): Record<string, GgufWriteValue> {
+/** The tokenizer.ggml.* keys of a SentencePiece vocabulary as plain values. */
+function plainTokenizerMetadata(vocab: Extract<TestVocab, { model: 'llama' }>): Record<string, GgufMetadataValue> {
+  return {
+    'tokenizer.ggml.model': 'llama',
+    'tokenizer.ggml.tokens': vocab.tokens,
+    'tokenizer.ggml.token_type': vocab.tokenTypes,
+    'tokenizer.ggml.scores': vocab.scores,
+    'tokenizer.ggml.unknown_token_id': vocab.unkId,
+    'tokenizer.ggml.bos_token_id': vocab.bosId,
+    'tokenizer.ggml.eos_token_id': vocab.eosId,
+    'tokenizer.ggml.padding_token_id': vocab.padId,
+    'tokenizer.ggml.add_bos_token': false,
+    'tokenizer.ggml.add_eos_token': false,
+  };
+}
+
+function ggufTokenizerMetadata(vocab: TestVocab): Record<string, GgufWriteValue> {
+  const common = {
+    'tokenizer.ggml.tokens': gv.strings(vocab.tokens),
+    'tokenizer.ggml.token_type': gv.i32s(vocab.tokenTypes),
+    'tokenizer.ggml.bos_token_id': gv.u32(vocab.bosId),
+    'tokenizer.ggml.eos_token_id': gv.u32(vocab.eosId),
+    'tokenizer.ggml.padding_token_id': gv.u32(vocab.padId),
+    'tokenizer.ggml.add_bos_token': gv.bool(false),
+    'tokenizer.ggml.add_eos_token': gv.bool(false),
+  };
+  if (vocab.model === 'gpt2') {
+    return { 'tokenizer.ggml.model': gv.str('gpt2'), 'tokenizer.ggml.pre': gv.str('qwen2'), ...common, 'tokenizer.ggml.merges': gv.strings(vocab.merges) };
+  }
+  return {
+    'tokenizer.ggml.model': gv.str('llama'),
+    ...common,
+    'tokenizer.ggml.scores': gv.f32s(vocab.scores),
+    'tokenizer.ggml.unknown_token_id': gv.u32(vocab.unkId),
+  };
+}
+
+function ggufMetadata(o: TestModelInfo['options'], vocab: TestVocab): Record<string, GgufWriteValue> {
   const a = o.arch;
   const quantized = [o.type, o.embeddingType, o.outputType].some((t) => TENSOR_TYPE_LAYOUTS[t].blockElements > 1);
   const meta: Record<string, GgufWriteValue> = {
@@ -290,23 +340,14 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: ByteLevelBpeVocab): Re
     [`${a}.rope.freq_base`]: gv.f32(o.ropeTheta),
     [`${a}.rope.dimension_count`]: gv.u32(o.headDim),
     [`${a}.vocab_size`]: gv.u32(vocab.tokens.length),
-    'tokenizer.ggml.model': gv.str('gpt2'),
-    'tokenizer.ggml.pre': gv.str('qwen2'),
-    'tokenizer.ggml.tokens': gv.strings(vocab.tokens),
-    'tokenizer.ggml.token_type': gv.i32s(vocab.tokenTypes),
-    'tokenizer.ggml.merges': gv.strings(vocab.merges),
-    'tokenizer.ggml.bos_token_id': gv.u32(vocab.bosId),
-    'tokenizer.ggml.eos_token_id': gv.u32(vocab.eosId),
-    'tokenizer.ggml.padding_token_id': gv.u32(vocab.padId),
-    'tokenizer.ggml.add_bos_token': gv.bool(false),
-    'tokenizer.ggml.add_eos_token': gv.bool(false),
+    ...ggufTokenizerMetadata(vocab),
     'tokenizer.chat_template': gv.str(CHATML_TOOLS_TEMPLATE),
   };
   if (quantized) meta['general.quantization_version'] = gv.u32(2);
   return meta;
 }
 
-function hfConfig(o: TestModelInfo['options'], vocab: ByteLevelBpeVocab): Record<string, unknown> {
+function hfConfig(o: TestModelInfo['options'], vocab: TestVocab): Record<string, unknown> {
   const architectures = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[o.arch];
   const dtype = o.type === 'F16' ? 'float16' : o.type === 'BF16' ? 'bfloat16' : 'float32';
   return {

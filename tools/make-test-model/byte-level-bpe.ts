@@ -54,6 +54,7 @@ export function byteToUnicodeMap(): string[] {
 }
 
 export interface ByteLevelBpeVocab {
+  model: 'gpt2';
   /** Token strings by id (byte-level encoded for normal tokens, raw for special tokens). */
   tokens: string[];
   /** GGUF token types by id: 1 normal, 3 control, 4 user-defined. */
@@ -123,6 +124,7 @@ export function buildByteLevelBpeVocab(mergeCount: number): ByteLevelBpeVocab {
   });
   const idOf = (content: string) => specialTokens.find((s) => s.content === content)!.id;
   return {
+    model: 'gpt2',
     tokens,
     tokenTypes,
     merges,
@@ -200,5 +202,88 @@ export function tokenizerConfigJson(vocab: ByteLevelBpeVocab, chatTemplate: stri
     split_special_tokens: false,
     tokenizer_class: 'Qwen2Tokenizer',
     unk_token: null,
+  };
+}
+
+/** A llama-style SentencePiece vocabulary (GGUF tokenizer.ggml.model "llama"). */
+export interface SentencePieceVocab {
+  model: 'llama';
+  /** Pieces by id: <unk>, <s>, </s>, <0x00>..<0xFF>, text pieces (spaces as ▁), then the chat tokens. */
+  tokens: string[];
+  /** GGUF token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 6 byte. */
+  tokenTypes: number[];
+  /** Piece scores: higher merges first. */
+  scores: number[];
+  specialTokens: { id: number; content: string; control: boolean }[];
+  unkId: number;
+  bosId: number;
+  eosId: number;
+  padId: number;
+}
+
+export type TestVocab = ByteLevelBpeVocab | SentencePieceVocab;
+
+/**
+ * The SentencePiece counterpart of a byte-level BPE vocabulary: every merged BPE token that is whole UTF-8
+ * becomes a piece (scored by its merge order), plus every character those pieces use and the printable ASCII
+ * characters, with byte-fallback tokens for everything else.
+ */
+export function sentencePieceVocab(bpe: ByteLevelBpeVocab): SentencePieceVocab {
+  const unicodeToByte = new Map(byteToUnicodeMap().map((c, b) => [c, b]));
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const special = new Set(bpe.specialTokens.map((t) => t.id));
+  const merged: string[] = [];
+  for (let id = 256; id < bpe.tokens.length; id++) {
+    if (special.has(id)) continue;
+    try {
+      const bytes = Uint8Array.from(Array.from(bpe.tokens[id], (c) => unicodeToByte.get(c)!));
+      merged.push(decoder.decode(bytes).replaceAll(' ', '\u2581'));
+    } catch {
+      // Not whole UTF-8 characters: no SentencePiece piece.
+    }
+  }
+  const chars = new Set<string>();
+  for (let c = 0x21; c < 0x7f; c++) chars.add(String.fromCharCode(c));
+  chars.add('\u2581');
+  for (const piece of merged) for (const c of piece) chars.add(c);
+  const tokens = ['<unk>', '<s>', '</s>'];
+  const tokenTypes = [2, 3, 3];
+  const scores = [0, 0, 0];
+  for (let b = 0; b < 256; b++) {
+    tokens.push(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+    tokenTypes.push(6);
+    scores.push(0);
+  }
+  const seen = new Set<string>();
+  for (const c of [...chars].sort()) {
+    seen.add(c);
+    tokens.push(c);
+    tokenTypes.push(1);
+    scores.push(-1e6);
+  }
+  merged.forEach((piece, rank) => {
+    if (seen.has(piece) || Array.from(piece).length < 2) return;
+    seen.add(piece);
+    tokens.push(piece);
+    tokenTypes.push(1);
+    scores.push(-rank);
+  });
+  const specialTokens = CHAT_SPECIAL_TOKENS.filter((s) => s.content !== '<|endoftext|>').map((s) => {
+    tokens.push(s.content);
+    tokenTypes.push(s.control ? 3 : 4);
+    scores.push(0);
+    return { id: tokens.length - 1, content: s.content, control: s.control };
+  });
+  const imEnd = specialTokens.find((s) => s.content === '<|im_end|>')!.id;
+  return {
+    model: 'llama',
+    tokens,
+    tokenTypes,
+    scores,
+    specialTokens: [{ id: 1, content: '<s>', control: true }, { id: 2, content: '</s>', control: true }, ...specialTokens],
+    unkId: 0,
+    bosId: 1,
+    eosId: imEnd,
+    padId: 0,
   };
 }

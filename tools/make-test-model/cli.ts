@@ -19,6 +19,7 @@ const { values } = parseArgs({
     'kv-heads': { type: 'string' },
     'head-dim': { type: 'string' },
     merges: { type: 'string' },
+    tokenizer: { type: 'string', default: 'bpe' },
     'context-length': { type: 'string' },
     'rope-theta': { type: 'string' },
     'embedding-type': { type: 'string' },
@@ -34,7 +35,7 @@ function fail(message: string): never {
   console.error(`make-test-model: ${message}`);
   console.error(
     'usage: cli.ts --arch llama|qwen2|qwen3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
-      '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--context-length N] [--rope-theta X]\n' +
+      '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--tokenizer bpe|spm] [--context-length N] [--rope-theta X]\n' +
       '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]',
   );
   process.exit(2);
@@ -71,6 +72,7 @@ try {
       kvHeads: int(values['kv-heads'], '--kv-heads'),
       headDim: int(values['head-dim'], '--head-dim'),
       merges: int(values.merges, '--merges'),
+      tokenizer: values.tokenizer === 'spm' ? 'spm' : values.tokenizer === 'bpe' ? 'bpe' : fail('--tokenizer must be bpe or spm'),
       contextLength: int(values['context-length'], '--context-length'),
       ropeTheta: values['rope-theta'] === undefined ? undefined : Number(values['rope-theta']),
       embeddingType: tensorType(values['embedding-type'], '--embedding-type'),

@@ -36,6 +36,7 @@ const CASES: TestModelOptions[] = [
   { arch: 'qwen3', type: 'BF16', hidden: 64, heads: 4, kvHeads: 2, headDim: 32, intermediate: 96, tiedEmbeddings: true },
   { arch: 'llama', type: 'Q8_0', hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96, shards: 3 },
   { arch: 'qwen3', type: 'Q4_K' },
+  { arch: 'llama', type: 'Q4_0', hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96, tokenizer: 'spm' },
 ];
 
 describe.each(CASES)('$arch $type', (options) => {
