@@ -1,4 +1,5 @@
 // `npm test`: everything a fresh clone needs checked, in order, with one summary line at the end.
+//   0. the whole tree type-checks (TypeScript strict);
 //   1. the system Chromium (installed from Debian's package where possible) and llama.cpp's oracle package;
 //   2. unit tests in Node and GPU/browser tests in headless Chromium (vitest projects `unit` and `browser`);
 //   3. the production build, then end-to-end tests (Playwright) against it.
@@ -9,6 +10,13 @@ import { ensureChromium } from '../tools/ensure-chromium.mjs';
 ensureChromium();
 
 const env = { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' };
+// Kernel tests also run in Node on Dawn (the `webgpu` package) over Chromium's SwiftShader Vulkan driver; the
+// loader path has to be set before the process starts.
+const swiftshaderIcd = '/usr/lib/chromium/vk_swiftshader_icd.json';
+if (existsSync(swiftshaderIcd)) {
+  env.LD_LIBRARY_PATH = ['/usr/lib/chromium', process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  env.VK_ICD_FILENAMES = swiftshaderIcd;
+}
 function run(title, cmd, args, extraEnv = {}) {
   console.log(`\n=== ${title}: ${cmd} ${args.join(' ')}`);
   const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...env, ...extraEnv } });
@@ -23,6 +31,7 @@ if (!existsSync('tools/llama-oracle/node_modules/node-llama-cpp')) {
 rmSync('.tmp/test-results', { recursive: true, force: true });
 mkdirSync('.tmp/test-results', { recursive: true });
 const results = [];
+results.push(['typecheck (tsc --noEmit)', run('typecheck', 'npx', ['tsc', '--noEmit', '-p', '.'])]);
 results.push(['vitest (unit + browser)', run('vitest', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=.tmp/test-results/vitest.json'])]);
 const built = run('build', 'npm', ['run', 'build']);
 results.push(['build', built]);
