@@ -8,15 +8,20 @@
 //   0 q        array<vec4<f32>>  [m, n_heads, head_dim] (after RoPE).
 //   1 k_cache  array<vec4<f32>>  this layer's K cache [n_kv_heads, max_seq, head_dim] f32.
 //   2 v_cache  array<vec4<f32>>  this layer's V cache [n_kv_heads, max_seq, head_dim] f32.
-//   3 out      array<vec4<f32>>  [m, n_heads, head_dim].
-//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32 }.
+//   3 out      array<vec4<f32>>  splits = 1: the result [m, n_heads, head_dim].
+//                                splits > 1: partial records [m, n_heads, splits] of head_dim/4 + 1 vec4 each:
+//                                (running max, softmax denominator, 0, 0), then the unnormalised Σ weight·V;
+//                                attention_combine.wgsl merges them into the result (flash-decoding).
+//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32, splits, split_len }.
+//              Split s of query t covers positions [s*split_len, min((s+1)*split_len, pos0 + t + 1)) (may be
+//              empty); split_len a multiple of 4 when splits > 1.
 // head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
 // Overrides: WORKGROUP_SIZE; HEAD_DIM: 0 = take params.head_dim, else the head dim as a constant (must equal
 //   params.head_dim), so that the loops over the head have a fixed trip count: faster where the compiler can
 //   then keep the query and the accumulator in registers.
-// Dispatch: 1-D, ceil(m * n_heads / WORKGROUP_SIZE) workgroups; one invocation per (query, head), which keeps
-//   its query and its output accumulator (HEAD_DIM floats each) in private memory and walks the positions once,
-//   four at a time.
+// Dispatch: 1-D, ceil(m * n_heads * splits / WORKGROUP_SIZE) workgroups; one invocation per (query, head,
+//   split), which keeps its query and its output accumulator (HEAD_DIM floats each) in private memory and walks
+//   its positions once, four at a time.
 
 struct Params {
   m: u32,
@@ -26,6 +31,8 @@ struct Params {
   pos0: u32,
   max_seq: u32,
   scale: f32,
+  splits: u32,
+  split_len: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
@@ -48,16 +55,21 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   let n_heads = params.n_heads;
+  let splits = params.splits;
   let index = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE + lid;
-  if (index >= params.m * n_heads) {
+  if (index >= params.m * n_heads * splits) {
     return;
   }
-  let t = index / n_heads;
-  let head = index % n_heads;
+  let split = index % splits;
+  let row = index / splits; // t * n_heads + head
+  let t = row / n_heads;
+  let head = row % n_heads;
   let kv_head = head / (n_heads / params.n_kv_heads);
   let hd4 = select(params.head_dim, HEAD_DIM, HEAD_DIM > 0u) / 4u;
-  let q_base = index * hd4;
-  let last_position = params.pos0 + t;
+  let q_base = row * hd4;
+  // Positions [begin, end) of this split; the causal limit is pos0 + t.
+  let end = min(params.pos0 + t + 1u, select(params.pos0 + t + 1u, (split + 1u) * params.split_len, splits > 1u));
+  let begin = split * params.split_len;
 
   var query = array<vec4<f32>, MAX_HEAD_DIM4>();
   var acc = array<vec4<f32>, MAX_HEAD_DIM4>();
@@ -68,18 +80,18 @@ fn main(
   var denominator = 0.0;
   let cache_base = kv_head * params.max_seq * hd4;
   // Four positions per step: one pass over the query for four scores, one rescale of the accumulator per four
-  // values. Positions past the last are masked to weight 0 (their rows clamped to the last position).
-  for (var p0 = 0u; p0 <= last_position; p0 += 4u) {
+  // values. Positions past the end are masked to weight 0 (their rows clamped to the last one).
+  for (var p0 = begin; p0 < end; p0 += 4u) {
     let r0 = cache_base + p0 * hd4;
-    let r1 = cache_base + min(p0 + 1u, last_position) * hd4;
-    let r2 = cache_base + min(p0 + 2u, last_position) * hd4;
-    let r3 = cache_base + min(p0 + 3u, last_position) * hd4;
+    let r1 = cache_base + min(p0 + 1u, end - 1u) * hd4;
+    let r2 = cache_base + min(p0 + 2u, end - 1u) * hd4;
+    let r3 = cache_base + min(p0 + 3u, end - 1u) * hd4;
     var scores = vec4<f32>(0.0);
     for (var i = 0u; i < hd4; i++) {
       let qi = query[i];
       scores += vec4<f32>(dot(qi, k_cache[r0 + i]), dot(qi, k_cache[r1 + i]), dot(qi, k_cache[r2 + i]), dot(qi, k_cache[r3 + i]));
     }
-    let valid = vec4<u32>(p0, p0 + 1u, p0 + 2u, p0 + 3u) <= vec4<u32>(last_position);
+    let valid = vec4<u32>(p0, p0 + 1u, p0 + 2u, p0 + 3u) < vec4<u32>(end);
     scores = select(vec4<f32>(NEG_LARGE), scores, valid);
     let new_max = max(running_max, max(max(scores.x, scores.y), max(scores.z, scores.w)));
     let correction = exp(running_max - new_max);
@@ -89,6 +101,14 @@ fn main(
       acc[i] = acc[i] * correction + weights.x * v_cache[r0 + i] + weights.y * v_cache[r1 + i] + weights.z * v_cache[r2 + i] + weights.w * v_cache[r3 + i];
     }
     running_max = new_max;
+  }
+  if (splits > 1u) {
+    let record = index * (hd4 + 1u);
+    out[record] = vec4<f32>(running_max, denominator, 0.0, 0.0);
+    for (var i = 0u; i < hd4; i++) {
+      out[record + 1u + i] = acc[i];
+    }
+    return;
   }
   let inverse = 1.0 / denominator;
   for (var i = 0u; i < hd4; i++) {

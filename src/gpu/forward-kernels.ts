@@ -34,8 +34,12 @@ export interface ForwardKernelShapes {
   quantMatmul: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number };
   /** embedding, rope, swiglu, add: one invocation per element (or pair). */
   elementwise: { WORKGROUP_SIZE: number };
-  /** attention: one invocation per (query, head). */
-  attention: { WORKGROUP_SIZE: number };
+  /**
+   * attention: one invocation per (query, head, split). A decode step (m = 1) over more than SPLIT_POSITIONS
+   * positions splits them into chunks of SPLIT_POSITIONS (a multiple of 4) merged by attention_combine
+   * (flash-decoding); 0 never splits.
+   */
+  attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number };
   /** argmax: WORKGROUP_SIZE a power of two; a stage-0 workgroup covers WORKGROUP_SIZE * ITEMS_PER_INVOCATION values. */
   argmax: { WORKGROUP_SIZE: number; ITEMS_PER_INVOCATION: number };
 }
@@ -47,7 +51,7 @@ export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
     return {
       quantMatmul: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
       elementwise: { WORKGROUP_SIZE: 64 },
-      attention: { WORKGROUP_SIZE: 4 },
+      attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
       argmax: { WORKGROUP_SIZE: 64, ITEMS_PER_INVOCATION: 16 },
     };
   }
@@ -55,7 +59,7 @@ export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
   return {
     quantMatmul: { WORKGROUP_SIZE: Math.min(64, size), K_SPLIT: 8, TILE_M: 4 },
     elementwise: { WORKGROUP_SIZE: Math.min(256, size) },
-    attention: { WORKGROUP_SIZE: Math.min(32, size) },
+    attention: { WORKGROUP_SIZE: Math.min(32, size), SPLIT_POSITIONS: 64 },
     argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
   };
 }
@@ -100,6 +104,9 @@ export class ForwardKernels {
   private readonly paramBuffers = new Map<string, GPUBuffer>();
   /** Bound in place of unused bindings (bias off, no KV-cache store): distinct, so writable ones never alias. */
   private readonly unused: GPUBuffer[];
+  /** Partial results of split attention; grown when needed (replaced ones kept until destroy: work may use them). */
+  private attentionScratch: GPUBuffer | null = null;
+  private readonly retired: GPUBuffer[] = [];
 
   constructor(
     readonly gpu: GpuContext,
@@ -130,7 +137,7 @@ export class ForwardKernels {
 
   /** headDim 0: the generic pipeline (head dim from the params). */
   private attentionKernel(headDim: number): Prepared {
-    return { kernel: shaders.attention, constants: { ...this.shapes.attention, HEAD_DIM: headDim } };
+    return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim } };
   }
 
   private argmaxKernel(stage: 0 | 1): Prepared {
@@ -141,6 +148,7 @@ export class ForwardKernels {
   async prepare(needs: ForwardKernelNeeds = {}): Promise<void> {
     const all: Prepared[] = [
       this.attentionKernel(0),
+      { kernel: shaders.attentionCombine, constants: { ...this.shapes.elementwise } },
       ...(needs.headDims ?? []).map((headDim) => this.attentionKernel(headDim)),
       { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } },
       { kernel: shaders.add, constants: { ...this.shapes.elementwise } },
@@ -266,10 +274,32 @@ export class ForwardKernels {
     if (a.nHeads % a.nKvHeads !== 0) throw new RangeError(`attention: ${a.nHeads} heads is not a multiple of ${a.nKvHeads} KV heads`);
     if (a.pos0 + a.m > a.maxSeq) throw new RangeError(`attention: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${a.maxSeq}`);
     const scale = a.scale ?? 1 / Math.sqrt(a.headDim);
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale });
     const specialised = this.attentionKernel(a.headDim);
     const pipeline = this.pipelines.peek(specialised.kernel, specialised.constants) ?? this.pipeline(this.attentionKernel(0));
-    batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, a.out, params], Math.ceil((a.m * a.nHeads) / this.shapes.attention.WORKGROUP_SIZE));
+    const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.shapes.attention;
+    const positions = a.pos0 + 1;
+    const splits = a.m === 1 && SPLIT_POSITIONS > 0 && positions > SPLIT_POSITIONS ? Math.ceil(positions / SPLIT_POSITIONS) : 1;
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale }, splits, splits > 1 ? SPLIT_POSITIONS : 0);
+    const invocations = a.m * a.nHeads * splits;
+    if (splits === 1) {
+      batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, a.out, params], Math.ceil(invocations / WORKGROUP_SIZE));
+      return;
+    }
+    if (SPLIT_POSITIONS % 4 !== 0) throw new RangeError(`attention: SPLIT_POSITIONS ${SPLIT_POSITIONS} must be a multiple of 4`);
+    const partials = this.scratchFor(invocations * (a.headDim + 4) * 4);
+    batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, partials, params], Math.ceil(invocations / WORKGROUP_SIZE));
+    const combine = { kernel: shaders.attentionCombine, constants: { ...this.shapes.elementwise } };
+    const rows = a.m * a.nHeads;
+    batch.dispatch(this.pipeline(combine), [partials, a.out, this.params(rows, splits, a.headDim)], Math.ceil((rows * a.headDim) / 4 / this.shapes.elementwise.WORKGROUP_SIZE));
+  }
+
+  private scratchFor(bytes: number): GPUBuffer {
+    if (!this.attentionScratch || this.attentionScratch.size < bytes) {
+      if (this.attentionScratch) this.retired.push(this.attentionScratch);
+      const size = Math.ceil(bytes / 256) * 256;
+      this.attentionScratch = this.gpu.device.createBuffer({ label: 'attention partials', size, usage: 0x80 /* STORAGE */ });
+    }
+    return this.attentionScratch;
   }
 
   /**
@@ -317,10 +347,13 @@ export class ForwardKernels {
     batch.dispatch(this.pipeline(this.argmaxKernel(1)), [a.scratch, a.out, this.params(groups)], 1);
   }
 
-  /** Releases the params uniforms and placeholder buffers. */
+  /** Releases the params uniforms, placeholder and scratch buffers. */
   destroy(): void {
     for (const buffer of this.paramBuffers.values()) buffer.destroy();
     this.paramBuffers.clear();
-    for (const buffer of this.unused) buffer.destroy();
+    for (const buffer of [...this.unused, ...this.retired]) buffer.destroy();
+    this.attentionScratch?.destroy();
+    this.retired.length = 0;
+    this.attentionScratch = null;
   }
 }

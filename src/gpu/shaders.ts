@@ -16,6 +16,7 @@ import matmulQ6KCode from '../../shaders/matmul_q6_k.wgsl?raw';
 import embeddingCode from '../../shaders/embedding.wgsl?raw';
 import ropeCode from '../../shaders/rope.wgsl?raw';
 import attentionCode from '../../shaders/attention.wgsl?raw';
+import attentionCombineCode from '../../shaders/attention_combine.wgsl?raw';
 import swigluCode from '../../shaders/swiglu.wgsl?raw';
 import addCode from '../../shaders/add.wgsl?raw';
 import argmaxCode from '../../shaders/argmax.wgsl?raw';
@@ -35,6 +36,7 @@ export const matmulQ6K: KernelSource = { name: 'matmul_q6_k', code: matmulQ6KCod
 export const embedding: KernelSource = { name: 'embedding', code: embeddingCode };
 export const rope: KernelSource = { name: 'rope', code: ropeCode };
 export const attention: KernelSource = { name: 'attention', code: attentionCode };
+export const attentionCombine: KernelSource = { name: 'attention_combine', code: attentionCombineCode };
 export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };
 export const add: KernelSource = { name: 'add', code: addCode };
 export const argmax: KernelSource = { name: 'argmax', code: argmaxCode };

@@ -166,7 +166,7 @@ describe('attention', () => {
     { headDim: 32, nHeads: 4, nKvHeads: 4, m: 17, pos0: 3 },
     { headDim: 128, nHeads: 4, nKvHeads: 1, m: 2, pos0: 68 }, // the Llama head size
   ];
-  test.each(cases)('%o', async (c) => {
+  async function worstError(fk: ForwardKernels, c: AttentionCase): Promise<number> {
     const random = seededRandom(c.headDim + c.m * 31 + c.pos0);
     const maxSeq = 80;
     const q = randomF32(random, c.m * c.nHeads * c.headDim, 2);
@@ -175,7 +175,7 @@ describe('attention', () => {
     const buffers = [q, kCache, vCache].map((d) => createStorageBuffer(gpu.device, d));
     const out = createStorageBuffer(gpu.device, new Float32Array(q.length).fill(NaN));
     const batch = new ComputeBatch(gpu, 'attention test');
-    kernels.attention(batch, { q: buffers[0], kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq });
+    fk.attention(batch, { q: buffers[0], kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq });
     batch.submit();
     const got = await readF32(gpu.device, out, q.length);
     for (const b of [...buffers, out]) b.destroy();
@@ -183,7 +183,26 @@ describe('attention', () => {
     const expected = attentionReference(q, kCache, vCache, { ...c, maxSeq, scale: 1 / Math.sqrt(c.headDim) });
     let worst = 0;
     for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(got[i] - expected[i]));
-    expect(worst).toBeLessThanOrEqual(1e-6); // max |v| = 1; measured <= 2.2e-7 on SwiftShader
+    return worst; // NaN (an unwritten output) fails every comparison
+  }
+
+  test.each(cases)('%o', async (c) => {
+    expect(await worstError(kernels, c)).toBeLessThanOrEqual(1e-6); // max |v| = 1; measured <= 2.2e-7 on SwiftShader
+  });
+
+  test('decode split over positions (flash-decoding) and merged by attention_combine', async () => {
+    const split = new ForwardKernels(gpu, { shapes: { attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 8 } }, pipelines: kernels.pipelines });
+    await split.prepare({ headDims: [32, 128] });
+    for (const c of [
+      { headDim: 64, nHeads: 4, nKvHeads: 2, m: 1, pos0: 69 }, // 9 splits, the last of 6 positions
+      { headDim: 32, nHeads: 4, nKvHeads: 1, m: 1, pos0: 7 }, // exactly one split's worth: not split
+      { headDim: 32, nHeads: 4, nKvHeads: 2, m: 1, pos0: 8 }, // 2 splits, the second of 1 position
+      { headDim: 128, nHeads: 4, nKvHeads: 4, m: 1, pos0: 40 },
+      { headDim: 64, nHeads: 4, nKvHeads: 2, m: 3, pos0: 60 }, // prefill: never split
+    ]) {
+      expect(await worstError(split, c)).toBeLessThanOrEqual(1e-6);
+    }
+    split.destroy();
   });
 
   test('prefill of 7 then decode of 1 through rope + attention equals prefill of 8 (the KV cache path)', async () => {
