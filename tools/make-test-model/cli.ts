@@ -22,6 +22,7 @@ const { values } = parseArgs({
     tokenizer: { type: 'string', default: 'bpe' },
     'context-length': { type: 'string' },
     'rope-theta': { type: 'string' },
+    'llama3-rope-scaling': { type: 'string' },
     'embedding-type': { type: 'string' },
     'output-type': { type: 'string' },
     tied: { type: 'boolean', default: false },
@@ -36,6 +37,7 @@ function fail(message: string): never {
   console.error(
     'usage: cli.ts --arch llama|qwen2|qwen3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
       '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--tokenizer bpe|spm] [--context-length N] [--rope-theta X]\n' +
+      '  [--llama3-rope-scaling factor,low,high,originalContext]\n' +
       '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]',
   );
   process.exit(2);
@@ -53,6 +55,14 @@ function int(name: string | undefined, flag: string): number | undefined {
   const n = Number(name);
   if (!Number.isInteger(n) || n < 0) fail(`${flag} must be a non-negative integer, got ${name}`);
   return n;
+}
+
+/** "factor,lowFreqFactor,highFreqFactor,originalContextLength" */
+function llama3RopeScaling(spec: string | undefined) {
+  if (spec === undefined) return undefined;
+  const n = spec.split(',').map(Number);
+  if (n.length !== 4 || n.some((x) => !Number.isFinite(x) || x <= 0)) fail('--llama3-rope-scaling wants factor,lowFreqFactor,highFreqFactor,originalContextLength');
+  return { factor: n[0], lowFreqFactor: n[1], highFreqFactor: n[2], originalContextLength: n[3] };
 }
 
 if (values.help) fail('help');
@@ -75,6 +85,7 @@ try {
       tokenizer: values.tokenizer === 'spm' ? 'spm' : values.tokenizer === 'bpe' ? 'bpe' : fail('--tokenizer must be bpe or spm'),
       contextLength: int(values['context-length'], '--context-length'),
       ropeTheta: values['rope-theta'] === undefined ? undefined : Number(values['rope-theta']),
+      ropeScaling: llama3RopeScaling(values['llama3-rope-scaling']),
       embeddingType: tensorType(values['embedding-type'], '--embedding-type'),
       outputType: tensorType(values['output-type'], '--output-type'),
       tiedEmbeddings: values.tied,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ArrayBufferSource, BlobSource, UrlSource, type ByteSource } from '../../../src/model/byte-source.ts';
 import { dequantizeGguf } from '../../../src/model/dequantize.ts';
 import { ggufTensor, readGguf } from '../../../src/model/gguf.ts';
-import { ggufNameOfHfTensor, modelConfigFromGguf, modelConfigFromHf } from '../../../src/model/model-config.ts';
+import { ggufNameOfHfTensor, llama3RopeFactors, modelConfigFromGguf, modelConfigFromHf } from '../../../src/model/model-config.ts';
 import { readSafetensors, readSafetensorsCheckpoint, type ModelFileOpener } from '../../../src/model/safetensors.ts';
 import { GgmlType, type TensorType } from '../../../src/model/tensor-types.ts';
 import { encodeGgufHeader, gv, type GgufWriteTensor, type GgufWriteValue } from '../../../tools/make-test-model/gguf-writer.ts';
@@ -75,6 +75,24 @@ describe.each(CASES)('$arch $type', (options) => {
       expect(firstDifference(ggufValues, hfValues), name!).toBe(-1);
     }
   });
+});
+
+test('Llama-3 RoPE scaling: config.json parameters give the divisors GGUF stores in rope_freqs.weight', async () => {
+  const ropeScaling = { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 64 };
+  const model = await makeTestModel({ ...CASES[0], ropeScaling });
+  const gguf = await readGguf(await openAsBlob(model.ggufPath));
+  const ggufConfig = modelConfigFromGguf(gguf);
+  expect(ggufConfig.ropeFreqsTensor).toBe(true);
+  const hfConfig = modelConfigFromHf(JSON.parse(readFileSync(join(model.hfDir, 'config.json'), 'utf8')));
+  expect(hfConfig.ropeScaling).toEqual({ type: 'llama3', ...ropeScaling });
+  const t = ggufTensor(gguf, 'rope_freqs.weight');
+  const stored = await readTensorValues(gguf.source, t.type, t.offset, t.byteLength);
+  const computed = llama3RopeFactors(hfConfig.ropeTheta, hfConfig.headDim, ropeScaling);
+  expect(Array.from(stored)).toEqual(Array.from(computed));
+  // The divisors span the whole range: some frequencies kept, some divided by the factor, some in between.
+  expect(stored[0]).toBe(1);
+  expect(stored[stored.length - 1]).toBe(8);
+  expect(stored.some((x) => x > 1 && x < 8)).toBe(true);
 });
 
 describe('GGUF header', () => {
