@@ -18,7 +18,8 @@ const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 const USAGE = `usage:
   webgpu-responses logits   --model <file|dir|url> --tokens 1,2,3 [--json]
   webgpu-responses generate --model <file|dir|url> --prompt "..." [--system "..."] [--max-tokens N] [--temperature 0] [--json]
-options: --backend chromium|node (default chromium), --context-length N`;
+options: --backend chromium|node (default chromium), --context-length N,
+  --bench-flags (Chromium: --enable-dawn-features=allow_unsafe_apis,disable_robustness; benchmarks only)`;
 
 function fail(message) {
   process.stderr.write(`webgpu-responses: ${message}\n${USAGE}\n`);
@@ -37,6 +38,7 @@ const { values, positionals } = parseArgs({
     'context-length': { type: 'string' },
     backend: { type: 'string', default: 'chromium' },
     json: { type: 'boolean', default: false },
+    'bench-flags': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -191,7 +193,8 @@ async function runInChromium() {
   if (!base) throw new Error('the Vite server did not start');
   const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   if (!existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
-  const browser = await chromium.launch({ executablePath, args: chromiumArgs(), headless: true });
+  const extra = values['bench-flags'] ? ['--enable-dawn-features=allow_unsafe_apis,disable_robustness'] : [];
+  const browser = await chromium.launch({ executablePath, args: chromiumArgs(extra), headless: true });
   try {
     const page = await browser.newPage();
     const pageErrors = [];

@@ -35,6 +35,7 @@ export type CliResult =
       usage: { promptTokens: number; cachedTokens: number; completionTokens: number };
       timings: CliTimings;
       adapter: string;
+      model: { parameters: number; weight_gpu_bytes: number; weight_bytes_per_token: number };
     };
 
 export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: GPU): Promise<CliResult> {
@@ -89,6 +90,7 @@ export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: 
     // Decode: the steps after the first token (the first comes out of the prefill step).
     const decodeMs = tokens.length > 1 ? last - firstToken : 0;
     const info = await engineAdapter(gpu);
+    const stats = await engine.modelStats('cli');
     return {
       prompt_tokens: promptTokens,
       tokens,
@@ -104,6 +106,7 @@ export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: 
         decode_tok_s: round(decodeMs > 0 ? ((tokens.length - 1) * 1000) / decodeMs : 0),
       },
       adapter: info,
+      model: { parameters: stats.parameters, weight_gpu_bytes: stats.weightGpuBytes, weight_bytes_per_token: stats.weightBytesPerToken },
     };
   } finally {
     await engine.dispose();
