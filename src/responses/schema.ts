@@ -214,11 +214,13 @@ export type Tool = z.infer<typeof Tool>;
 
 export const ToolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
-  z.object({ type: z.literal('function'), name: z.string() }),
-  z.object({ type: z.literal('custom'), name: z.string() }),
-  z.object({ type: z.literal('allowed_tools'), mode: z.enum(['auto', 'required']), tools: z.array(jsonObject) }),
-  /** Hosted-tool forms (`{type:"file_search"}`, `{type:"mcp", server_label}`, …): treated as `auto`. */
-  z.looseObject({ type: z.string() }),
+  z.discriminatedUnion('type', [
+    z.object({ type: z.literal('function'), name: z.string() }),
+    z.object({ type: z.literal('custom'), name: z.string() }),
+    z.object({ type: z.literal('allowed_tools'), mode: z.enum(['auto', 'required']), tools: z.array(jsonObject) }),
+    /** Hosted-tool forms (`{type:"file_search"}`, `{type:"mcp", server_label}`, …): treated as `auto`. */
+    z.looseObject({ type: z.enum(HOSTED_TOOL_TYPES) }),
+  ]),
 ]);
 export type ToolChoice = z.infer<typeof ToolChoice>;
 

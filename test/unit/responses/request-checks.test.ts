@@ -70,6 +70,10 @@ describe('tool_choice', () => {
     await rejected({ input: 'hi', tool_choice: { type: 'custom', name: 'lookup' }, tools: [fn] }, 400, 'tool_choice', "Tool 'lookup' is not declared in tools");
   });
 
+  it('a malformed tool_choice object names its field', async () => {
+    await rejected({ input: 'hi', tool_choice: { type: 'function' }, tools: [fn] }, 400, 'tool_choice.name', /^Invalid 'tool_choice\.name': /);
+  });
+
   it('a declared named tool becomes a named constraint; hosted forms are treated as auto', async () => {
     const { handler, engine } = setup([{ tokens: ['<tool_call>{"name": "lookup", "arguments": {}}</tool_call>'] }, { tokens: ['ok'] }]);
     expect((await post(handler, '/responses', { input: 'hi', tool_choice: { type: 'function', name: 'lookup' }, tools: [fn] })).status).toBe(200);
