@@ -184,7 +184,8 @@ export function serveTools(tools: readonly Tool[], toolChoice: ToolChoice): Serv
 
 /**
  * What decoding is held to. A forced tool call (required / named) wins; otherwise a JSON text format; otherwise,
- * with tools on offer, `tools` in `auto` mode so that calls the model does start follow their schema/grammar.
+ * when a tool asks for a guarantee (a `strict` function, a custom tool with a grammar), `tools` in `auto` mode so
+ * that calls the model does start follow their schema/grammar; otherwise nothing (free text and free calls).
  */
 export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text: CreateResponseBody['text']): ConstraintSpec {
   let mode: 'auto' | 'required' | 'named' = 'auto';
@@ -201,7 +202,8 @@ export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text:
   const format = text?.format;
   if (format?.type === 'json_schema') return { kind: 'json_schema', schema: format.schema };
   if (format?.type === 'json_object') return { kind: 'json_schema', schema: null };
-  if (tools.length > 0) return { kind: 'tools', mode: 'auto', tools };
+  const guaranteed = tools.some((t) => (t.type === 'function' ? t.strict : t.grammar !== undefined));
+  if (guaranteed) return { kind: 'tools', mode: 'auto', tools };
   return { kind: 'none' };
 }
 

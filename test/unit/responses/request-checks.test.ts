@@ -79,8 +79,22 @@ describe('tool_choice', () => {
     expect((await post(handler, '/responses', { input: 'hi', tool_choice: { type: 'function', name: 'lookup' }, tools: [fn] })).status).toBe(200);
     expect(engine.requests[0]!.constraint).toMatchObject({ kind: 'tools', mode: 'named', name: 'lookup' });
     expect((await post(handler, '/responses', { input: 'hi', tool_choice: { type: 'file_search' }, tools: [fn, { type: 'file_search', vector_store_ids: [] }] })).status).toBe(200);
-    expect(engine.requests[1]!.constraint).toMatchObject({ kind: 'tools', mode: 'auto' });
+    // Auto mode asks nothing of decoding unless a tool wants a guarantee.
+    expect(engine.requests[1]!.constraint).toEqual({ kind: 'none' });
     expect(engine.requests[1]!.tools.map((t) => t.function.name)).toEqual(['lookup']);
+  });
+
+  it('auto mode constrains calls only for strict functions and custom grammars', async () => {
+    const { handler, engine } = setup([{ tokens: ['ok'] }]);
+    expect((await post(handler, '/responses', { input: 'hi', tools: [{ ...fn, strict: true }, custom] })).status).toBe(200);
+    expect(engine.requests[0]!.constraint).toEqual({
+      kind: 'tools',
+      mode: 'auto',
+      tools: [
+        { type: 'function', name: 'lookup', parameters: fn.parameters, strict: true },
+        { type: 'custom', name: 'shell' },
+      ],
+    });
   });
 });
 
