@@ -1,5 +1,6 @@
-// The model catalog: `models/catalog.json` next to the app lists the bundled model and real ones by URL,
-// each with its size and license. Bundled models ship with the app; the others are downloaded on request.
+// The model catalog: `models/catalog.json` next to the app lists the bundled model (and may list others by URL),
+// each with its size and license; src/sw/remote-catalog.ts adds real published models by URL. Bundled models ship
+// with the app and are stored on first use; the others are downloaded on request (src/sw/model-manager.ts).
 import { z } from 'zod';
 
 export const catalogEntrySchema = z.object({
@@ -9,6 +10,8 @@ export const catalogEntrySchema = z.object({
   file: z.string(),
   format: z.enum(['gguf']).default('gguf'),
   bytes: z.number().int().nonnegative(),
+  /** `bytes` is a rounded figure (for the quota check and the UI): the size check then uses the server's length. */
+  bytesApproximate: z.boolean().default(false),
   sha256: z.string().optional(),
   license: z.string(),
   bundled: z.boolean().default(false),
@@ -20,7 +23,8 @@ export async function readModelCatalog(scope: string): Promise<CatalogEntry[]> {
   const url = new URL('models/catalog.json', scope).href;
   const cache = await caches.open('webgpu-responses-models-v1');
   let response = await fetch(url, { cache: 'no-store' }).catch(() => undefined);
-  if (response?.ok) await cache.put(url, response.clone());
+  // Kept for offline use; a full quota must not stop the catalog from being read.
+  if (response?.ok) await cache.put(url, response.clone()).catch(() => {});
   else response = await cache.match(url);
   if (!response) throw new Error('The model catalog (models/catalog.json) could not be read, online or from the cache.');
   return z.array(catalogEntrySchema).parse(await response.json());

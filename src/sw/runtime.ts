@@ -1,52 +1,94 @@
-// The runtime a service worker (or a page, or a Node host) mounts: the Responses handler over the WebGPU engine and
-// the IndexedDB store, created on the first /v1 request and kept for the worker's life. If the engine cannot
-// start (no WebGPU, no adapter, a bad model file) every /v1 request gets an OpenAI-shaped 503 that says why,
-// and the next request tries again.
-import { createResponsesHandler } from '../responses/handler';
+// The runtime a service worker (or the dedicated engine worker of src/engine-worker) mounts: the model routes of
+// the model manager (GET /v1/models and /v1/models/*) and the Responses handler over the WebGPU engine and the
+// IndexedDB store for everything else under /v1. The engine is created on the first request with the models the
+// manager says are usable and kept (a loaded model stays loaded between requests); when that set changes (a
+// download completed, an import, a delete) the next request gets a new engine with the new list, and the old one
+// is disposed once the requests it already accepted are done. If the engine cannot start, every /v1 request gets
+// an OpenAI-shaped 503 that says why, and the next request tries again.
+import { createResponsesHandler, type ResponsesHandler } from '../responses/handler';
 import { createIndexedDbStore } from '../store/indexeddb-store';
-import { createWebGpuEngine } from '../engine/webgpu-engine';
+import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine';
+import type { ResponseStore } from '../store/types';
 import { progressChannelName, type ShimProgress } from '../embed/install-responses-shim';
-import { CachedModelFileSource } from './model-cache';
-import { readModelCatalog } from './model-catalog';
+import { createModelManager, type ModelManager } from './model-manager';
 
 export interface Runtime {
   handle(request: Request): Promise<Response>;
 }
 
-export function createRuntime(scope: string): Runtime {
-  let handler: Promise<(request: Request) => Promise<Response>> | null = null;
-  const progress = typeof BroadcastChannel === 'function' ? new BroadcastChannel(progressChannelName) : null;
+export interface RuntimeOptions {
+  /** Size of the stored parts of model files (default 4 MiB). */
+  partBytes?: number;
+}
 
-  async function start() {
-    const catalog = await readModelCatalog(scope);
-    const models = catalog.filter((m) => m.bundled);
+interface EngineGeneration {
+  version: number;
+  engine: WebGpuEngine;
+  handler: ResponsesHandler;
+}
+
+export function createRuntime(scope: string, options: RuntimeOptions = {}): Runtime {
+  const manager: ModelManager = createModelManager(scope, { partBytes: options.partBytes });
+  const progress = typeof BroadcastChannel === 'function' ? new BroadcastChannel(progressChannelName) : null;
+  let store: ResponseStore | null = null;
+  let current: { version: number; made: Promise<EngineGeneration> } | null = null;
+
+  async function start(version: number): Promise<EngineGeneration> {
+    const models = await manager.engineSources();
     const engine = createWebGpuEngine({
-      models: models.map((m) => ({
-        id: m.id,
-        aliases: m.aliases,
-        gguf: new CachedModelFileSource(new URL(m.file, scope).href, (p) =>
-          progress?.postMessage({ phase: 'loading-model', loaded: p.loaded, total: p.total, file: m.file } satisfies ShimProgress),
-        ),
-      })),
+      models,
+      onLoadProgress: (modelId, loaded, total) =>
+        progress?.postMessage({ phase: 'loading-model', loaded, total, file: modelId } satisfies ShimProgress),
     });
-    const store = createIndexedDbStore();
-    return createResponsesHandler({ engine, store });
+    store ??= createIndexedDbStore();
+    return { version, engine, handler: createResponsesHandler({ engine, store }) };
+  }
+
+  /** The engine for the current set of models (a new one when the set changed since the last was made). */
+  function generation(): Promise<EngineGeneration> {
+    const version = manager.version;
+    if (!current || current.version !== version) {
+      const old = current;
+      const made = start(version);
+      current = { version, made };
+      made.catch(() => {
+        if (current?.made === made) current = null;
+      });
+      // The old engine finishes what it accepted (its queue), then frees the GPU.
+      if (old) void old.made.then((g) => g.engine.dispose()).catch(() => {});
+    }
+    return current.made;
+  }
+
+  async function loadedIds(): Promise<Set<string>> {
+    const existing = await current?.made.catch(() => null);
+    if (!existing) return new Set();
+    return new Set((await existing.engine.listModels().catch(() => [])).filter((m) => m.loaded).map((m) => m.id));
   }
 
   return {
     async handle(request) {
-      handler ??= start();
-      let h: (request: Request) => Promise<Response>;
+      let managed: Response | null;
       try {
-        h = await handler;
+        managed = await manager.route(request, loadedIds);
       } catch (e) {
-        handler = null;
-        return Response.json(
-          { error: { message: `The in-browser engine could not start: ${(e as Error).message}`, type: 'server_error', param: null, code: 'engine_unavailable' } },
-          { status: 503 },
-        );
+        return engineUnavailable(e);
       }
-      return h(request);
+      if (managed) return managed;
+      let h: EngineGeneration;
+      try {
+        h = await generation();
+      } catch (e) {
+        return engineUnavailable(e);
+      }
+      return h.handler(request);
     },
   };
+}
+
+function engineUnavailable(error: unknown): Response {
+  return Response.json(
+    { error: { message: `The in-browser engine could not start: ${(error as Error).message}`, type: 'server_error', param: null, code: 'engine_unavailable' } },
+    { status: 503 },
+  );
 }

@@ -1,0 +1,446 @@
+// The model manager: which models exist (the app's catalog.json with the bundled model, the real models of
+// remote-catalog.ts, and files the user imported), which are stored, downloads with progress and resume, deletes
+// and imports. It answers the model routes under `/v1/models` and gives the runtime the engine's model sources.
+//
+// Routes (errors are OpenAI-shaped `{ error: { message, type, param, code } }`):
+//   GET    /v1/models                  OpenAI list of the models requests can name: bundled, downloaded, imported
+//                                      (one row per id and per alias), each a ManagedModel (extra fields below).
+//   GET    /v1/models/catalog          { object: 'list', data: ManagedModel[], storage: { usage, quota, persisted } }:
+//                                      every model known, also those not downloaded (status 'available').
+//   GET    /v1/models/{id}             one ManagedModel (404 when unknown).
+//   POST   /v1/models/{id}/download    starts (or joins, or resumes) the download; 507 `insufficient_storage` when
+//                                      it does not fit the quota, else 200 `text/event-stream` of ModelEvents
+//                                      (`data: {...}` frames) ending with model.download.completed or .failed.
+//                                      Closing the stream does not stop the download; DELETE does. For an id that
+//                                      is not in the catalog, a JSON body { url, bytes?, sha256?, license?,
+//                                      description? } adds it (a download by URL; kept, and resumable, like the rest).
+//   DELETE /v1/models/{id}             stops a download and deletes the stored file(s) (a bundled model is stored
+//                                      again on next use; an imported one is gone): { id, object: 'model', deleted }.
+//   POST   /v1/models/import?name=<file name>[&id=<id>]   body = the GGUF file's bytes (a File/Blob as fetch body);
+//                                      stores it, checks it, registers it: 201 with the ManagedModel. 409 when the
+//                                      id exists, 400 when it is not GGUF, 507 when it does not fit.
+// Downloads resume: parts already stored stay (src/sw/model-files.ts), a cut connection is retried from there, and
+// a download the worker did not finish (it was stopped) continues on the next POST .../download.
+// Every download's progress is also broadcast on BroadcastChannel `modelEventsChannelName` (all tabs see it).
+import { remoteCatalog } from './remote-catalog';
+import { readModelCatalog, type CatalogEntry } from './model-catalog';
+import { StoredModelFileSource } from './model-cache';
+import { checkQuota, ModelFileError, ModelFileStore, type FileWriteProgress } from './model-files';
+import type { ModelSource } from '../engine/model-registry';
+import { z } from 'zod';
+
+export const modelEventsChannelName = 'webgpu-responses-models';
+
+export type ModelStatus = 'available' | 'downloading' | 'downloaded' | 'loaded';
+
+/** A model as the routes show it: the OpenAI Model object plus what the UI needs. */
+export interface ManagedModel {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  /** Where it comes from: shipped with the app, downloadable by URL, or a local file the user imported. */
+  source: 'bundled' | 'catalog' | 'imported';
+  /** `available`: known, not stored (bundled ones are stored on first use); `downloaded`: stored; `loaded`: on the GPU. */
+  status: ModelStatus;
+  aliases: string[];
+  /** For alias rows of GET /v1/models: the id it names. */
+  alias_of?: string;
+  bytes: number;
+  license: string;
+  description: string;
+  /** The download URL (catalog and bundled models). */
+  url?: string;
+  /** While downloading: bytes stored so far of `total`. */
+  progress?: { loaded: number; total: number };
+}
+
+export type ModelEvent =
+  | { type: 'model.download.progress'; model: string; file: string; loaded: number; total: number; resumed_from: number }
+  | { type: 'model.download.completed'; model: string; file: string; bytes: number }
+  | { type: 'model.download.failed'; model: string; file: string; error: OpenAiErrorBody['error'] };
+
+interface OpenAiErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+interface KnownModel {
+  entry: CatalogEntry;
+  source: ManagedModel['source'];
+  /** Store key of its file. */
+  key: string;
+  /** Absolute download URL (none for imports). */
+  url?: string;
+  /** Unix seconds (imports: when stored). */
+  created: number;
+}
+
+interface Download {
+  controller: AbortController;
+  done: Promise<void>;
+  last: ModelEvent | null;
+  listeners: Set<(event: ModelEvent) => void>;
+}
+
+export interface ModelManager {
+  /** Answers a model route, or null when the request is not one (the Responses handler takes it). */
+  route(request: Request, loadedIds: () => Promise<Set<string>>): Promise<Response | null>;
+  /** The models the engine should serve now. */
+  engineSources(): Promise<ModelSource[]>;
+  /** Bumped whenever the set of usable models changes (the runtime then rebuilds its engine). */
+  readonly version: number;
+}
+
+/** Store keys of models the user added (an imported file, or a download by URL): `user:<id>`. */
+const userPrefix = 'user:';
+
+/** What is kept about a model the user added (the store's description of its file). */
+const userModelSchema = z.object({
+  id: z.string(),
+  url: z.string().url().optional(),
+  fileName: z.string().optional(),
+  bytes: z.number().int().nonnegative().optional(),
+  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/).optional(),
+  license: z.string(),
+  description: z.string(),
+  created: z.number().int(),
+});
+type UserModel = z.infer<typeof userModelSchema>;
+
+/** The optional JSON body of POST /v1/models/{id}/download: a model that is not in the catalog, by URL. */
+const downloadBodySchema = z.object({
+  url: z.string().url(),
+  bytes: z.number().int().nonnegative().optional(),
+  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/).optional(),
+  license: z.string().default('unknown'),
+  description: z.string().optional(),
+});
+
+export function createModelManager(scope: string, options: { partBytes?: number } = {}): ModelManager {
+  const store = new ModelFileStore(scope, options.partBytes);
+  const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(modelEventsChannelName) : null;
+  const downloads = new Map<string, Download>();
+  let version = 0;
+
+  async function known(): Promise<KnownModel[]> {
+    const app = await readModelCatalog(scope);
+    const ids = new Set(app.map((e) => e.id));
+    const catalog = [...app, ...remoteCatalog.filter((e) => !ids.has(e.id))].map((entry): KnownModel => {
+      const url = new URL(entry.file, scope).href;
+      return { entry, source: entry.bundled ? 'bundled' : 'catalog', key: `url:${url}`, url, created: 0 };
+    });
+    const added: KnownModel[] = [];
+    for (const key of await store.describedKeys(userPrefix)) {
+      const parsed = userModelSchema.safeParse(await store.readDescription(key));
+      if (!parsed.success) continue;
+      const user = parsed.data;
+      const record = await store.completeRecord(key);
+      added.push({
+        key,
+        source: 'imported',
+        created: user.created,
+        url: user.url,
+        entry: {
+          id: user.id,
+          aliases: [],
+          file: user.url ?? user.fileName ?? `${user.id}.gguf`,
+          format: 'gguf',
+          bytes: record?.bytes ?? user.bytes ?? 0,
+          bytesApproximate: user.bytes === undefined,
+          sha256: user.sha256,
+          license: user.license,
+          bundled: false,
+          description: user.description,
+        },
+      });
+    }
+    return [...catalog, ...added];
+  }
+
+  async function find(id: string): Promise<KnownModel> {
+    const model = (await known()).find((m) => m.entry.id === id || m.entry.aliases.includes(id));
+    if (!model) throw new ModelFileError(`The model '${id}' does not exist`, 404, 'model_not_found');
+    return model;
+  }
+
+  async function describe(model: KnownModel, loaded: Set<string>): Promise<ManagedModel> {
+    const { entry } = model;
+    const download = downloads.get(entry.id);
+    const stored = (await store.completeRecord(model.key)) !== null;
+    const status: ModelStatus = loaded.has(entry.id) ? 'loaded' : stored ? 'downloaded' : download ? 'downloading' : 'available';
+    const progress = download?.last?.type === 'model.download.progress' ? { loaded: download.last.loaded, total: download.last.total } : undefined;
+    return {
+      id: entry.id,
+      object: 'model',
+      created: model.created,
+      owned_by: model.source === 'imported' ? 'user' : 'webgpu-responses',
+      source: model.source,
+      status,
+      aliases: entry.aliases,
+      bytes: entry.bytes,
+      license: entry.license,
+      description: entry.description,
+      ...(model.url ? { url: model.url } : {}),
+      ...(progress && status === 'downloading' ? { progress } : {}),
+    };
+  }
+
+  /** Bundled models are usable before they are stored (they are stored on first use). */
+  async function usable(model: KnownModel): Promise<boolean> {
+    return model.source === 'bundled' || (await store.completeRecord(model.key)) !== null;
+  }
+
+  function emit(download: Download | undefined, event: ModelEvent): void {
+    if (download) {
+      download.last = event;
+      for (const listener of download.listeners) listener(event);
+    }
+    channel?.postMessage(event);
+  }
+
+  function startDownload(model: KnownModel): Download {
+    const running = downloads.get(model.entry.id);
+    if (running) return running;
+    const { entry } = model;
+    const file = model.url!;
+    const download: Download = { controller: new AbortController(), done: Promise.resolve(), last: null, listeners: new Set() };
+    downloads.set(entry.id, download);
+    download.done = (async () => {
+      try {
+        const blob = await store.download(model.key, file, {
+          expectedBytes: entry.bytesApproximate ? undefined : entry.bytes,
+          sha256: entry.sha256,
+          signal: download.controller.signal,
+          onProgress: (p: FileWriteProgress) =>
+            emit(download, { type: 'model.download.progress', model: entry.id, file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
+        });
+        version++;
+        emit(download, { type: 'model.download.completed', model: entry.id, file, bytes: blob.size });
+      } catch (error) {
+        emit(download, { type: 'model.download.failed', model: entry.id, file, error: errorBody(error).body.error });
+      } finally {
+        downloads.delete(entry.id);
+      }
+    })();
+    return download;
+  }
+
+  async function downloadRoute(id: string, request: Request): Promise<Response> {
+    const text = await request.text();
+    let model = (await known()).find((m) => m.entry.id === id || m.entry.aliases.includes(id));
+    if (!model && text.trim() !== '') {
+      const parsed = downloadBodySchema.safeParse(safeJson(text));
+      if (!parsed.success) throw new ModelFileError(`Bad download request: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`, 400, 'invalid_request');
+      checkNewId(id, await known());
+      const body = parsed.data;
+      if (body.bytes !== undefined) await checkQuota(body.bytes, `model '${id}'`);
+      await addUserModel({ id, url: new URL(body.url, scope).href, bytes: body.bytes, sha256: body.sha256, license: body.license, description: body.description ?? `Downloaded from ${body.url}`, created: now() });
+      model = await find(id);
+    }
+    if (!model) throw new ModelFileError(`The model '${id}' does not exist (to download a model that is not in the catalog, send { "url": ... })`, 404, 'model_not_found');
+    if (!model.url) throw new ModelFileError(`The model '${id}' was imported from a local file: there is nothing to download`, 400, 'not_downloadable');
+    const record = await store.completeRecord(model.key);
+    const file = model.url;
+    if (record) return eventStream([{ type: 'model.download.completed', model: model.entry.id, file, bytes: record.bytes }], null);
+    if (!downloads.has(model.entry.id) && model.entry.bytes > 0) {
+      await checkQuota(model.entry.bytes - (await store.storedBytes(model.key)), `model '${model.entry.id}'`);
+      await store.markStarted(model.key, file);
+    }
+    return eventStream([], startDownload(model));
+  }
+
+  async function addUserModel(user: UserModel): Promise<void> {
+    await store.writeDescription(`${userPrefix}${user.id}`, user);
+  }
+
+  async function remove(id: string): Promise<Response> {
+    const model = await find(id);
+    const download = downloads.get(model.entry.id);
+    if (download) {
+      download.controller.abort();
+      await download.done;
+    }
+    const deleted = await store.delete(model.key);
+    if (deleted) version++;
+    return Response.json({ id: model.entry.id, object: 'model', deleted });
+  }
+
+  async function importRoute(request: Request, url: URL): Promise<Response> {
+    const name = url.searchParams.get('name') ?? 'model.gguf';
+    const id = url.searchParams.get('id') ?? idFromFileName(name);
+    checkNewId(id, await known());
+    if (!request.body) throw new ModelFileError('The import request has no body: send the GGUF file as the body', 400, 'missing_body');
+    const length = Number(request.headers.get('content-length') ?? url.searchParams.get('bytes') ?? NaN);
+    if (Number.isFinite(length)) await checkQuota(length, `'${name}'`);
+    const key = `${userPrefix}${id}`;
+    await store.delete(key);
+    try {
+      const size = await store.append(key, request.body, 0);
+      await store.complete(key, { expectedBytes: size, origin: `file:${name}` });
+      await addUserModel({ id, fileName: name, bytes: size, license: 'unknown (imported file)', description: `Imported from ${name}`, created: now() });
+    } catch (error) {
+      await store.delete(key);
+      throw error;
+    }
+    version++;
+    return Response.json(await describe(await find(id), new Set()), { status: 201 });
+  }
+
+  async function storage(): Promise<{ usage: number | null; quota: number | null; persisted: boolean | null }> {
+    const estimate = await navigator.storage?.estimate?.().catch(() => null);
+    const persisted = await navigator.storage?.persisted?.().catch(() => null);
+    return { usage: estimate?.usage ?? null, quota: estimate?.quota ?? null, persisted: persisted ?? null };
+  }
+
+  return {
+    get version() {
+      return version;
+    },
+
+    async engineSources() {
+      const sources: ModelSource[] = [];
+      for (const model of await known()) {
+        if (!(await usable(model))) continue;
+        const { entry } = model;
+        sources.push({
+          id: entry.id,
+          aliases: entry.aliases,
+          created: model.created,
+          ownedBy: model.source === 'imported' ? 'user' : 'webgpu-responses',
+          gguf: new StoredModelFileSource(
+            store,
+            { key: model.key, url: model.url, expectedBytes: entry.bytesApproximate ? undefined : entry.bytes, sha256: entry.sha256 },
+            entry.file,
+            (p) => emit(undefined, { type: 'model.download.progress', model: entry.id, file: model.url ?? entry.file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
+          ),
+        });
+      }
+      return sources;
+    },
+
+    async route(request, loadedIds) {
+      const url = new URL(request.url);
+      const match = /\/v1\/models(?:\/(.*?))?\/*$/.exec(url.pathname);
+      if (!match) return null;
+      const rest = match[1] === undefined ? [] : match[1].split('/').map(decodeURIComponent);
+      const method = request.method.toUpperCase();
+      try {
+        if (rest.length === 0) {
+          if (method !== 'GET') return methodNotAllowed(method, ['GET']);
+          const loaded = await loadedIds();
+          const data: ManagedModel[] = [];
+          for (const model of await known()) {
+            if (!(await usable(model))) continue;
+            const row = await describe(model, loaded);
+            data.push(row, ...row.aliases.map((alias) => ({ ...row, id: alias, alias_of: row.id })));
+          }
+          return Response.json({ object: 'list', data });
+        }
+        if (rest.length === 1 && rest[0] === 'catalog') {
+          if (method !== 'GET') return methodNotAllowed(method, ['GET']);
+          const loaded = await loadedIds();
+          const data = await Promise.all((await known()).map((m) => describe(m, loaded)));
+          return Response.json({ object: 'list', data, storage: await storage() });
+        }
+        if (rest.length === 1 && rest[0] === 'import') {
+          if (method !== 'POST') return methodNotAllowed(method, ['POST']);
+          return await importRoute(request, url);
+        }
+        if (rest.length === 2 && rest[1] === 'download') {
+          if (method !== 'POST') return methodNotAllowed(method, ['POST']);
+          return await downloadRoute(rest[0]!, request);
+        }
+        if (rest.length === 1) {
+          if (method === 'DELETE') return await remove(rest[0]!);
+          if (method !== 'GET') return methodNotAllowed(method, ['GET', 'DELETE']);
+          return Response.json(await describe(await find(rest[0]!), await loadedIds()));
+        }
+        return errorBody(new ModelFileError(`Unknown route: ${method} ${url.pathname}`, 404, 'unknown_route')).response();
+      } catch (error) {
+        return errorBody(error).response();
+      }
+    },
+  };
+}
+
+/** An SSE stream of `initial` events, then (when given) the download's events until it ends. */
+function eventStream(initial: ModelEvent[], download: Download | null): Response {
+  const encoder = new TextEncoder();
+  let listener: ((event: ModelEvent) => void) | null = null;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (event: ModelEvent): void => {
+        try {
+          controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
+          if (event.type !== 'model.download.progress') {
+            if (listener) download?.listeners.delete(listener);
+            controller.close();
+          }
+        } catch {
+          if (listener) download?.listeners.delete(listener);
+        }
+      };
+      for (const event of initial) send(event);
+      if (download) {
+        listener = send;
+        download.listeners.add(listener);
+        if (download.last) send(download.last);
+      }
+    },
+    cancel() {
+      if (listener) download?.listeners.delete(listener);
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' } });
+}
+
+function checkNewId(id: string, models: KnownModel[]): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id) || id === 'catalog' || id === 'import') {
+    throw new ModelFileError(`'${id}' cannot be a model id: use letters, digits, '.', '_' and '-' (pass ?id=)`, 400, 'invalid_model_id');
+  }
+  if (models.some((m) => m.entry.id === id || m.entry.aliases.includes(id))) {
+    throw new ModelFileError(`A model '${id}' already exists: delete it first or use another id`, 409, 'model_exists');
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+function now(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+function idFromFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? name;
+  return base
+    .replace(/\.gguf$/i, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 128);
+}
+
+function methodNotAllowed(method: string, allowed: string[]): Response {
+  return Response.json(
+    { error: { message: `Method ${method} is not allowed here (use ${allowed.join(' or ')})`, type: 'invalid_request_error', param: null, code: 'method_not_allowed' } },
+    { status: 405, headers: { allow: allowed.join(', ') } },
+  );
+}
+
+function errorBody(error: unknown): { body: OpenAiErrorBody; response: () => Response } {
+  const status = error instanceof ModelFileError ? error.status : error instanceof DOMException && error.name === 'AbortError' ? 499 : 500;
+  const body: OpenAiErrorBody = {
+    error: {
+      message: error instanceof DOMException && error.name === 'AbortError' ? 'The download was stopped' : (error as Error).message ?? String(error),
+      type: status < 500 ? 'invalid_request_error' : 'server_error',
+      param: null,
+      code: error instanceof ModelFileError ? error.code : status === 499 ? 'download_cancelled' : 'server_error',
+    },
+  };
+  return { body, response: () => Response.json(body, { status: status === 499 ? 409 : status }) };
+}
