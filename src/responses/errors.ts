@@ -5,7 +5,7 @@ import { EngineError } from '../engine/types.ts';
 import { StoreError } from '../store/types.ts';
 import { HOSTED_ITEM_TYPES } from './schema.ts';
 
-export type ApiErrorType = 'invalid_request_error' | 'not_found_error' | 'server_error' | 'store_error';
+export type ApiErrorType = 'invalid_request_error' | 'server_error' | 'store_error';
 
 export class ApiError extends Error {
   constructor(

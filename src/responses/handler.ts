@@ -61,8 +61,8 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
 
   async function create(request: Request): Promise<Response> {
     const body = parseWith(CreateResponseBody, await readJsonBody(request));
-    const store_ = body.store ?? true;
-    if (body.background && !store_) throw badRequest('Background responses must be stored: set store to true.', 'background');
+    const keepRecord = body.store ?? true;
+    if (body.background && !keepRecord) throw badRequest('Background responses must be stored: set store to true.', 'background');
     if (body.background && body.stream) throw badRequest('Streaming a background response is not supported by this runtime.', 'stream');
     const prepared = await preparePrompt(engine, store, sealers, body);
 
@@ -72,7 +72,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
     const inputItems = listedInputItems(prepared.input.map((s) => s.item));
     const inputHistory = [...prepared.chain, ...prepared.input].map((s) => s.item);
     const persist = async (final: ResponseObject): Promise<void> => {
-      if (!store_) return;
+      if (!keepRecord) return;
       await store.put({ id, response: toJson(final), history: toJson([...inputHistory, ...final.output]), inputItems: toJson(inputItems), createdAt });
     };
 

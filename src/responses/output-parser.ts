@@ -36,13 +36,13 @@ export class OutputParser {
   private args: ArgumentsDecoder | null = null;
   private tokensInReasoning = 0;
 
+  /** `reasoning.start` owed when the output starts inside reasoning (sent with the first push). */
+  private pendingStart: boolean;
+
   constructor(private readonly options: OutputParserOptions) {
     this.state = options.startsInReasoning ? 'reasoning' : 'text';
     this.pendingStart = options.startsInReasoning;
   }
-
-  /** `reasoning.start` owed when the output starts inside reasoning (sent with the first push). */
-  private pendingStart: boolean;
 
   /** Tokens that belonged to reasoning (the markers included): usage's `reasoning_tokens`. */
   get reasoningTokens(): number {
@@ -251,6 +251,9 @@ export class ArgumentsDecoder {
   private raw = new JsonValueScanner();
   private string = new JsonStringDecoder();
   private rest = new JsonValueScanner();
+  /** The value being read is the first key's value inside the shim's object (the rest of the object follows). */
+  private afterStringInObject = false;
+  private afterRawInObject = false;
 
   constructor(private readonly mode: 'function' | 'custom') {}
 
@@ -333,9 +336,6 @@ export class ArgumentsDecoder {
     }
     return { delta: delta + this.string.flushPending(this.phase === 'done' || this.phase === 'obj-rest'), consumed: i };
   }
-
-  private afterStringInObject = false;
-  private afterRawInObject = false;
 }
 
 function isSpace(c: string): boolean {
