@@ -205,6 +205,7 @@ export class Decoder {
         quantTypes,
         embeddingTypes: [this.weights.tokenEmbedding.type as EmbeddingTableType],
         ropeStyles: [this.config.ropeStyle],
+        headDims: [this.config.headDim],
       }),
     ]);
   }

@@ -99,6 +99,50 @@ describe('decoder invariants', () => {
     }
   });
 
+  test.each([['qwen2-f32'], ['llama-q4_0']])('%s: a reused KV prefix gives the same logits as a cold start', async (id) => {
+    const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
+    const { decoder, destroy } = await decoderFromGguf(file);
+    try {
+      const other = [5, 6, 7, 8, 9, 10];
+      // Cold: the first 9 prompt tokens, then a different continuation.
+      const cold = (await decoder.forward([...prompt.slice(0, 9), ...other], { logits: 'all' })).logits!;
+      // Warm: run the whole prompt, keep its first 9 positions, run the continuation on top of them.
+      decoder.kv.clear();
+      await decoder.forward(prompt);
+      expect(decoder.kv.commonPrefixLength([...prompt.slice(0, 9), ...other])).toBe(9);
+      decoder.kv.truncate(9);
+      const warm = (await decoder.forward(other, { logits: 'all' })).logits!;
+      const d = maxAbsDiff(warm, cold.slice(9));
+      console.log(`${id}: |reused prefix - cold start| ${d.toExponential(2)}`);
+      expect(d).toBeLessThan(1e-5);
+      expect(decoder.kv.tokens).toEqual([...prompt.slice(0, 9), ...other]);
+    } finally {
+      destroy();
+    }
+  });
+
+  test('qwen3-f32: a long context (decode past the attention split size) matches prefill and the reference', async () => {
+    const file = await fetchGguf(index.cases.find((x) => x.id === 'qwen3-f32')!.gguf);
+    const reference = await referenceModelFromGguf(file);
+    const { decoder, destroy } = await decoderFromGguf(file, { maxSeq: 320 });
+    try {
+      const tokens = Array.from({ length: 300 }, (_, i) => (i * 37 + 11) % reference.config.vocabSize);
+      const prefilled = (await decoder.forward(tokens, { logits: 'all' })).logits!;
+      decoder.kv.clear();
+      await decoder.forward(tokens.slice(0, 270));
+      const decoded: Float32Array[] = [];
+      for (const t of tokens.slice(270)) decoded.push((await decoder.forward([t], { logits: 'last' })).logits![0]);
+      const expected = referenceForward(reference.config, reference.weights, tokens).slice(270);
+      const dPrefill = maxAbsDiff(decoded, prefilled.slice(270));
+      const dReference = maxAbsDiff(decoded, expected);
+      console.log(`qwen3-f32 at 270..300 positions: |decode - prefill| ${dPrefill.toExponential(2)}, |decode - reference| ${dReference.toExponential(2)}`);
+      expect(dPrefill).toBeLessThan(1e-4);
+      expect(dReference).toBeLessThan(1e-4);
+    } finally {
+      destroy();
+    }
+  });
+
   test.each([['llama-f32'], ['qwen2-q8_0'], ['llama-q6_k']])('%s: tensors split by rows over many buffers give the same logits', async (id) => {
     const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
     const plain = await decoderFromGguf(file);
