@@ -105,7 +105,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
           ids,
           parser,
           holdTextForPhase: prepared.served.chatTools.length > 0,
-          parallelToolCalls: body.parallel_tool_calls ?? true,
+          maxToolCalls: Math.min(body.parallel_tool_calls === false ? 1 : Infinity, body.max_tool_calls ?? Infinity),
           sealReasoning: body.include?.includes('reasoning.encrypted_content') ? sealers.reasoning : null,
           now,
           persist,

@@ -31,8 +31,8 @@ export interface PipelineOptions {
   parser: OutputParser;
   /** Hold text until its phase is known (tools are on offer). */
   holdTextForPhase: boolean;
-  /** `parallel_tool_calls`: when false, calls after the first one in a turn are dropped. */
-  parallelToolCalls: boolean;
+  /** Calls kept in this turn (1 for `parallel_tool_calls: false`, or `max_tool_calls`); later ones are dropped. */
+  maxToolCalls: number;
   /** `include: ["reasoning.encrypted_content"]`: seal reasoning into the item. */
   sealReasoning: ReasoningSealer | null;
   now: () => number;
@@ -84,7 +84,7 @@ class ResponseEmitter {
   /** Held text of the current segment (when holding for phase). */
   private held: string[] = [];
   private calls = 0;
-  /** Inside a call that parallel_tool_calls:false drops. */
+  /** Inside a call over maxToolCalls, which is dropped. */
   private dropping = false;
 
   constructor(private readonly options: PipelineOptions) {}
@@ -125,7 +125,7 @@ class ResponseEmitter {
         if (this.open?.kind === 'reasoning') out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
         break;
       case 'call.start': {
-        if (!this.options.parallelToolCalls && this.calls > 0) {
+        if (this.calls >= this.options.maxToolCalls) {
           this.dropping = true;
           break;
         }

@@ -292,11 +292,17 @@ describe('keep-alive timer', () => {
   });
 });
 
-describe('parallel_tool_calls', () => {
+describe('parallel_tool_calls and max_tool_calls', () => {
   it('false keeps only the first call of a turn', async () => {
     const tokens = ['<tool_call>{"name": "get_weather", "arguments": {"city": "A"}}</tool_call>', '<tool_call>{"name": "get_weather", "arguments": {"city": "B"}}</tool_call>'];
     const { streamed } = await answer({ tokens }, { input: 'x', tools: [weatherTool], parallel_tool_calls: false });
     expect(streamed.output.map((i) => i.type === 'function_call' && i.arguments)).toEqual(['{"city": "A"}']);
     expect(streamed.parallel_tool_calls).toBe(false);
+  });
+
+  it('max_tool_calls caps the calls kept', async () => {
+    const call = (city: string) => `<tool_call>{"name": "get_weather", "arguments": {"city": "${city}"}}</tool_call>`;
+    const { streamed } = await answer({ tokens: [call('A'), call('B'), call('C')] }, { input: 'x', tools: [weatherTool], max_tool_calls: 2 });
+    expect(streamed.output.map((i) => i.type === 'function_call' && i.arguments)).toEqual(['{"city": "A"}', '{"city": "B"}']);
   });
 });
