@@ -16,6 +16,7 @@ export type QuantWeightType = Extract<TensorType, 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6
 /** Embedding table types in GPU memory (BF16 is widened to F32 at load). */
 export type EmbeddingTableType = Extract<TensorType, 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
 export type RopeStyle = 'interleaved' | 'neox';
+export type QuantVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate';
 
 export const QUANT_BLOCK_ELEMENTS: Readonly<Record<QuantWeightType, number>> = { Q8_0: 32, Q4_0: 32, Q4_K: 256, Q6_K: 256 };
 
@@ -67,6 +68,11 @@ export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
 /** What `prepare()` compiles (the engine names its model's types; the small kernels are always compiled). */
 export interface ForwardKernelNeeds {
   quantTypes?: readonly QuantWeightType[];
+  /**
+   * Which fused extras the quantized matmuls are compiled with (each for m = 1 and m > 1); default plain, bias
+   * (Qwen2 q/k/v) and accumulate (residual). Every pipeline costs compile time, on CPU adapters seconds.
+   */
+  quantVariants?: readonly QuantVariant[];
   embeddingTypes?: readonly EmbeddingTableType[];
   ropeStyles?: readonly RopeStyle[];
   /** Head dimensions to compile attention for as a constant (faster); any other runs the generic pipeline. */
@@ -155,9 +161,12 @@ export class ForwardKernels {
       this.argmaxKernel(0),
       this.argmaxKernel(1),
     ];
+    const variants = needs.quantVariants ?? ['plain', 'bias', 'accumulate'];
     for (const type of needs.quantTypes ?? []) {
       for (const tileM of new Set([1, this.shapes.quantMatmul.TILE_M])) {
-        for (const bias of [false, true]) for (const accumulate of [false, true]) all.push(this.quantMatmulKernel(type, tileM, bias, accumulate));
+        for (const variant of variants) {
+          all.push(this.quantMatmulKernel(type, tileM, variant.startsWith('bias'), variant.endsWith('accumulate')));
+        }
       }
     }
     for (const type of needs.embeddingTypes ?? []) all.push(this.embeddingKernel(type));

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import { ForwardKernels, type ForwardKernelShapes, type QuantWeightType } from '../../src/gpu/forward-kernels.ts';
+import { ForwardKernels, type QuantWeightType } from '../../src/gpu/forward-kernels.ts';
 import { createEmptyStorageBuffer, createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { dequantizeGpuLayout } from '../../src/model/dequantize.ts';
 import { firstSumMismatch, randomF32, seededRandom } from '../support/kernel-reference.ts';
@@ -82,7 +82,7 @@ describe.each(TYPES)('matmul %s', (type) => {
   let kernels: ForwardKernels;
   beforeAll(async () => {
     kernels = new ForwardKernels(gpu);
-    await kernels.prepare({ quantTypes: [type] });
+    await kernels.prepare({ quantTypes: [type], quantVariants: ['plain', 'bias', 'accumulate', 'bias+accumulate'] });
   });
   afterAll(() => kernels?.destroy());
 
@@ -99,11 +99,13 @@ describe.each(TYPES)('matmul %s', (type) => {
     expect(await check(kernels, type, c, c.m * 1000 + c.n * 10 + c.blocks)).toBeNull();
   });
 
-  test('GPU shape: K split over 4 invocations per row, 3 tokens per invocation', async () => {
-    const shapes: Partial<ForwardKernelShapes> = { quantMatmul: { WORKGROUP_SIZE: 16, K_SPLIT: 4, TILE_M: 3 } };
-    const split = new ForwardKernels(gpu, { shapes, pipelines: kernels.pipelines });
-    await split.prepare({ quantTypes: [type] });
-    for (const c of [{ m: 1, n: 67, blocks: 3 }, { m: 5, n: 3, blocks: 5, bias: true }, { m: 7, n: 9, blocks: 2, accumulate: true }]) {
+  test.each([
+    { WORKGROUP_SIZE: 16, K_SPLIT: 4, TILE_M: 3 },
+    { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 }, // what forwardKernelShapesFor gives a GPU
+  ])('GPU shapes: K split over invocations, %o', async (shape) => {
+    const split = new ForwardKernels(gpu, { shapes: { quantMatmul: shape }, pipelines: kernels.pipelines });
+    await split.prepare({ quantTypes: [type], quantVariants: ['plain', 'bias+accumulate'] });
+    for (const c of [{ m: 1, n: 67, blocks: 3 }, { m: 7, n: 9, blocks: 5, bias: true, accumulate: true }]) {
       expect(await check(split, type, c, c.n + c.blocks)).toBeNull();
     }
     split.destroy();
