@@ -327,6 +327,7 @@ export class WebGpuEngine implements Engine {
           finishReason = 'stop';
           break;
         }
+        if (usage.completionTokens >= req.maxTokens) break;
         usage.completionTokens++;
         yield { type: 'token', id: next, text: detokenizer.push(next) };
         if (usage.completionTokens >= req.maxTokens || decoder.kv.length >= model.contextLength) break;
