@@ -39,7 +39,7 @@ export function toApiError(error: unknown): ApiError {
   }
   if (error instanceof StoreError) {
     const status = error.reason === 'quota' ? 507 : 503;
-    return new ApiError(status, `The response could not be stored: ${error.message}`, 'store', 'store_error', `store_${error.reason}`);
+    return new ApiError(status, `Response storage failed: ${error.message}`, 'store', 'store_error', `store_${error.reason}`);
   }
   return new ApiError(500, 'The server had an error while processing your request.', null, 'server_error', 'server_error');
 }

@@ -224,3 +224,27 @@ describe('a store that fails', () => {
     expect((await json(await post(handler, '/responses', { input: 'hello', store: false }))).status).toBe('completed');
   });
 });
+
+describe('failures outside generation', () => {
+  it('an unreadable store is a clear 503 for GET and for previous_response_id', async () => {
+    const inner = createMemoryStore();
+    const store: ResponseStore = { ...inner, get: () => Promise.reject(new StoreError('IndexedDB is not available', 'unavailable')) };
+    const { handler } = setup([], { store });
+    for (const response of [await call(handler, 'GET', '/responses/resp_1'), await post(handler, '/responses', { input: 'x', previous_response_id: 'resp_1' })]) {
+      const body = await json(response, 503);
+      expect(body.error).toEqual({
+        message: 'Response storage failed: IndexedDB is not available',
+        type: 'store_error',
+        param: 'store',
+        code: 'store_unavailable',
+      });
+    }
+  });
+
+  it('an unexpected fault is a generic 500 without internals', async () => {
+    const { handler, engine } = setup();
+    engine.listModels = () => Promise.reject(new TypeError('secret internal detail'));
+    const body = await json(await post(handler, '/responses', { input: 'x' }), 500);
+    expect(body.error).toEqual({ message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: 'server_error' });
+  });
+});
