@@ -3,7 +3,7 @@
 // JSON response), and keeps state: store:true writes the response with its history in one put; background
 // responses run detached and are polled and cancelled by id. Hosts mount it as is (the service worker, a Node
 // server); it knows nothing of either.
-import type { Engine, GenerateRequest } from '../engine/types.ts';
+import { EngineError, type Engine, type GenerateRequest } from '../engine/types.ts';
 import type { JsonValue, ResponseStore } from '../store/types.ts';
 import { compactHistory, COMPACTION_MAX_BYTES } from './compaction.ts';
 import { ApiError, badRequest, errorResponse, notFound, toApiError } from './errors.ts';
@@ -71,8 +71,12 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
     const base = baseResponse(body, prepared, id, createdAt, body.background ? 'queued' : 'in_progress');
     const inputItems = listedInputItems(prepared.input.map((s) => s.item));
     const inputHistory = [...prepared.chain, ...prepared.input].map((s) => s.item);
-    const persist = async (final: ResponseObject): Promise<void> => {
+    const persist = async (final: ResponseObject, fault: unknown): Promise<void> => {
       if (!keepRecord) return;
+      // A prompt the engine refused before any output (too long, …) answers a non-streamed request with a 4xx
+      // and no response id: like a request check, it leaves nothing stored.
+      const refused = fault instanceof EngineError && fault.status < 500 && final.output.length === 0;
+      if (refused && !body.stream && !body.background) return;
       await store.put({ id, response: toJson(final), history: toJson([...inputHistory, ...final.output]), inputItems: toJson(inputItems), createdAt });
     };
 

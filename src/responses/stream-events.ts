@@ -36,8 +36,8 @@ export interface PipelineOptions {
   /** `include: ["reasoning.encrypted_content"]`: seal reasoning into the item. */
   sealReasoning: ReasoningSealer | null;
   now: () => number;
-  /** Called with the final response before the terminal event; a throw turns the answer into `failed`. */
-  persist: (final: ResponseObject) => Promise<void>;
+  /** Called with the final response (and what failed it) before the terminal event; a throw makes it `failed`. */
+  persist: (final: ResponseObject, fault: unknown) => Promise<void>;
   /** Aborted by the client or a cancel: the response ends `cancelled`. */
   signal: AbortSignal;
 }
@@ -343,7 +343,7 @@ export async function* runPipeline(
   };
   let cause: unknown = fault;
   try {
-    await options.persist(final);
+    await options.persist(final, fault);
   } catch (error) {
     cause = error;
     final = {

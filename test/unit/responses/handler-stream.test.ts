@@ -255,13 +255,14 @@ describe('keep-alive', () => {
 describe('engine errors with an HTTP meaning', () => {
   const tooLong = (): FakeScript => ({ tokens: ['x'], failAt: 0, fault: new EngineError('The prompt is 9000 tokens; this model takes 4096.', 400, 'context_length_exceeded', 'input') });
 
-  it('a non-streamed request gets the engine status and message', async () => {
-    const { handler } = setup([tooLong()]);
+  it('a non-streamed request gets the engine status and message, and nothing is stored', async () => {
+    const { handler, store } = setup([tooLong()]);
     const response = await post(handler, '/responses', { input: 'x' });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
       error: { message: 'The prompt is 9000 tokens; this model takes 4096.', type: 'invalid_request_error', param: 'input', code: 'context_length_exceeded' },
     });
+    expect(await store.get('resp_000001')).toBeUndefined();
   });
 
   it('a stream ends with response.failed carrying it as invalid_prompt', async () => {
