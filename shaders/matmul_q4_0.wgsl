@@ -163,9 +163,11 @@ fn main(
       }
     }
     acc0 += d * s0;
-    acc1 += d * s1;
-    acc2 += d * s2;
-    acc3 += d * s3;
+    if (TILE_M > 1u) {
+      acc1 += d * s1;
+      acc2 += d * s2;
+      acc3 += d * s3;
+    }
   }
 
   if (K_SPLIT > 1u) {

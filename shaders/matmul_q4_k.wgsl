@@ -49,21 +49,22 @@ fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>
   return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
 }
 
-// Byte i (0..11) of the packed scales.
-fn scale_byte(scales: vec3<u32>, i: u32) -> u32 {
-  return (scales[i >> 2u] >> ((i & 3u) * 8u)) & 255u;
-}
-
-// (scale, min) of sub-block j (0..7): 6-bit values, j < 4 in the low 6 bits of bytes j and j + 4, j >= 4 in the
-// nibbles of byte j + 4 with the top 2 bits taken from bytes j - 4 and j.
-fn scale_min(scales: vec3<u32>, j: u32) -> vec2<f32> {
-  if (j < 4u) {
-    return vec2<f32>(f32(scale_byte(scales, j) & 63u), f32(scale_byte(scales, j + 4u) & 63u));
-  }
-  let packed = scale_byte(scales, j + 4u);
-  let scale = (packed & 15u) | ((scale_byte(scales, j - 4u) >> 6u) << 4u);
-  let minimum = (packed >> 4u) | ((scale_byte(scales, j) >> 6u) << 4u);
-  return vec2<f32>(f32(scale), f32(minimum));
+// The 8 six-bit (scale, min) pairs of a block from its 12 scale bytes (words a, b, c): columns 0 and 1 are the
+// scales of sub-blocks 0..3 and 4..7, columns 2 and 3 their mins. Sub-blocks j < 4 use the low 6 bits of bytes
+// j (scale) and j + 4 (min); j >= 4 the nibbles of byte j + 4 with the top 2 bits from bytes j - 4 and j.
+fn scales_mins(a: u32, b: u32, c: u32) -> mat4x4<f32> {
+  let shifts = vec4<u32>(0u, 8u, 16u, 24u);
+  let bytes_a = (vec4<u32>(a) >> shifts) & vec4<u32>(255u);
+  let bytes_b = (vec4<u32>(b) >> shifts) & vec4<u32>(255u);
+  let bytes_c = (vec4<u32>(c) >> shifts) & vec4<u32>(255u);
+  let six = vec4<u32>(63u);
+  let top = vec4<u32>(6u);
+  return mat4x4<f32>(
+    vec4<f32>(bytes_a & six),
+    vec4<f32>((bytes_c & vec4<u32>(15u)) | ((bytes_a >> top) << vec4<u32>(4u))),
+    vec4<f32>(bytes_b & six),
+    vec4<f32>((bytes_c >> vec4<u32>(4u)) | ((bytes_b >> top) << vec4<u32>(4u))),
+  );
 }
 
 // The low (shift 0) or high (shift 4) nibbles of the four bytes of a word, low byte first.
@@ -155,24 +156,18 @@ fn main(
     let dm3 = unpack2x16float(w[o3]);
     let d = vec4<f32>(dm0.x, dm1.x, dm2.x, dm3.x);
     let dmin = vec4<f32>(dm0.y, dm1.y, dm2.y, dm3.y);
-    let sc0 = vec3<u32>(w[o0 + 1u], w[o0 + 2u], w[o0 + 3u]);
-    let sc1 = vec3<u32>(w[o1 + 1u], w[o1 + 2u], w[o1 + 3u]);
-    let sc2 = vec3<u32>(w[o2 + 1u], w[o2 + 2u], w[o2 + 3u]);
-    let sc3 = vec3<u32>(w[o3 + 1u], w[o3 + 2u], w[o3 + 3u]);
+    let sm0 = scales_mins(w[o0 + 1u], w[o0 + 2u], w[o0 + 3u]);
+    let sm1 = scales_mins(w[o1 + 1u], w[o1 + 2u], w[o1 + 3u]);
+    let sm2 = scales_mins(w[o2 + 1u], w[o2 + 2u], w[o2 + 3u]);
+    let sm3 = scales_mins(w[o3 + 1u], w[o3 + 2u], w[o3 + 3u]);
     for (var c = 0u; c < 4u; c++) {
       // Chunk c: 64 elements, low nibbles = sub-block 2c, high nibbles = sub-block 2c + 1.
-      let low0 = scale_min(sc0, 2u * c);
-      let low1 = scale_min(sc1, 2u * c);
-      let low2 = scale_min(sc2, 2u * c);
-      let low3 = scale_min(sc3, 2u * c);
-      let high0 = scale_min(sc0, 2u * c + 1u);
-      let high1 = scale_min(sc1, 2u * c + 1u);
-      let high2 = scale_min(sc2, 2u * c + 1u);
-      let high3 = scale_min(sc3, 2u * c + 1u);
-      let low_scale = d * vec4<f32>(low0.x, low1.x, low2.x, low3.x);
-      let high_scale = d * vec4<f32>(high0.x, high1.x, high2.x, high3.x);
-      let low_min = dmin * vec4<f32>(low0.y, low1.y, low2.y, low3.y);
-      let high_min = dmin * vec4<f32>(high0.y, high1.y, high2.y, high3.y);
+      let half = c >> 1u;
+      let j = 2u * (c & 1u);
+      let low_scale = d * vec4<f32>(sm0[half][j], sm1[half][j], sm2[half][j], sm3[half][j]);
+      let high_scale = d * vec4<f32>(sm0[half][j + 1u], sm1[half][j + 1u], sm2[half][j + 1u], sm3[half][j + 1u]);
+      let low_min = dmin * vec4<f32>(sm0[2u + half][j], sm1[2u + half][j], sm2[2u + half][j], sm3[2u + half][j]);
+      let high_min = dmin * vec4<f32>(sm0[2u + half][j + 1u], sm1[2u + half][j + 1u], sm2[2u + half][j + 1u], sm3[2u + half][j + 1u]);
       // Per token: q·x over the low and the high sub-block (rows in the components), and Σx over each.
       var lo0 = vec4<f32>(0.0);
       var lo1 = vec4<f32>(0.0);
@@ -229,9 +224,11 @@ fn main(
         }
       }
       acc0 += low_scale * lo0 + high_scale * hi0 - low_min * sx0.x - high_min * sx0.y;
-      acc1 += low_scale * lo1 + high_scale * hi1 - low_min * sx1.x - high_min * sx1.y;
-      acc2 += low_scale * lo2 + high_scale * hi2 - low_min * sx2.x - high_min * sx2.y;
-      acc3 += low_scale * lo3 + high_scale * hi3 - low_min * sx3.x - high_min * sx3.y;
+      if (TILE_M > 1u) {
+        acc1 += low_scale * lo1 + high_scale * hi1 - low_min * sx1.x - high_min * sx1.y;
+        acc2 += low_scale * lo2 + high_scale * hi2 - low_min * sx2.x - high_min * sx2.y;
+        acc3 += low_scale * lo3 + high_scale * hi3 - low_min * sx3.x - high_min * sx3.y;
+      }
     }
   }
 

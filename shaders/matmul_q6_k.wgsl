@@ -198,9 +198,11 @@ fn main(
           }
         }
         acc0 += scale_g0 * sums0[0] + scale_g1 * sums0[1] + scale_g2 * sums0[2] + scale_g3 * sums0[3];
-        acc1 += scale_g0 * sums1[0] + scale_g1 * sums1[1] + scale_g2 * sums1[2] + scale_g3 * sums1[3];
-        acc2 += scale_g0 * sums2[0] + scale_g1 * sums2[1] + scale_g2 * sums2[2] + scale_g3 * sums2[3];
-        acc3 += scale_g0 * sums3[0] + scale_g1 * sums3[1] + scale_g2 * sums3[2] + scale_g3 * sums3[3];
+        if (TILE_M > 1u) {
+          acc1 += scale_g0 * sums1[0] + scale_g1 * sums1[1] + scale_g2 * sums1[2] + scale_g3 * sums1[3];
+          acc2 += scale_g0 * sums2[0] + scale_g1 * sums2[1] + scale_g2 * sums2[2] + scale_g3 * sums2[3];
+          acc3 += scale_g0 * sums3[0] + scale_g1 * sums3[1] + scale_g2 * sums3[2] + scale_g3 * sums3[3];
+        }
       }
     }
   }
