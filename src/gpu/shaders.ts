@@ -20,6 +20,9 @@ import attentionCombineCode from '../../shaders/attention_combine.wgsl?raw';
 import swigluCode from '../../shaders/swiglu.wgsl?raw';
 import addCode from '../../shaders/add.wgsl?raw';
 import argmaxCode from '../../shaders/argmax.wgsl?raw';
+import logitsProcessCode from '../../shaders/logits_process.wgsl?raw';
+import logitsBiasCode from '../../shaders/logits_bias.wgsl?raw';
+import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 
 export const matvecF32: KernelSource = { name: 'matvec_f32', code: matvecF32Code };
 export const matvecF16: KernelSource = { name: 'matvec_f16', code: matvecF16Code };
@@ -40,3 +43,6 @@ export const attentionCombine: KernelSource = { name: 'attention_combine', code:
 export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };
 export const add: KernelSource = { name: 'add', code: addCode };
 export const argmax: KernelSource = { name: 'argmax', code: argmaxCode };
+export const logitsProcess: KernelSource = { name: 'logits_process', code: logitsProcessCode };
+export const logitsBias: KernelSource = { name: 'logits_bias', code: logitsBiasCode };
+export const sampleToken: KernelSource = { name: 'sample_token', code: sampleTokenCode };

@@ -1,0 +1,183 @@
+// Sampling on the GPU: records logits_process (penalties, constraint mask), logits_bias (sparse bias) and
+// sample_token (temperature, min-p, top-k, top-p, Philox draw, logprobs, top-N) into a ComputeBatch after the
+// forward pass, so only the chosen id (and its logprob, and the top-N when asked) comes back to JavaScript.
+// The per-step uniforms are written with queue.writeBuffer when a step is encoded: encode one step per submit.
+import type { SamplingParams } from '../engine/types.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import type { Binding, ComputeBatch } from '../gpu/dispatch.ts';
+import { PipelineCache } from '../gpu/pipeline-cache.ts';
+import { logitsBias, logitsProcess, sampleToken } from '../gpu/shaders.ts';
+import { seedWords } from './sampling-reference.ts';
+
+const STORAGE = 0x80 | 0x08 | 0x04; // STORAGE | COPY_DST | COPY_SRC
+const UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
+const PROCESS_WORKGROUP = 256;
+/** The most alternatives sample_token reports per token. */
+export const MAX_TOP_LOGPROBS = 20;
+const NONE = 0xffffffff;
+
+export interface SampledToken {
+  /** The token id, or -1 when every token was excluded (an empty constraint mask). */
+  token: number;
+  logprob: number;
+  top: { id: number; logprob: number }[];
+}
+
+export interface EncodeOptions {
+  /** The constraint mask for this step: a bitset (uploaded now), a GPU buffer already holding one, or none. */
+  mask?: Uint32Array | GPUBuffer | null;
+  /** Independent draws from the same logits with counters step, step+1, … (tests); default 1. */
+  streams?: number;
+}
+
+export interface SamplerOptions {
+  pipelines?: PipelineCache;
+  /** The most streams one encode may ask for (sizes the result buffer); default 1. */
+  maxStreams?: number;
+}
+
+export class GpuSampler {
+  /** Per stream s: token id at word 2s, logprob bits at 2s + 1; then the top-N (id, logprob bits) pairs. */
+  readonly result: GPUBuffer;
+  /** How often each token was generated, for the penalties; `resetCounts` sets it. */
+  readonly counts: GPUBuffer;
+  private readonly work: GPUBuffer;
+  private readonly maskBuffer: GPUBuffer;
+  private biasBuffer: GPUBuffer;
+  private readonly processParams: GPUBuffer;
+  private readonly biasParams: GPUBuffer;
+  private readonly sampleParams: GPUBuffer;
+  private readonly readback: GPUBuffer;
+  private lastTopN = 0;
+  private lastStreams = 1;
+
+  private constructor(
+    private readonly gpu: GpuContext,
+    readonly vocabSize: number,
+    readonly maxStreams: number,
+    private readonly pipelines: { process: GPUComputePipeline; bias: GPUComputePipeline; sample: GPUComputePipeline },
+  ) {
+    const device = gpu.device;
+    const resultBytes = (2 * maxStreams + 2 * MAX_TOP_LOGPROBS) * 4;
+    this.result = device.createBuffer({ label: 'sampler result', size: resultBytes, usage: STORAGE });
+    this.readback = device.createBuffer({ label: 'sampler readback', size: resultBytes, usage: 0x01 | 0x08 });
+    this.counts = device.createBuffer({ label: 'sampler counts', size: Math.max(16, vocabSize * 4), usage: STORAGE });
+    this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocabSize * 4), usage: STORAGE });
+    this.maskBuffer = device.createBuffer({ label: 'sampler mask', size: Math.max(16, Math.ceil(vocabSize / 32) * 4), usage: STORAGE });
+    this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: 16, usage: STORAGE });
+    this.processParams = device.createBuffer({ label: 'logits_process params', size: 32, usage: UNIFORM });
+    this.biasParams = device.createBuffer({ label: 'logits_bias params', size: 16, usage: UNIFORM });
+    this.sampleParams = device.createBuffer({ label: 'sample_token params', size: 48, usage: UNIFORM });
+  }
+
+  static async create(gpu: GpuContext, vocabSize: number, options: SamplerOptions = {}): Promise<GpuSampler> {
+    if (!Number.isInteger(vocabSize) || vocabSize <= 0) throw new RangeError(`vocabSize must be a positive integer, got ${vocabSize}`);
+    const cache = options.pipelines ?? new PipelineCache(gpu.device);
+    const [process, bias, sample] = await Promise.all([
+      cache.get(logitsProcess, { WORKGROUP_SIZE: PROCESS_WORKGROUP }),
+      cache.get(logitsBias),
+      cache.get(sampleToken),
+    ]);
+    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, sample });
+  }
+
+  /** Sets the token counts (penalties) to how often each of `tokens` occurs. */
+  resetCounts(tokens: readonly number[] = []): void {
+    const counts = new Uint32Array(this.vocabSize);
+    for (const t of tokens) if (t >= 0 && t < this.vocabSize) counts[t]++;
+    this.gpu.device.queue.writeBuffer(this.counts, 0, counts);
+  }
+
+  /**
+   * Records one sampling step reading `logits` (vocabSize f32, e.g. the LM head's output row) and returns the
+   * result buffer. Penalties use and update `counts` (stream 0 adds the chosen token).
+   */
+  encode(batch: ComputeBatch, logits: Binding, params: SamplingParams, step: number, options: EncodeOptions = {}): GPUBuffer {
+    const device = this.gpu.device;
+    const streams = options.streams ?? 1;
+    if (!Number.isInteger(streams) || streams < 1 || streams > this.maxStreams) {
+      throw new RangeError(`streams must be 1..${this.maxStreams}, got ${streams}`);
+    }
+    const topN = Math.min(Math.max(0, Math.trunc(params.top_logprobs ?? 0)), MAX_TOP_LOGPROBS);
+    let mask = options.mask ?? null;
+    if (mask instanceof Uint32Array) {
+      if (mask.length < Math.ceil(this.vocabSize / 32)) throw new RangeError(`The mask has ${mask.length} words, fewer than the vocabulary needs`);
+      device.queue.writeBuffer(this.maskBuffer, 0, mask as Uint32Array<ArrayBuffer>, 0, Math.ceil(this.vocabSize / 32));
+      mask = this.maskBuffer;
+    }
+    const repetition = params.repetition_penalty ?? 1;
+    const presence = params.presence_penalty ?? 0;
+    const frequency = params.frequency_penalty ?? 0;
+    const penalties = repetition !== 1 || presence !== 0 || frequency !== 0;
+    if (!(repetition > 0)) throw new RangeError(`repetition_penalty must be > 0, got ${repetition}`);
+
+    const process = new ArrayBuffer(32);
+    new Uint32Array(process, 0, 4).set([this.vocabSize, mask ? 1 : 0, penalties ? 1 : 0, 0]);
+    new Float32Array(process, 16, 4).set([repetition, frequency, presence, 0]);
+    device.queue.writeBuffer(this.processParams, 0, process);
+    batch.dispatch(this.pipelines.process, [logits, this.counts, mask ?? this.maskBuffer, this.work, this.processParams], Math.ceil(this.vocabSize / PROCESS_WORKGROUP));
+
+    const bias = Object.entries(params.logit_bias ?? {});
+    if (bias.length > 0) {
+      const pairs = new ArrayBuffer(bias.length * 8);
+      const ids = new Uint32Array(pairs);
+      const values = new Float32Array(pairs);
+      bias.forEach(([id, value], j) => {
+        ids[2 * j] = Number(id) >>> 0;
+        values[2 * j + 1] = value;
+      });
+      if (this.biasBuffer.size < pairs.byteLength) {
+        this.biasBuffer.destroy();
+        this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: Math.ceil(pairs.byteLength / 16) * 16, usage: STORAGE });
+      }
+      device.queue.writeBuffer(this.biasBuffer, 0, pairs);
+      device.queue.writeBuffer(this.biasParams, 0, new Uint32Array([bias.length, this.vocabSize, 0, 0]));
+      batch.dispatch(this.pipelines.bias, [this.biasBuffer, this.work, this.biasParams], Math.ceil(bias.length / 64));
+    }
+
+    const [seedLo, seedHi] = seedWords(params.seed ?? 0);
+    const sample = new ArrayBuffer(48);
+    new Uint32Array(sample, 0, 8).set([this.vocabSize, streams, seedLo, seedHi, step >>> 0, Math.max(0, Math.trunc(params.top_k ?? 0)), topN, penalties ? 1 : 0]);
+    new Float32Array(sample, 32, 4).set([Math.max(0, params.temperature), params.top_p ?? 1, params.min_p ?? 0, 0]);
+    device.queue.writeBuffer(this.sampleParams, 0, sample);
+    batch.dispatch(this.pipelines.sample, [this.work, this.result, this.counts, this.sampleParams], 1);
+    this.lastTopN = topN;
+    this.lastStreams = streams;
+    return this.result;
+  }
+
+  /** Reads the results of the last submitted step (one entry per stream; the top-N is the same for all). */
+  async read(): Promise<SampledToken[]> {
+    const streams = this.lastStreams;
+    const bytes = (2 * streams + 2 * this.lastTopN) * 4;
+    const device = this.gpu.device;
+    const encoder = device.createCommandEncoder({ label: 'sampler read' });
+    encoder.copyBufferToBuffer(this.result, 0, this.readback, 0, bytes);
+    device.queue.submit([encoder.finish()]);
+    await this.readback.mapAsync(0x0001, 0, bytes);
+    const words = new Uint32Array(this.readback.getMappedRange(0, bytes).slice(0));
+    this.readback.unmap();
+    const floats = new Float32Array(words.buffer);
+    const top: { id: number; logprob: number }[] = [];
+    for (let j = 0; j < this.lastTopN; j++) {
+      const at = 2 * streams + 2 * j;
+      if (words[at] === NONE) break;
+      top.push({ id: words[at], logprob: floats[at + 1] });
+    }
+    const results: SampledToken[] = [];
+    for (let s = 0; s < streams; s++) {
+      const token = words[2 * s];
+      results.push({ token: token === NONE ? -1 : token, logprob: floats[2 * s + 1], top: s === 0 ? top : [] });
+    }
+    return results;
+  }
+
+  destroy(): void {
+    for (const b of [this.result, this.readback, this.counts, this.work, this.maskBuffer, this.biasBuffer, this.processParams, this.biasParams, this.sampleParams]) b.destroy();
+  }
+}
+
+/** A sampler for a vocabulary of `vocabSize` tokens (pipelines compiled before it resolves). */
+export function createSampler(gpu: GpuContext, vocabSize: number, options?: SamplerOptions): Promise<GpuSampler> {
+  return GpuSampler.create(gpu, vocabSize, options);
+}

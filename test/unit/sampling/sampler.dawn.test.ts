@@ -1,0 +1,46 @@
+// The GPU sampler in Node on Dawn (the `webgpu` package): the same checks as test/gpu/sampling.test.ts in
+// Chromium. Both compare against the CPU reference draw for the same seed and step, so Chromium and Dawn give
+// the same tokens for the same seed. Needs
+//   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
+// without an adapter these tests are skipped, saying why.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { create, globals } from 'webgpu';
+import { acquireGpu, type GpuContext } from '../../../src/gpu/device.ts';
+import { DISTRIBUTION_CASES, checkDistribution, checkGreedyAndLogprobs, checkLargeVocabulary, checkSequentialSteps } from './sampling-checks.ts';
+
+Object.assign(globalThis, globals);
+// Dawn's GPU object must outlive every device made from it.
+const dawn = create([]);
+
+let gpu: GpuContext | null = null;
+let missing = '';
+beforeAll(async () => {
+  try {
+    gpu = await acquireGpu({ gpu: dawn });
+  } catch (error) {
+    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)})`;
+  }
+});
+afterAll(() => gpu?.destroy());
+
+function need(ctx: { skip: (note?: string) => void }): GpuContext {
+  if (!gpu) ctx.skip(missing);
+  return gpu as GpuContext;
+}
+
+describe('GPU sampler on Dawn', () => {
+  for (const c of DISTRIBUTION_CASES) {
+    test(`matches the exact distribution: ${c.name}`, async (ctx) => {
+      expect(await checkDistribution(need(ctx), c)).toEqual([]);
+    });
+  }
+  test('greedy, logprobs, top-N and masks', async (ctx) => {
+    expect(await checkGreedyAndLogprobs(need(ctx))).toEqual([]);
+  });
+  test('a 152k vocabulary draws what the reference draws', async (ctx) => {
+    expect(await checkLargeVocabulary(need(ctx))).toEqual([]);
+  });
+  test('sequential steps with penalties replay under the same seed', async (ctx) => {
+    expect((await checkSequentialSteps(need(ctx))).problems).toEqual([]);
+  });
+});

@@ -1,0 +1,217 @@
+// GPU sampler checks shared by the Chromium tests (test/gpu/sampling.test.ts) and the Dawn tests
+// (test/unit/sampling/sampler.dawn.test.ts): each returns a list of problems (empty = pass), comparing the GPU
+// against the CPU reference (src/sampling/sampling-reference.ts): chi-square against the exact distribution
+// over thousands of independent streams, token-for-token agreement with the reference draw, logprobs, top-N,
+// greedy, masks, bias and penalties.
+import type { SamplingParams } from '../../../src/engine/types.ts';
+import type { GpuContext } from '../../../src/gpu/device.ts';
+import { ComputeBatch } from '../../../src/gpu/dispatch.ts';
+import { createStorageBuffer } from '../../../src/gpu/transfer.ts';
+import { PipelineCache } from '../../../src/gpu/pipeline-cache.ts';
+import { type GpuSampler, type SamplerOptions, createSampler as createSamplerUncached } from '../../../src/sampling/gpu-sampler.ts';
+import { processLogits, referenceSample, samplingDistribution } from '../../../src/sampling/sampling-reference.ts';
+
+// One pipeline cache per device, so the checks compile the sampler's kernels once.
+const pipelineCaches = new WeakMap<GPUDevice, PipelineCache>();
+function createSampler(gpu: GpuContext, vocab: number, options: SamplerOptions = {}): Promise<GpuSampler> {
+  let pipelines = pipelineCaches.get(gpu.device);
+  if (!pipelines) pipelineCaches.set(gpu.device, (pipelines = new PipelineCache(gpu.device)));
+  return createSamplerUncached(gpu, vocab, { ...options, pipelines });
+}
+
+export function seededLogits(n: number, seed: number, scale = 2): Float32Array {
+  let state = seed >>> 0 || 1;
+  const random = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 4294967296;
+  };
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = (random() + random() + random() - 1.5) * scale;
+  if (n > 8) out[7] = out[3]; // a tie
+  return out;
+}
+
+/** Chi-square critical value at p = 0.001 (Wilson-Hilferty). */
+function chiSquareCritical(df: number): number {
+  const z = 3.0902;
+  const a = 2 / (9 * df);
+  return df * Math.pow(1 - a + z * Math.sqrt(a), 3);
+}
+
+export interface SamplerCase {
+  name: string;
+  vocab: number;
+  params: SamplingParams;
+  counts?: number[];
+  mask?: (i: number) => boolean;
+}
+
+export const DISTRIBUTION_CASES: SamplerCase[] = [
+  { name: 'temperature 1', vocab: 40, params: { temperature: 1, top_p: 1, seed: 11 } },
+  { name: 'temperature 0.6 with top-k 8', vocab: 48, params: { temperature: 0.6, top_p: 1, top_k: 8, seed: 12 } },
+  { name: 'temperature 1.4 with top-p 0.7', vocab: 48, params: { temperature: 1.4, top_p: 0.7, seed: 13 } },
+  { name: 'min-p 0.15', vocab: 40, params: { temperature: 1, top_p: 1, min_p: 0.15, seed: 14 } },
+  { name: 'top-k 12, top-p 0.9, min-p 0.02', vocab: 64, params: { temperature: 0.9, top_p: 0.9, top_k: 12, min_p: 0.02, seed: 15 } },
+  {
+    name: 'penalties, logit bias and a mask',
+    vocab: 40,
+    params: { temperature: 1, top_p: 1, repetition_penalty: 1.3, presence_penalty: 0.4, frequency_penalty: 0.25, logit_bias: { 2: 3, 5: -100, 9: 1.5 }, seed: 16 },
+    counts: [1, 1, 2, 5, 5, 9, 20, 33, 33, 33],
+    mask: (i) => i % 7 !== 3,
+  },
+];
+
+function maskBits(vocab: number, allowed?: (i: number) => boolean): Uint32Array | null {
+  if (!allowed) return null;
+  const mask = new Uint32Array(Math.ceil(vocab / 32));
+  for (let i = 0; i < vocab; i++) if (allowed(i)) mask[i >> 5] |= 1 << (i & 31);
+  return mask;
+}
+
+async function drawStreams(gpu: GpuContext, sampler: GpuSampler, logits: GPUBuffer, c: SamplerCase, step: number, streams: number) {
+  sampler.resetCounts(c.counts ?? []);
+  const batch = new ComputeBatch(gpu, 'sample');
+  sampler.encode(batch, logits, c.params, step, { mask: maskBits(c.vocab, c.mask), streams });
+  batch.submit();
+  return sampler.read();
+}
+
+/** Many independent streams: chi-square against the exact distribution, no token outside its support. */
+export async function checkDistribution(gpu: GpuContext, c: SamplerCase, streams = 8192): Promise<string[]> {
+  const problems: string[] = [];
+  const logitsData = seededLogits(c.vocab, c.vocab * 31 + (c.params.seed ?? 0));
+  const logits = createStorageBuffer(gpu.device, logitsData);
+  const sampler = await createSampler(gpu, c.vocab, { maxStreams: streams });
+  try {
+    const results = await drawStreams(gpu, sampler, logits, c, 1000, streams);
+    const counts = new Float64Array(c.vocab);
+    const countsInput = new Array<number>(c.vocab).fill(0);
+    for (const t of c.counts ?? []) countsInput[t]++;
+    const dist = samplingDistribution(processLogits(logitsData, c.params, { counts: countsInput, mask: maskBits(c.vocab, c.mask) }), c.params);
+    let disagreements = 0;
+    results.forEach((r, s) => {
+      if (r.token < 0 || r.token >= c.vocab) {
+        problems.push(`stream ${s}: token ${r.token} out of range`);
+        return;
+      }
+      counts[r.token]++;
+      if (dist.probs[r.token] === 0) problems.push(`stream ${s}: token ${r.token} has probability 0`);
+      const expected = referenceSample(dist, c.params.seed ?? 0, 1000 + s);
+      if (expected.token !== r.token && expected.margin > 1e-5) disagreements++;
+    });
+    if (disagreements > 0) problems.push(`${disagreements} of ${streams} draws differ from the reference draw for the same seed and step`);
+    // chi-square, pooling bins with expected count < 5
+    let chi = 0;
+    let df = -1;
+    let pooledObserved = 0;
+    let pooledExpected = 0;
+    for (let i = 0; i < c.vocab; i++) {
+      const expected = dist.probs[i] * streams;
+      if (expected === 0) continue;
+      if (expected < 5) {
+        pooledObserved += counts[i];
+        pooledExpected += expected;
+        continue;
+      }
+      chi += (counts[i] - expected) ** 2 / expected;
+      df++;
+    }
+    if (pooledExpected > 0) {
+      chi += (pooledObserved - pooledExpected) ** 2 / pooledExpected;
+      df++;
+    }
+    if (df >= 1 && chi > chiSquareCritical(df)) problems.push(`chi-square ${chi.toFixed(1)} > ${chiSquareCritical(df).toFixed(1)} (df ${df})`);
+    if (df < 1) problems.push(`degenerate case: support too small (df ${df})`);
+  } finally {
+    sampler.destroy();
+    logits.destroy();
+  }
+  return problems;
+}
+
+/** Greedy, logprobs and top-N against the reference; a fully masked vocabulary gives -1. */
+export async function checkGreedyAndLogprobs(gpu: GpuContext): Promise<string[]> {
+  const problems: string[] = [];
+  const vocab = 1000;
+  const logitsData = seededLogits(vocab, 99, 4);
+  logitsData[500] = logitsData[400] = 30; // a tie for the maximum: the lower index wins
+  const logits = createStorageBuffer(gpu.device, logitsData);
+  const sampler = await createSampler(gpu, vocab);
+  try {
+    const params: SamplingParams = { temperature: 0, top_p: 1, top_logprobs: 5 };
+    const [r] = await drawStreams(gpu, sampler, logits, { name: 'greedy', vocab, params }, 0, 1);
+    const dist = samplingDistribution(processLogits(logitsData, params), params);
+    if (r.token !== 400) problems.push(`greedy picked ${r.token}, expected 400 (the lower index of a tie)`);
+    if (Math.abs(r.logprob - dist.logprobs[400]) > 1e-4) problems.push(`logprob ${r.logprob} vs ${dist.logprobs[400]}`);
+    const order = Array.from(dist.logprobs.keys()).sort((a, b) => dist.logprobs[b] - dist.logprobs[a] || a - b).slice(0, 5);
+    if (r.top.map((t) => t.id).join() !== order.join()) problems.push(`top ids ${r.top.map((t) => t.id)} vs ${order}`);
+    r.top.forEach((t) => {
+      if (Math.abs(t.logprob - dist.logprobs[t.id]) > 1e-4) problems.push(`top logprob of ${t.id}: ${t.logprob} vs ${dist.logprobs[t.id]}`);
+    });
+    const masked = await drawStreams(gpu, sampler, logits, { name: 'masked', vocab, params: { temperature: 0.8, top_p: 1 }, mask: (i) => i === 777 }, 3, 1);
+    if (masked[0].token !== 777) problems.push(`with one allowed token the sampler picked ${masked[0].token}`);
+    if (Math.abs(masked[0].logprob) > 1e-6) problems.push(`the only allowed token's logprob is ${masked[0].logprob}, expected 0`);
+    const none = await drawStreams(gpu, sampler, logits, { name: 'none', vocab, params: { temperature: 0.8, top_p: 1 }, mask: () => false }, 3, 1);
+    if (none[0].token !== -1) problems.push(`with an empty mask the sampler picked ${none[0].token}, expected -1`);
+  } finally {
+    sampler.destroy();
+    logits.destroy();
+  }
+  return problems;
+}
+
+/** A large vocabulary: each draw equals the reference draw for the same seed and step (chunked cumulative sums). */
+export async function checkLargeVocabulary(gpu: GpuContext, vocab = 151936, draws = 16): Promise<string[]> {
+  const problems: string[] = [];
+  const logitsData = seededLogits(vocab, 5, 6);
+  const logits = createStorageBuffer(gpu.device, logitsData);
+  const sampler = await createSampler(gpu, vocab, { maxStreams: draws });
+  try {
+    const params: SamplingParams = { temperature: 0.8, top_p: 0.95, top_k: 50, seed: 2024 };
+    const results = await drawStreams(gpu, sampler, logits, { name: 'large', vocab, params }, 7, draws);
+    const dist = samplingDistribution(processLogits(logitsData, params), params);
+    results.forEach((r, s) => {
+      const expected = referenceSample(dist, 2024, 7 + s);
+      if (r.token !== expected.token && expected.margin > 1e-5) problems.push(`draw ${s}: ${r.token}, reference ${expected.token}`);
+    });
+  } finally {
+    sampler.destroy();
+    logits.destroy();
+  }
+  return problems;
+}
+
+/** Sequential steps with penalties: counts are updated on the GPU and the same seed replays the same tokens. */
+export async function checkSequentialSteps(gpu: GpuContext): Promise<{ problems: string[]; tokens: number[] }> {
+  const problems: string[] = [];
+  const vocab = 300;
+  const logitsData = seededLogits(vocab, 3, 3);
+  const logits = createStorageBuffer(gpu.device, logitsData);
+  const sampler = await createSampler(gpu, vocab);
+  const params: SamplingParams = { temperature: 0.9, top_p: 0.95, frequency_penalty: 0.8, presence_penalty: 0.3, seed: 77 };
+  const run = async () => {
+    sampler.resetCounts([]);
+    const tokens: number[] = [];
+    const counts = new Array<number>(vocab).fill(0);
+    for (let step = 0; step < 12; step++) {
+      const batch = new ComputeBatch(gpu, 'step');
+      sampler.encode(batch, logits, params, step);
+      batch.submit();
+      const [r] = await sampler.read();
+      const expected = referenceSample(samplingDistribution(processLogits(logitsData, params, { counts }), params), 77, step);
+      if (r.token !== expected.token && expected.margin > 1e-5) problems.push(`step ${step}: ${r.token}, reference ${expected.token}`);
+      tokens.push(r.token);
+      counts[r.token]++;
+    }
+    return tokens;
+  };
+  try {
+    const first = await run();
+    const second = await run();
+    if (first.join() !== second.join()) problems.push(`the same seed gave ${first} then ${second}`);
+    return { problems, tokens: first };
+  } finally {
+    sampler.destroy();
+    logits.destroy();
+  }
+}
