@@ -47,24 +47,25 @@ export const MessageContentPart = z.discriminatedUnion('type', [
 export type MessageContentPart = z.infer<typeof MessageContentPart>;
 
 // ---------------------------------------------------------------- input items
+// Optional fields also take null: clients written in other languages (Codex) send null for absent values.
 
 export const MessageItem = z.object({
   type: z.literal('message'),
-  id: z.string().optional(),
+  id: z.string().nullish(),
   role: z.enum(['user', 'system', 'developer', 'assistant']),
   content: z.union([text, z.array(MessageContentPart)]),
   phase: phase.nullish(),
-  status: itemStatus.optional(),
+  status: itemStatus.nullish(),
 });
 export type MessageItem = z.infer<typeof MessageItem>;
 
 export const FunctionCallItem = z.object({
   type: z.literal('function_call'),
-  id: z.string().optional(),
+  id: z.string().nullish(),
   call_id: z.string().min(1),
   name: z.string().min(1),
   arguments: text,
-  status: itemStatus.optional(),
+  status: itemStatus.nullish(),
 });
 export type FunctionCallItem = z.infer<typeof FunctionCallItem>;
 
@@ -81,17 +82,17 @@ export type FunctionCallOutputItem = z.infer<typeof FunctionCallOutputItem>;
 
 export const CustomToolCallItem = z.object({
   type: z.literal('custom_tool_call'),
-  id: z.string().optional(),
+  id: z.string().nullish(),
   call_id: z.string().min(1),
   name: z.string().min(1),
   input: text,
-  status: itemStatus.optional(),
+  status: itemStatus.nullish(),
 });
 export type CustomToolCallItem = z.infer<typeof CustomToolCallItem>;
 
 export const CustomToolCallOutputItem = z.object({
   type: z.literal('custom_tool_call_output'),
-  id: z.string().optional(),
+  id: z.string().nullish(),
   call_id: z.string().min(1),
   output: ToolOutputValue,
 });
@@ -102,11 +103,11 @@ export const SummaryTextPart = z.object({ type: z.literal('summary_text'), text 
 
 export const ReasoningItem = z.object({
   type: z.literal('reasoning'),
-  id: z.string().optional(),
-  summary: z.array(SummaryTextPart).default([]),
-  content: z.array(ReasoningTextPart).optional(),
+  id: z.string().nullish(),
+  summary: z.array(SummaryTextPart).nullish().transform((parts) => parts ?? []),
+  content: z.array(ReasoningTextPart).nullish(),
   encrypted_content: z.string().max(LIMITS.maxTextChars).nullish(),
-  status: itemStatus.optional(),
+  status: itemStatus.nullish(),
 });
 export type ReasoningItem = z.infer<typeof ReasoningItem>;
 

@@ -218,3 +218,45 @@ describe('encrypted reasoning', () => {
     await expect400(handler, { ...item, content: [], encrypted_content: btoa(String.fromCharCode(...bytes)) }, /unknown format version 9/);
   });
 });
+
+describe('a Codex-shaped conversation', () => {
+  it('is accepted with nulls for absent fields, hosted tools declared, and encrypted reasoning carried by the client', async () => {
+    const codexTools = [
+      { type: 'function', name: 'shell', description: 'Run a command', parameters: { type: 'object', properties: { command: { type: 'array', items: { type: 'string' } } }, required: ['command'] }, strict: false },
+      { type: 'custom', name: 'apply_patch', description: 'Edit files', format: { type: 'grammar', syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF' } },
+      { type: 'web_search' },
+    ];
+    const { handler, client } = setup([{ tokens: ['<think>look first</think>', '<tool_call>{"name": "shell", "arguments": {"command": ["ls"]}}</tool_call>'] }, { tokens: ['Two files.'] }]);
+    const first = await json(
+      await post(handler, '/responses', {
+        model: 'fake',
+        instructions: 'You are a coding agent.',
+        input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is here?' }] }],
+        tools: codexTools,
+        tool_choice: 'auto',
+        parallel_tool_calls: false,
+        reasoning: { effort: 'medium', summary: 'auto' },
+        store: false,
+        include: ['reasoning.encrypted_content'],
+        prompt_cache_key: 'session-1',
+      }),
+    );
+    const [reasoning, call] = first.output as Json[];
+    const stream = client.responses.stream({
+      model: 'fake',
+      instructions: 'You are a coding agent.',
+      input: [
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is here?' }] },
+        { type: 'reasoning', id: reasoning!.id as string, summary: [], content: null, encrypted_content: reasoning!.encrypted_content as string } as never,
+        { type: 'function_call', id: call!.id as string, call_id: call!.call_id as string, name: 'shell', arguments: call!.arguments as string, status: null } as never,
+        { type: 'function_call_output', call_id: call!.call_id as string, output: 'a.ts\nb.ts' },
+      ],
+      tools: codexTools as never,
+      store: false,
+      include: ['reasoning.encrypted_content'],
+    });
+    const final = await stream.finalResponse();
+    expect(final.status).toBe('completed');
+    expect(final.output_text).toBe('Two files.');
+  });
+});
