@@ -19,7 +19,8 @@ const USAGE = `usage:
   webgpu-responses logits   --model <file|dir|url> --tokens 1,2,3 [--json]
   webgpu-responses generate --model <file|dir|url> --prompt "..." [--system "..."] [--max-tokens N] [--temperature 0] [--json]
 options: --backend chromium|node (default chromium), --context-length N,
-  --bench-flags (Chromium: --enable-dawn-features=allow_unsafe_apis,disable_robustness; benchmarks only)`;
+  --bench-flags (Chromium: --enable-dawn-features=allow_unsafe_apis,disable_robustness; benchmarks only),
+  --profile (generate: GPU ms per op of one prefill step and one decode step, in the JSON)`;
 
 function fail(message) {
   process.stderr.write(`webgpu-responses: ${message}\n${USAGE}\n`);
@@ -39,6 +40,7 @@ const { values, positionals } = parseArgs({
     backend: { type: 'string', default: 'chromium' },
     json: { type: 'boolean', default: false },
     'bench-flags': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -66,7 +68,7 @@ if (name === 'logits') {
   const temperature = Number(values.temperature);
   if (!Number.isInteger(maxTokens) || maxTokens < 1) fail('--max-tokens must be a positive integer');
   if (!(temperature >= 0)) fail('--temperature must be a number >= 0');
-  command = { command: 'generate', prompt: values.prompt, system: values.system, maxTokens, temperature, contextLength };
+  command = { command: 'generate', prompt: values.prompt, system: values.system, maxTokens, temperature, contextLength, profile: values.profile };
 }
 
 const modelArg = values.model;

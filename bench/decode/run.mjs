@@ -54,7 +54,7 @@ function roofline() {
 const results = [];
 for (const type of types) {
   const model = modelFor(type);
-  const args = [join(ROOT, 'tools', 'cli.mjs'), 'generate', '--model', model, '--prompt', PROMPT, '--max-tokens', maxTokens, '--json', '--backend', backend];
+  const args = [join(ROOT, 'tools', 'cli.mjs'), 'generate', '--model', model, '--prompt', PROMPT, '--max-tokens', maxTokens, '--json', '--backend', backend, '--profile'];
   if (backend === 'chromium') args.push('--bench-flags');
   const r = JSON.parse(run(process.execPath, args));
   const gbps = (r.model.weight_bytes_per_token * r.timings.decode_tok_s) / 1e9;
@@ -70,6 +70,7 @@ for (const type of types) {
     decode_weight_gb_per_s: Math.round(gbps * 1000) / 1000,
     load_ms: r.timings.load_ms,
     adapter: r.adapter,
+    gpu_ms_per_op: r.profile ?? null,
   });
 }
 const roof = argv.includes('--no-roofline') ? null : roofline();

@@ -4,7 +4,7 @@
 //   generate --model M --prompt "..." --max-tokens N [--temperature 0]
 //                                                 -> { tokens, text, finish_reason, usage, timings }
 import type { ModelFileInput } from './model-registry.ts';
-import { createWebGpuEngine } from './webgpu-engine.ts';
+import { createWebGpuEngine, type OpTime } from './webgpu-engine.ts';
 
 export interface CliModel {
   /** A GGUF file, or a Hugging Face directory (URL base or file map). */
@@ -14,7 +14,7 @@ export interface CliModel {
 
 export type CliCommand =
   | { command: 'logits'; tokens: number[]; contextLength?: number }
-  | { command: 'generate'; prompt: string; system?: string; maxTokens: number; temperature: number; contextLength?: number };
+  | { command: 'generate'; prompt: string; system?: string; maxTokens: number; temperature: number; contextLength?: number; profile?: boolean };
 
 export interface CliTimings {
   load_ms: number;
@@ -36,6 +36,8 @@ export type CliResult =
       timings: CliTimings;
       adapter: string;
       model: { parameters: number; weight_gpu_bytes: number; weight_bytes_per_token: number };
+      /** GPU ms per op of one prefill step over the prompt and one decode step (with --profile). */
+      profile?: { prefill: OpTime[] | null; decode: OpTime[] | null };
     };
 
 export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: GPU): Promise<CliResult> {
@@ -91,6 +93,7 @@ export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: 
     const decodeMs = tokens.length > 1 ? last - firstToken : 0;
     const info = await engineAdapter(gpu);
     const stats = await engine.modelStats('cli');
+    const profile = command.profile ? await engine.profile('cli', promptTokens) : undefined;
     return {
       prompt_tokens: promptTokens,
       tokens,
@@ -107,6 +110,7 @@ export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: 
       },
       adapter: info,
       model: { parameters: stats.parameters, weight_gpu_bytes: stats.weightGpuBytes, weight_bytes_per_token: stats.weightBytesPerToken },
+      ...(profile ? { profile } : {}),
     };
   } finally {
     await engine.dispose();

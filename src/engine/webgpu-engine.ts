@@ -51,6 +51,13 @@ interface ModelMeta {
   templates: Map<boolean, ChatTemplate>;
 }
 
+export interface OpTime {
+  op: string;
+  ms: number;
+  /** Dispatch groups summed (one per layer for per-layer ops). */
+  count: number;
+}
+
 export interface LogitsResult {
   tokens: number[];
   logits: Float32Array[];
@@ -137,6 +144,24 @@ export class WebGpuEngine implements Engine {
     const perLayer = c.hidden * c.heads * c.headDim * 2 + c.hidden * c.kvHeads * c.headDim * 2 + 3 * c.hidden * c.intermediate;
     const parameters = c.layers * perLayer + c.vocabSize * c.hidden * (c.tiedEmbeddings ? 1 : 2);
     return { weightGpuBytes: model.uploaded.bytes, weightBytesPerToken: model.decoder.weightBytesPerToken(), parameters };
+  }
+
+  /**
+   * GPU time per op (each op in its own timed pass) of a prefill step over `tokens` (at most one batch) from
+   * position 0, then of one decode step after it. Null where the adapter has no timestamp-query.
+   */
+  async profile(modelName: string, tokens: readonly number[]): Promise<{ prefill: OpTime[] | null; decode: OpTime[] | null }> {
+    const source = this.registry.resolve(modelName);
+    return this.queue.run(async () => {
+      const model = await this.loadedModel(source);
+      const decoder = model.decoder;
+      const batch = tokens.slice(0, Math.min(decoder.maxBatch, model.contextLength - 1));
+      decoder.kv.clear();
+      const prefill = await this.guard(() => decoder.profile(batch));
+      const decode = await this.guard(() => decoder.profile([batch[batch.length - 1]]));
+      decoder.kv.clear();
+      return { prefill, decode };
+    });
   }
 
   /** Frees every model and the device. */

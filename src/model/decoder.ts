@@ -15,6 +15,7 @@ import { ComputeBatch } from '../gpu/dispatch.ts';
 import { ForwardKernels, type EmbeddingTableType, type QuantWeightType } from '../gpu/forward-kernels.ts';
 import { Kernels } from '../gpu/kernels.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
+import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
 import { KvCache } from './kv-cache.ts';
 import type { ModelConfig } from './model-config.ts';
@@ -129,6 +130,8 @@ export class Decoder {
   /** The token id `nextToken` holds on the GPU (after a successful step), so decode can read it there. */
   private gpuNextToken: number | null = null;
   private destroyed = false;
+  /** While profiling: every op gets its own timed compute pass. */
+  private timer: GpuTimer | null = null;
   /** Rejects with a 'device-lost' GpuError once the device is lost (handled, so it never goes unobserved). */
   private readonly deviceLost: Promise<never>;
 
@@ -261,7 +264,7 @@ export class Decoder {
     const fromGpu = m === 1 && this.gpuNextToken === chunk[0];
     if (!fromGpu) this.gpu.device.queue.writeBuffer(this.tokenIds, 0, new Uint32Array(chunk));
     this.gpuNextToken = null;
-    const batch = new ComputeBatch(this.gpu, `forward m=${m} pos=${pos0}`);
+    const batch = new ComputeBatch(this.gpu, `forward m=${m} pos=${pos0}`, this.timer);
     this.record(batch, fromGpu ? this.nextToken : this.tokenIds, m, pos0, mode);
     let logitsReadback: GPUBuffer | null = null;
     const logitsRows = mode === 'all' ? m : mode === 'last' ? 1 : 0;
@@ -309,18 +312,23 @@ export class Decoder {
     const c = this.config;
     const w = this.weights;
     const fk = this.fk;
+    this.op(batch, 'embedding');
     this.embed(batch, tokens, m);
     for (let l = 0; l < c.layers; l++) {
       const L = w.layers[l];
+      this.op(batch, 'rmsnorm');
       this.kernels.rmsnorm(batch, { x: this.x, weight: L.attnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
+      this.op(batch, 'q/k/v products');
       this.product(batch, L.wq, this.xn, this.q, m, { bias: L.bq });
       this.product(batch, L.wk, this.xn, this.k, m, { bias: L.bk });
       this.product(batch, L.wv, this.xn, this.v, m, { bias: L.bv });
+      if (L.qNorm) this.op(batch, 'q/k norm');
       if (L.qNorm) this.kernels.rmsnorm(batch, { x: this.q, weight: L.qNorm.buffer, y: this.attn, rows: m * c.heads, n: c.headDim, eps: c.rmsEps });
       if (L.kNorm) this.kernels.rmsnorm(batch, { x: this.k, weight: L.kNorm.buffer, y: this.xn, rows: m * c.kvHeads, n: c.headDim, eps: c.rmsEps });
       // Qwen3 normalised q into `attn` and k into `xn` (no in-place rmsnorm); RoPE runs in place on them.
       const q = L.qNorm ? this.attn : this.q;
       const k = L.kNorm ? this.xn : this.k;
+      this.op(batch, 'rope + kv store');
       fk.rope(batch, {
         style: c.ropeStyle,
         invFreq: this.invFreq,
@@ -334,6 +342,7 @@ export class Decoder {
         kvCache: { v: this.v, kCache: this.kv.keys[l], vCache: this.kv.values[l], maxSeq: this.kv.shape.maxSeq },
       });
       const attnOut = L.qNorm ? this.q : this.attn;
+      this.op(batch, 'attention');
       fk.attention(batch, {
         q,
         kCache: this.kv.keys[l],
@@ -346,11 +355,16 @@ export class Decoder {
         pos0,
         maxSeq: this.kv.shape.maxSeq,
       });
+      this.op(batch, 'output product + residual');
       this.product(batch, L.wo, attnOut, this.x, m, { accumulate: true });
+      this.op(batch, 'rmsnorm');
       this.kernels.rmsnorm(batch, { x: this.x, weight: L.ffnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
+      this.op(batch, 'gate/up products');
       this.product(batch, L.wGate, this.xn, this.gate, m);
       this.product(batch, L.wUp, this.xn, this.up, m);
+      this.op(batch, 'swiglu');
       fk.swiglu(batch, { gate: this.gate, up: this.up, out: this.act, m, width: c.intermediate });
+      this.op(batch, 'down product + residual');
       this.product(batch, L.wDown, this.act, this.x, m, { accumulate: true });
     }
     if (mode === 'all') {
@@ -363,10 +377,43 @@ export class Decoder {
         batch.copy(this.x, (m - 1) * c.hidden * 4, this.xLast, 0, c.hidden * 4);
         last = this.xLast;
       }
+      this.op(batch, 'final norm');
       this.kernels.rmsnorm(batch, { x: last, weight: w.outputNorm.buffer, y: this.xn, rows: 1, n: c.hidden, eps: c.rmsEps });
+      this.op(batch, 'lm head');
       this.product(batch, w.lmHead, this.xn, this.logits, 1);
     }
+    this.op(batch, 'argmax');
     fk.argmax(batch, { values: this.logits, out: this.nextToken, scratch: this.argmaxScratch, count: c.vocabSize });
+  }
+
+  /**
+   * GPU time per op of one step over `tokens` (after the cached positions), each op in its own timed pass:
+   * [{ op, ms, count }], ops summed over layers, slowest first. Null without `timestamp-query`.
+   */
+  async profile(tokens: readonly number[]): Promise<{ op: string; ms: number; count: number }[] | null> {
+    const timer = createGpuTimer(this.gpu, 1024);
+    if (!timer) return null;
+    this.timer = timer;
+    try {
+      await this.step(tokens, 'none');
+      const times = await timer.read();
+      const byOp = new Map<string, { ms: number; count: number }>();
+      for (const t of times) {
+        const entry = byOp.get(t.label) ?? { ms: 0, count: 0 };
+        entry.ms += t.nanoseconds / 1e6;
+        entry.count++;
+        byOp.set(t.label, entry);
+      }
+      return [...byOp].map(([op, e]) => ({ op, ms: Math.round(e.ms * 1000) / 1000, count: e.count })).sort((a, b) => b.ms - a.ms);
+    } finally {
+      this.timer = null;
+      timer.destroy();
+    }
+  }
+
+  /** Starts a new timed pass named `op` while profiling (otherwise ops share one pass). */
+  private op(batch: ComputeBatch, op: string): void {
+    if (this.timer) batch.beginPass(op);
   }
 
   private logitsAllBuffer(): GPUBuffer {
