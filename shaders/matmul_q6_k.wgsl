@@ -152,56 +152,44 @@ fn main(
     let xb = b * (BLOCK_ELEMENTS / 4u);
     let d = vec4<f32>(unpack2x16float(w[o0 + 52u]).x, unpack2x16float(w[o1 + 52u]).x, unpack2x16float(w[o2 + 52u]).x, unpack2x16float(w[o3 + 52u]).x);
     for (var h = 0u; h < 2u; h++) {
-      for (var half16 = 0u; half16 < 2u; half16++) {
-        // Elements 128h + 32g + 16*half16 + (0..15), g = 0..3, use scale 8h + 2g + half16.
-        let si = 8u * h + half16;
-        let scale_g0 = d * vec4<f32>(scale_i8(o0, si), scale_i8(o1, si), scale_i8(o2, si), scale_i8(o3, si));
-        let scale_g1 = d * vec4<f32>(scale_i8(o0, si + 2u), scale_i8(o1, si + 2u), scale_i8(o2, si + 2u), scale_i8(o3, si + 2u));
-        let scale_g2 = d * vec4<f32>(scale_i8(o0, si + 4u), scale_i8(o1, si + 4u), scale_i8(o2, si + 4u), scale_i8(o3, si + 4u));
-        let scale_g3 = d * vec4<f32>(scale_i8(o0, si + 6u), scale_i8(o1, si + 6u), scale_i8(o2, si + 6u), scale_i8(o3, si + 6u));
-        // sums_t[g]: token t's q·x over group g (rows in the components).
-        var sums0 = mat4x4<f32>();
-        var sums1 = mat4x4<f32>();
-        var sums2 = mat4x4<f32>();
-        var sums3 = mat4x4<f32>();
-        for (var l4 = 4u * half16; l4 < 4u * half16 + 4u; l4++) {
-          // Bytes 4*l4 .. 4*l4+3 of ql (this half), of ql + 32 and of qh.
-          let ql_a = 16u * h + l4;
-          let ql_b = ql_a + 8u;
-          let qh = 32u + 8u * h + l4;
-          let r0 = q6_values(w[o0 + ql_a], w[o0 + ql_b], w[o0 + qh]);
-          let r1 = q6_values(w[o1 + ql_a], w[o1 + ql_b], w[o1 + qh]);
-          let r2 = q6_values(w[o2 + ql_a], w[o2 + ql_b], w[o2 + qh]);
-          let r3 = q6_values(w[o3 + ql_a], w[o3 + ql_b], w[o3 + qh]);
-          let xi = xb + 32u * h + l4;
-          sums0[0] += dot4(r0[0], r1[0], r2[0], r3[0], x[x0 + xi]);
-          sums0[1] += dot4(r0[1], r1[1], r2[1], r3[1], x[x0 + xi + 8u]);
-          sums0[2] += dot4(r0[2], r1[2], r2[2], r3[2], x[x0 + xi + 16u]);
-          sums0[3] += dot4(r0[3], r1[3], r2[3], r3[3], x[x0 + xi + 24u]);
-          if (TILE_M > 1u) {
-            sums1[0] += dot4(r0[0], r1[0], r2[0], r3[0], x[x1 + xi]);
-            sums1[1] += dot4(r0[1], r1[1], r2[1], r3[1], x[x1 + xi + 8u]);
-            sums1[2] += dot4(r0[2], r1[2], r2[2], r3[2], x[x1 + xi + 16u]);
-            sums1[3] += dot4(r0[3], r1[3], r2[3], r3[3], x[x1 + xi + 24u]);
-          }
-          if (TILE_M > 2u) {
-            sums2[0] += dot4(r0[0], r1[0], r2[0], r3[0], x[x2 + xi]);
-            sums2[1] += dot4(r0[1], r1[1], r2[1], r3[1], x[x2 + xi + 8u]);
-            sums2[2] += dot4(r0[2], r1[2], r2[2], r3[2], x[x2 + xi + 16u]);
-            sums2[3] += dot4(r0[3], r1[3], r2[3], r3[3], x[x2 + xi + 24u]);
-          }
-          if (TILE_M > 3u) {
-            sums3[0] += dot4(r0[0], r1[0], r2[0], r3[0], x[x3 + xi]);
-            sums3[1] += dot4(r0[1], r1[1], r2[1], r3[1], x[x3 + xi + 8u]);
-            sums3[2] += dot4(r0[2], r1[2], r2[2], r3[2], x[x3 + xi + 16u]);
-            sums3[3] += dot4(r0[3], r1[3], r2[3], r3[3], x[x3 + xi + 24u]);
-          }
-        }
-        acc0 += scale_g0 * sums0[0] + scale_g1 * sums0[1] + scale_g2 * sums0[2] + scale_g3 * sums0[3];
+      // Element 128h + 32g + l uses scale 8h + 2g + l/16: per group g, one scale (per row) for l < 16, one for l >= 16.
+      let first = 8u * h;
+      let low_g0 = d * vec4<f32>(scale_i8(o0, first), scale_i8(o1, first), scale_i8(o2, first), scale_i8(o3, first));
+      let high_g0 = d * vec4<f32>(scale_i8(o0, first + 1u), scale_i8(o1, first + 1u), scale_i8(o2, first + 1u), scale_i8(o3, first + 1u));
+      let low_g1 = d * vec4<f32>(scale_i8(o0, first + 2u), scale_i8(o1, first + 2u), scale_i8(o2, first + 2u), scale_i8(o3, first + 2u));
+      let high_g1 = d * vec4<f32>(scale_i8(o0, first + 3u), scale_i8(o1, first + 3u), scale_i8(o2, first + 3u), scale_i8(o3, first + 3u));
+      let low_g2 = d * vec4<f32>(scale_i8(o0, first + 4u), scale_i8(o1, first + 4u), scale_i8(o2, first + 4u), scale_i8(o3, first + 4u));
+      let high_g2 = d * vec4<f32>(scale_i8(o0, first + 5u), scale_i8(o1, first + 5u), scale_i8(o2, first + 5u), scale_i8(o3, first + 5u));
+      let low_g3 = d * vec4<f32>(scale_i8(o0, first + 6u), scale_i8(o1, first + 6u), scale_i8(o2, first + 6u), scale_i8(o3, first + 6u));
+      let high_g3 = d * vec4<f32>(scale_i8(o0, first + 7u), scale_i8(o1, first + 7u), scale_i8(o2, first + 7u), scale_i8(o3, first + 7u));
+      for (var l4 = 0u; l4 < 8u; l4++) {
+        // Bytes 4*l4 .. 4*l4+3 of ql (this half), of ql + 32 and of qh: elements l = 4*l4 .. 4*l4+3 of each group.
+        let upper = l4 >= 4u;
+        let s0 = select(low_g0, high_g0, upper);
+        let s1 = select(low_g1, high_g1, upper);
+        let s2 = select(low_g2, high_g2, upper);
+        let s3 = select(low_g3, high_g3, upper);
+        let ql_a = 16u * h + l4;
+        let ql_b = ql_a + 8u;
+        let qh = 32u + 8u * h + l4;
+        let r0 = q6_values(w[o0 + ql_a], w[o0 + ql_b], w[o0 + qh]);
+        let r1 = q6_values(w[o1 + ql_a], w[o1 + ql_b], w[o1 + qh]);
+        let r2 = q6_values(w[o2 + ql_a], w[o2 + ql_b], w[o2 + qh]);
+        let r3 = q6_values(w[o3 + ql_a], w[o3 + ql_b], w[o3 + qh]);
+        let xi = xb + 32u * h + l4;
+        acc0 += s0 * dot4(r0[0], r1[0], r2[0], r3[0], x[x0 + xi]) + s1 * dot4(r0[1], r1[1], r2[1], r3[1], x[x0 + xi + 8u])
+          + s2 * dot4(r0[2], r1[2], r2[2], r3[2], x[x0 + xi + 16u]) + s3 * dot4(r0[3], r1[3], r2[3], r3[3], x[x0 + xi + 24u]);
         if (TILE_M > 1u) {
-          acc1 += scale_g0 * sums1[0] + scale_g1 * sums1[1] + scale_g2 * sums1[2] + scale_g3 * sums1[3];
-          acc2 += scale_g0 * sums2[0] + scale_g1 * sums2[1] + scale_g2 * sums2[2] + scale_g3 * sums2[3];
-          acc3 += scale_g0 * sums3[0] + scale_g1 * sums3[1] + scale_g2 * sums3[2] + scale_g3 * sums3[3];
+          acc1 += s0 * dot4(r0[0], r1[0], r2[0], r3[0], x[x1 + xi]) + s1 * dot4(r0[1], r1[1], r2[1], r3[1], x[x1 + xi + 8u])
+            + s2 * dot4(r0[2], r1[2], r2[2], r3[2], x[x1 + xi + 16u]) + s3 * dot4(r0[3], r1[3], r2[3], r3[3], x[x1 + xi + 24u]);
+        }
+        if (TILE_M > 2u) {
+          acc2 += s0 * dot4(r0[0], r1[0], r2[0], r3[0], x[x2 + xi]) + s1 * dot4(r0[1], r1[1], r2[1], r3[1], x[x2 + xi + 8u])
+            + s2 * dot4(r0[2], r1[2], r2[2], r3[2], x[x2 + xi + 16u]) + s3 * dot4(r0[3], r1[3], r2[3], r3[3], x[x2 + xi + 24u]);
+        }
+        if (TILE_M > 3u) {
+          acc3 += s0 * dot4(r0[0], r1[0], r2[0], r3[0], x[x3 + xi]) + s1 * dot4(r0[1], r1[1], r2[1], r3[1], x[x3 + xi + 8u])
+            + s2 * dot4(r0[2], r1[2], r2[2], r3[2], x[x3 + xi + 16u]) + s3 * dot4(r0[3], r1[3], r2[3], r3[3], x[x3 + xi + 24u]);
         }
       }
     }
