@@ -6,6 +6,7 @@ import { Template } from '@huggingface/jinja';
 import { CHATML_TOOLS_TEMPLATE } from '../make-test-model/chatml-template.ts';
 
 interface Line {
+  prefix?: string;
   segments: [string, boolean][];
   render: { messages: unknown[]; tools: unknown[]; add_generation_prompt: boolean; enable_thinking: boolean; suffix: string };
 }
@@ -20,7 +21,7 @@ for (const raw of readFileSync(path, 'utf8').split('\n')) {
   const r = line.render;
   const text =
     template.render({ messages: r.messages, tools: r.tools, add_generation_prompt: r.add_generation_prompt, enable_thinking: r.enable_thinking }) + r.suffix;
-  const ours = line.segments.map(([t]) => t).join('');
+  const ours = (line.prefix ?? "") + line.segments.map(([t]) => t).join("");
   checked++;
   if (text !== ours) {
     bad++;

@@ -441,11 +441,11 @@ def render_segments(messages, tools, trained_turns, no_think_last):
                 s += "<|im_end|>\n"
             segs.append([s, False])
     # merge neighbours with the same flag
-    out = []
-    for t, f in segs:
+    out = [segs[0]]
+    for t, f in segs[1:]:
         if not t:
             continue
-        if out and out[-1][1] == f:
+        if len(out) > 1 and out[-1][1] == f:
             out[-1][0] += t
         else:
             out.append([t, f])
@@ -480,15 +480,25 @@ def system_messages(r):
     return [{"role": "system", "content": "Developer instructions:\n" + r.choice(DEVELOPER_PROMPTS)}]
 
 
-def conversation(r, split, variants, held_exprs):
+def group_header(r, variants):
+    """A system block shared by a group of conversations: system messages and the tools on offer."""
+    x = r.random()
+    if x < 0.06:
+        names = []
+    else:
+        names = r.sample(list(TASK_TOOL.values()), r.choice([1, 1, 2, 2, 3, 4, 5]))
+        names += r.sample([n for n in variants if n not in TASK_TOOL.values()], r.choice([0, 0, 1, 1, 2]))
+    r.shuffle(names)
+    tools = [r.choice(variants[n]) if r.random() < 0.5 else variants[n][0] for n in names]
+    return system_messages(r), tools
+
+
+def conversation(r, split, variants, held_exprs, system, tools):
+    offered = {t["function"]["name"] for t in tools}
+    allowed = [(k, w) for k, w in zip(TASKS, TASK_WEIGHTS) if k == "chat" or TASK_TOOL[k] in offered]
     n_tasks = r.choices([1, 2, 3], [0.5, 0.3, 0.2])[0]
-    kinds = [r.choices(TASKS, TASK_WEIGHTS)[0] for _ in range(n_tasks)]
-    needed = sorted({TASK_TOOL[k] for k in kinds if k != "chat"})
-    # Tools: every needed tool plus random others.
-    tools_names = list(needed) + r.sample([n for n in variants if n not in needed], r.choice([0, 1, 1, 2, 2, 3]))
-    r.shuffle(tools_names)
-    tools = [r.choice(variants[n]) if r.random() < 0.5 else variants[n][0] for n in tools_names]
-    messages = system_messages(r)
+    kinds = [r.choices([k for k, _ in allowed], [w for _, w in allowed])[0] for _ in range(n_tasks)]
+    messages = list(system)
     trained = set()
     no_think_last = False
     call_id = 0
@@ -528,7 +538,7 @@ def conversation(r, split, variants, held_exprs):
             trained.add(len(messages))
         messages.append(m2)
     segs = render_segments(messages, tools, trained, no_think_last)
-    return {"segments": segs, "render": render_spec(messages, tools, no_think_last), "kinds": kinds}
+    return {"prefix": segs[0][0], "segments": segs[1:], "render": render_spec(messages, tools, no_think_last), "kinds": kinds}
 
 
 def eval_item(r, variants, held_exprs, kind):
@@ -548,6 +558,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--train", type=int, default=12000)
     ap.add_argument("--eval-per-task", type=int, default=20)
+    ap.add_argument("--group", type=int, default=8, help="conversations per shared system block")
     ap.add_argument("--out", default=".tmp/toy")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -562,9 +573,15 @@ def main():
     with open(os.path.join(a.out, "eval.jsonl"), "w") as f:
         for e in evals:
             f.write(json.dumps(e, ensure_ascii=False) + "\n")
+    # Conversations come in groups that share one system block (system message and tools), so that training
+    # can compute that prefix once per group.
     with open(os.path.join(a.out, "train.jsonl"), "w") as f:
-        for _ in range(a.train):
-            f.write(json.dumps(conversation(r, "train", variants, held_exprs), ensure_ascii=False) + "\n")
+        for i in range(a.train):
+            if i % a.group == 0:
+                system, tools = group_header(r, variants)
+            c = conversation(r, "train", variants, held_exprs, system, tools)
+            c["group"] = i // a.group
+            f.write(json.dumps(c, ensure_ascii=False) + "\n")
     print(f"wrote {a.train} training conversations and {len(evals)} held-out prompts to {a.out}")
 
 

@@ -61,7 +61,9 @@ class Attention(nn.Module):
         self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
         self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
 
-    def forward(self, x, cos, sin, mask):
+    def forward(self, x, cos, sin, mask, past=None):
+        """past: (k, v) of earlier positions [1 or b, kv_heads, P, head_dim] (after RoPE), shared by the batch.
+        Returns the output and (k, v) of all positions."""
         b, t, _ = x.shape
         c = self.cfg
         q = self.q_norm(self.q_proj(x).view(b, t, c.num_attention_heads, c.head_dim)).transpose(1, 2)
@@ -69,14 +71,17 @@ class Attention(nn.Module):
         v = self.v_proj(x).view(b, t, c.num_key_value_heads, c.head_dim).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
+        if past is not None:
+            k = torch.cat([past[0].expand(b, -1, -1, -1), k], dim=2)
+            v = torch.cat([past[1].expand(b, -1, -1, -1), v], dim=2)
         rep = c.num_attention_heads // c.num_key_value_heads
-        k = k.repeat_interleave(rep, dim=1)
-        v = v.repeat_interleave(rep, dim=1)
-        att = (q @ k.transpose(-1, -2)) / math.sqrt(c.head_dim)
-        att = att.masked_fill(mask, float('-inf'))
-        att = att.softmax(-1)
-        y = (att @ v).transpose(1, 2).reshape(b, t, c.num_attention_heads * c.head_dim)
-        return self.o_proj(y)
+        # Grouped-query attention: query heads h*rep..h*rep+rep-1 share kv head h.
+        qg = q.reshape(b, c.num_key_value_heads, rep * t, c.head_dim)
+        att = (qg @ k.transpose(-1, -2)).view(b, c.num_key_value_heads, rep, t, -1) / math.sqrt(c.head_dim)
+        att = att.masked_fill(mask, float('-inf')).softmax(-1)
+        y = (att.view(b, c.num_key_value_heads, rep * t, -1) @ v).view(b, c.num_attention_heads, t, c.head_dim)
+        y = y.transpose(1, 2).reshape(b, t, c.num_attention_heads * c.head_dim)
+        return self.o_proj(y), (k, v)
 
 
 class MLP(nn.Module):
@@ -98,9 +103,10 @@ class Layer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, cos, sin, mask):
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
-        return x + self.mlp(self.post_attention_layernorm(x))
+    def forward(self, x, cos, sin, mask, past=None):
+        a, kv = self.self_attn(self.input_layernorm(x), cos, sin, mask, past)
+        x = x + a
+        return x + self.mlp(self.post_attention_layernorm(x)), kv
 
 
 class Inner(nn.Module):
@@ -129,17 +135,23 @@ class ToyQwen3(nn.Module):
         elif isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, std=0.02)
 
-    def forward(self, ids, start: int = 0):
-        """Logits for every position of ids [b, t] (positions start..start+t-1, no cache)."""
+    def forward(self, ids, past=None, logits=True):
+        """ids [b, t] at positions P..P+t-1 after `past` (per layer (k, v) of P earlier positions, shared by the
+        batch, or None). Returns (logits [b, t, vocab] or None, per-layer (k, v) of all P+t positions)."""
         b, t = ids.shape
+        start = 0 if past is None else past[0][0].shape[2]
         cos, sin = rope_tables(self.cfg, start + t, ids.device)
         cos, sin = cos[start:], sin[start:]
-        mask = torch.triu(torch.ones(t, t, dtype=torch.bool, device=ids.device), 1)
+        mask = torch.ones(t, start + t, dtype=torch.bool, device=ids.device).triu(start + 1)
         x = self.model.embed_tokens(ids)
-        for layer in self.model.layers:
-            x = layer(x, cos, sin, mask)
+        kvs = []
+        for i, layer in enumerate(self.model.layers):
+            x, kv = layer(x, cos, sin, mask, None if past is None else past[i])
+            kvs.append(kv)
+        if not logits:
+            return None, kvs
         x = self.model.norm(x)
-        return x @ self.model.embed_tokens.weight.t()
+        return x @ self.model.embed_tokens.weight.t(), kvs
 
     def hf_state_dict(self):
         """Weights under Qwen3ForCausalLM's names (tied: no lm_head.weight)."""
@@ -148,14 +160,13 @@ class ToyQwen3(nn.Module):
 
 @torch.no_grad()
 def greedy(model: ToyQwen3, prompt_ids, stop_ids, max_new: int = 200):
-    """Greedy decoding with a simple KV-free recompute (fine for a model this small)."""
-    ids = list(prompt_ids)
+    """Greedy decoding with a KV cache."""
+    logits, kvs = model(torch.tensor([list(prompt_ids)]))
     out = []
     for _ in range(max_new):
-        x = torch.tensor([ids[-model.cfg.max_position_embeddings:]])
-        nxt = int(model(x)[0, -1].argmax())
+        nxt = int(logits[0, -1].argmax())
         out.append(nxt)
-        ids.append(nxt)
-        if nxt in stop_ids:
+        if nxt in stop_ids or len(prompt_ids) + len(out) >= model.cfg.max_position_embeddings:
             break
+        logits, kvs = model(torch.tensor([[nxt]]), past=kvs)
     return out

@@ -1,0 +1,157 @@
+"""Train the toy Qwen3 model on the corpus (loss on the assistant's tokens only), on the CPU, from a seed.
+
+nice -n 19 /usr/bin/python3 tools/train-toy-model/train.py --data .tmp/toy --steps 600 --seed 1234
+Writes <data>/checkpoint.pt (state dict + config) and logs the loss.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from model import ToyConfig, ToyQwen3  # noqa: E402
+from tokenizer import Tokenizer  # noqa: E402
+
+
+def encode_corpus(path, tok, max_len, limit):
+    """Groups of conversations that share a system block: (prefix ids, [(body ids, loss mask)]), the mask 1 where
+    the token is a trained assistant token."""
+    groups = {}
+    prefix_cache = {}
+    checked = 0
+    with open(path) as f:
+        for i, line in enumerate(f):
+            if i >= limit:
+                break
+            c = json.loads(line)
+            if c["prefix"] not in prefix_cache:
+                prefix_cache[c["prefix"]] = tok.encode(c["prefix"])
+            prefix = prefix_cache[c["prefix"]]
+            ids, mask = [], []
+            for text, trained in c["segments"]:
+                t = tok.encode(text)
+                ids.extend(t)
+                mask.extend([1 if trained else 0] * len(t))
+            if checked < 300:
+                checked += 1
+                whole = tok.encode(c["prefix"] + "".join(t for t, _ in c["segments"]))
+                if whole != prefix + ids:
+                    raise SystemExit(f"conversation {i} tokenizes differently in pieces than whole")
+            room = max_len - len(prefix)
+            g = groups.setdefault(c["group"], (prefix, []))
+            g[1].append((ids[:room], mask[:room]))
+    return list(groups.values())
+
+
+def make_batch(bodies):
+    t = max(len(ids) for ids, _ in bodies)
+    x = torch.zeros(len(bodies), t, dtype=torch.long)
+    y = torch.full((len(bodies), t), -100, dtype=torch.long)
+    for r, (ids, mask) in enumerate(bodies):
+        n = len(ids)
+        x[r, :n] = torch.tensor(ids)
+        tgt = torch.tensor(ids[1:] + [0])
+        m = torch.tensor(mask[1:] + [0], dtype=torch.bool)
+        y[r, :n] = torch.where(m, tgt, torch.tensor(-100))
+    return x, y
+
+
+def group_loss(model, prefix, bodies):
+    """Mean loss over the trained tokens of a group; the shared prefix is computed once."""
+    past = None
+    if prefix:
+        _, past = model(torch.tensor([prefix]), logits=False)
+    x, y = make_batch(bodies)
+    logits, _ = model(x, past=past)
+    v = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, v), y.reshape(-1), ignore_index=-100), x.numel() + len(prefix)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=".tmp/toy")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--steps", type=int, default=100000)
+    ap.add_argument("--max-len", type=int, default=1024)
+    ap.add_argument("--lr", type=float, default=4e-3)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--intermediate", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--kv-heads", type=int, default=2)
+    ap.add_argument("--head-dim", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=100000, help="conversations to use")
+    ap.add_argument("--save-every", type=int, default=10)
+    a = ap.parse_args()
+
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(a.threads)
+    rng = random.Random(a.seed)
+    with open(os.path.join(a.data, "vocab.json")) as f:
+        vocab = json.load(f)
+    tok = Tokenizer(vocab)
+    t0 = time.time()
+    data = encode_corpus(os.path.join(a.data, "train.jsonl"), tok, a.max_len, a.limit)
+    n_conv = sum(len(g[1]) for g in data)
+    n_prefix = sum(len(g[0]) for g in data)
+    n_body = sum(len(ids) for g in data for ids, _ in g[1])
+    n_trained = sum(sum(m) for g in data for _, m in g[1])
+    print(f"{len(data)} groups, {n_conv} conversations; {n_prefix} prefix + {n_body} body tokens ({n_trained} trained); "
+          f"encoded in {time.time() - t0:.0f}s", flush=True)
+
+    cfg = ToyConfig(vocab_size=len(vocab["tokens"]), hidden_size=a.hidden, intermediate_size=a.intermediate,
+                    num_hidden_layers=a.layers, num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
+                    head_dim=a.head_dim, max_position_embeddings=a.max_len)
+    model = ToyQwen3(cfg)
+    print(f"{sum(p.numel() for p in model.parameters())} parameters: {cfg}", flush=True)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=a.lr, betas=(0.9, 0.98), eps=1e-8)
+
+    def lr_at(step):
+        # Linear warmup, then constant: the weights after step N do not depend on --steps, so any checkpoint
+        # is reproduced by rerunning with --steps N.
+        if step < a.warmup:
+            return a.lr * (step + 1) / a.warmup
+        return a.lr
+
+    order = []
+    start = time.time()
+    seen = 0
+    ema = None
+    for step in range(a.steps):
+        if not order:
+            order = list(range(len(data)))
+            rng.shuffle(order)
+        prefix, bodies = data[order.pop()]
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        loss, n = group_loss(model, prefix, bodies)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        seen += n
+        ema = loss.item() if ema is None else 0.9 * ema + 0.1 * loss.item()
+        if step % 10 == 0 or step == a.steps - 1:
+            el = time.time() - start
+            print(f"step {step} loss {loss.item():.4f} ema {ema:.4f} lr {lr_at(step):.2e} tokens {seen} "
+                  f"{seen / el:.0f} tok/s elapsed {el:.0f}s", flush=True)
+        if (step + 1) % a.save_every == 0 or step == a.steps - 1:
+            ck = {"config": cfg.to_dict(), "state_dict": model.state_dict(), "step": step + 1, "seed": a.seed, "args": vars(a)}
+            torch.save(ck, os.path.join(a.data, "checkpoint.tmp"))
+            os.replace(os.path.join(a.data, "checkpoint.tmp"), os.path.join(a.data, "checkpoint.pt"))
+    print(f"done: {a.steps} steps in {time.time() - start:.0f}s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
