@@ -1,0 +1,454 @@
+// The engine benchmark page of `npm run bench` (bench/run.mjs serves it with Vite and drives headless Chromium).
+// For one GGUF per call of `window.__bench.model(config)`:
+//   - load time from Cache Storage (the file is put there first; the timed part is cache.match -> Blob ->
+//     engine.load: headers, tokenizer, weights streamed to GPU buffers, pipelines compiled),
+//   - GPU memory: bytes of the GPU buffers alive after the load (every GPUDevice.createBuffer is counted from
+//     outside the engine: weights, KV cache, activations, scratch), against the weight bytes,
+//   - decode tokens/s after a warm-up (engine.generate, greedy), prefill tokens/s at ~128 and ~512 prompt tokens,
+//   - time to first token through /v1/responses (createResponsesHandler over the engine in this page, streamed
+//     SSE), without tools (text streams live) and with a tool on offer (text held back until its phase is known),
+//   - per-kernel GPU time of decode steps (timestamp-query; every dispatch gets its own timed compute pass, patched
+//     into ComputeBatch from outside: the engine has no profiling hook yet, so these steps run slower than the
+//     untimed ones and are reported as shares of GPU time).
+// `window.__bench.roofline()` measures the read-every-byte roofline (the kernel of bench/kernels).
+import { acquireGpu } from '../../src/gpu/device.ts';
+import { ComputeBatch } from '../../src/gpu/dispatch.ts';
+import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
+import * as shaders from '../../src/gpu/shaders.ts';
+import { GpuTimer, createGpuTimer } from '../../src/gpu/timing.ts';
+import { createEmptyStorageBuffer } from '../../src/gpu/transfer.ts';
+import { createWebGpuEngine, type WebGpuEngine } from '../../src/engine/webgpu-engine.ts';
+import type { Engine, GenerateRequest, GenerationEvent } from '../../src/engine/types.ts';
+import { createResponsesHandler } from '../../src/responses/handler.ts';
+import { createMemoryStore } from '../../src/store/memory-store.ts';
+
+// ---------------------------------------------------------------- GPU buffer accounting (from outside)
+
+const liveBuffers = new Map<GPUBuffer, number>();
+let peakBytes = 0;
+const liveBytes = () => [...liveBuffers.values()].reduce((s, b) => s + b, 0);
+{
+  const createBuffer = GPUDevice.prototype.createBuffer;
+  GPUDevice.prototype.createBuffer = function (this: GPUDevice, descriptor: GPUBufferDescriptor): GPUBuffer {
+    const buffer = createBuffer.call(this, descriptor);
+    liveBuffers.set(buffer, descriptor.size);
+    peakBytes = Math.max(peakBytes, liveBytes());
+    return buffer;
+  };
+  const destroy = GPUBuffer.prototype.destroy;
+  GPUBuffer.prototype.destroy = function (this: GPUBuffer): undefined {
+    liveBuffers.delete(this);
+    return destroy.call(this);
+  };
+}
+
+// ---------------------------------------------------------------- per-dispatch GPU timestamps (from outside)
+
+interface BatchInternals {
+  gpu: { device: GPUDevice; features: { timestamps: boolean } };
+  timer: GpuTimer | null;
+}
+let profiling = false;
+const profileTimers = new Map<GPUDevice, GpuTimer>();
+{
+  const dispatch = ComputeBatch.prototype.dispatch;
+  ComputeBatch.prototype.dispatch = function (this: ComputeBatch, pipeline, bindings, workgroups) {
+    if (profiling) {
+      const self = this as unknown as BatchInternals;
+      if (self.gpu.features.timestamps) {
+        let timer = profileTimers.get(self.gpu.device);
+        if (!timer) profileTimers.set(self.gpu.device, (timer = new GpuTimer(self.gpu.device, 2048)));
+        self.timer = timer;
+        this.beginPass(pipeline.label.split(':')[0] || 'unlabelled');
+      }
+    }
+    return dispatch.call(this, pipeline, bindings, workgroups);
+  };
+}
+
+// ---------------------------------------------------------------- helpers
+
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+const median = (values: number[]) => {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : NaN;
+};
+const log = (message: string) => console.log(`[bench] ${message}`);
+
+/** An engine that records when it yields each event, and can drop constraints (for the with-tools TTFT run). */
+class TimedEngine implements Engine {
+  firstTokenAt = 0;
+  prefillDoneAt = 0;
+  startedAt = 0;
+  dropConstraints = false;
+  constructor(readonly inner: WebGpuEngine) {}
+  listModels() {
+    return this.inner.listModels();
+  }
+  tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking'>) {
+    return this.inner.tokenizePrompt(req);
+  }
+  async checkConstraint(model: string, constraint: GenerateRequest['constraint']) {
+    if (!this.dropConstraints) await this.inner.checkConstraint(model, constraint);
+  }
+  async *generate(req: GenerateRequest): AsyncIterable<GenerationEvent> {
+    this.startedAt = performance.now();
+    this.firstTokenAt = 0;
+    this.prefillDoneAt = 0;
+    const r = this.dropConstraints ? { ...req, constraint: { kind: 'none' as const } } : req;
+    for await (const event of this.inner.generate(r)) {
+      if (event.type === 'prefill' && event.done === event.total) this.prefillDoneAt = performance.now();
+      if (event.type === 'token' && !this.firstTokenAt) this.firstTokenAt = performance.now();
+      yield event;
+    }
+  }
+}
+
+interface RunTimes {
+  promptTokens: number;
+  cachedTokens: number;
+  tokens: number;
+  finishReason: string;
+  prefillMs: number;
+  decodeMs: number;
+  /** ms of each decode step (token i -> token i+1). */
+  stepMs: number[];
+}
+
+async function generateTimed(engine: WebGpuEngine, model: string, prompt: string, maxTokens: number, onToken?: () => Promise<void>): Promise<RunTimes> {
+  const start = performance.now();
+  let prefillEnd = start;
+  const tokenTimes: number[] = [];
+  let usage = { promptTokens: 0, cachedTokens: 0, completionTokens: 0 };
+  let finishReason = '';
+  for await (const event of engine.generate({
+    model,
+    messages: [{ role: 'user', content: prompt }],
+    tools: [],
+    enableThinking: false,
+    maxTokens,
+    sampling: { temperature: 0, top_p: 1 },
+    constraint: { kind: 'none' },
+  })) {
+    const now = performance.now();
+    if (event.type === 'prefill') prefillEnd = now;
+    else if (event.type === 'token') {
+      tokenTimes.push(now);
+      if (onToken) await onToken();
+    } else {
+      usage = event.usage;
+      finishReason = event.finishReason;
+    }
+  }
+  const stepMs = tokenTimes.slice(1).map((t, i) => t - tokenTimes[i]);
+  return {
+    promptTokens: usage.promptTokens,
+    cachedTokens: usage.cachedTokens,
+    tokens: tokenTimes.length,
+    finishReason,
+    prefillMs: prefillEnd - start,
+    decodeMs: tokenTimes.length > 1 ? tokenTimes[tokenTimes.length - 1] - tokenTimes[0] : 0,
+    stepMs,
+  };
+}
+
+/** A user message whose templated prompt is about `target` tokens (a distinct first word per call: no prefix reuse). */
+async function promptOfTokens(engine: WebGpuEngine, model: string, target: number, salt: string): Promise<string> {
+  const unit = 'The quick brown fox jumps over the lazy dog while seven wizards quietly box. ';
+  const count = async (text: string) => (await engine.tokenizePrompt({ model, messages: [{ role: 'user', content: text }], tools: [], enableThinking: false })).length;
+  const base = await count(salt);
+  const per = Math.max(1, ((await count(salt + unit.repeat(4))) - base) / 4);
+  let reps = Math.max(0, Math.round((target - base) / per));
+  let text = salt + unit.repeat(reps);
+  // Trim or pad by characters to land within a couple of tokens of the target.
+  for (let i = 0; i < 6; i++) {
+    const n = await count(text);
+    if (Math.abs(n - target) <= 2) break;
+    const chars = Math.round(((target - n) * unit.length) / per);
+    text = chars > 0 ? text + unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars) : text.slice(0, text.length + chars);
+    reps = 0;
+  }
+  return text;
+}
+
+async function readSse(response: Response, onEvent: (type: string, data: Record<string, unknown>) => void): Promise<void> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const frame = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = frame.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+      if (!data || data === '[DONE]') continue;
+      try {
+        const parsed = JSON.parse(data) as Record<string, unknown>;
+        onEvent(String(parsed.type), parsed);
+      } catch {
+        // a keep-alive or a non-JSON frame
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- roofline
+
+async function roofline(): Promise<Record<string, unknown>> {
+  const gpu = await acquireGpu({ label: 'bench roofline' });
+  const timer = createGpuTimer(gpu, 64);
+  const pipelines = new PipelineCache(gpu.device);
+  const n = 4096;
+  const k = 2048;
+  const bytes = n * k * 4;
+  const data = createEmptyStorageBuffer(gpu.device, bytes);
+  const words = bytes / 16;
+  const workgroupSize = 64;
+  const REPEATS = 8;
+  const variants: Record<string, unknown>[] = [];
+  let best = 0;
+  for (const interleaved of [false, true]) {
+    const chunk = interleaved ? 64 : k / 4;
+    const invocations = Math.ceil(words / chunk);
+    const sink = createEmptyStorageBuffer(gpu.device, invocations * 4);
+    const pipeline = await pipelines.get(shaders.readRoofline, { WORKGROUP_SIZE: workgroupSize, CHUNK: chunk, INTERLEAVED: interleaved });
+    const uniform = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    gpu.device.queue.writeBuffer(uniform, 0, new Uint32Array([words, invocations, 0, 0]));
+    const record = (b: ComputeBatch) => b.dispatch(pipeline, [data, sink, uniform], Math.ceil(invocations / workgroupSize));
+    for (let i = 0; i < 2; i++) {
+      const warm = new ComputeBatch(gpu, 'roofline warm-up');
+      record(warm);
+      warm.submit();
+    }
+    await gpu.device.queue.onSubmittedWorkDone();
+    let seconds: number[] = [];
+    let timing = 'wall';
+    if (timer) {
+      const batch = new ComputeBatch(gpu, 'roofline', timer);
+      for (let i = 0; i < REPEATS; i++) {
+        batch.beginPass('read_roofline');
+        record(batch);
+      }
+      batch.submit();
+      const ns = (await timer.read()).map((t) => t.nanoseconds);
+      if (ns.every((t) => t > 0)) {
+        seconds = ns.map((t) => t / 1e9);
+        timing = 'gpu-timestamps';
+      }
+    }
+    if (!seconds.length) {
+      for (let i = 0; i < REPEATS; i++) {
+        const batch = new ComputeBatch(gpu, 'roofline');
+        const t0 = performance.now();
+        record(batch);
+        batch.submit();
+        await gpu.device.queue.onSubmittedWorkDone();
+        seconds.push((performance.now() - t0) / 1000);
+      }
+    }
+    const gbPerS = bytes / Math.min(...seconds) / 1e9;
+    best = Math.max(best, gbPerS);
+    variants.push({ pattern: interleaved ? 'interleaved' : 'contiguous', bytes, timing, best_gb_s: round(gbPerS, 3), median_gb_s: round(bytes / median(seconds) / 1e9, 3) });
+    sink.destroy();
+    uniform.destroy();
+  }
+  data.destroy();
+  timer?.destroy();
+  const info = gpu.adapterInfo;
+  const adapter = {
+    ...info,
+    features: [...gpu.adapter.features].sort(),
+    maxStorageBufferBindingSize: gpu.limits.maxStorageBufferBindingSize,
+    maxBufferSize: gpu.limits.maxBufferSize,
+  };
+  gpu.destroy();
+  return { gb_per_s: round(best, 3), kernel: 'shaders/read_roofline.wgsl (as bench/kernels)', variants, adapter };
+}
+
+// ---------------------------------------------------------------- one model
+
+export interface ModelBenchConfig {
+  id: string;
+  url: string;
+  decodeTokens: number;
+  prefillTokens: number[];
+  ttftTokens: number;
+  profileSteps: number;
+  contextLength: number;
+}
+
+async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = { id: cfg.id, url: cfg.url };
+  // Put the file in Cache Storage (as the service worker's model cache does), outside the timing.
+  const cache = await caches.open('bench-models');
+  if (!(await cache.match(cfg.url))) await cache.add(cfg.url);
+  const buffersBefore = liveBytes();
+  peakBytes = buffersBefore;
+  const loadStart = performance.now();
+  const cached = await cache.match(cfg.url);
+  const blob = await cached!.blob();
+  const engine = createWebGpuEngine({ models: [{ id: cfg.id, gguf: blob, contextLength: cfg.contextLength }] });
+  try {
+    await engine.load(cfg.id);
+    const loadMs = performance.now() - loadStart;
+    const stats = await engine.modelStats(cfg.id);
+    out.file_bytes = blob.size;
+    out.parameters = stats.parameters;
+    out.weight_gpu_bytes = stats.weightGpuBytes;
+    out.weight_bytes_per_token = stats.weightBytesPerToken;
+    out.load_from_cache_ms = round(loadMs);
+    out.load_mb_per_s = round(blob.size / 1e6 / (loadMs / 1000));
+    const afterLoad = liveBytes() - buffersBefore;
+    const info = (await engine.listModels()).find((m) => m.id === cfg.id);
+    out.context_length = info?.contextLength;
+    log(`${cfg.id}: loaded in ${round(loadMs)} ms`);
+
+    // Warm-up, then decode.
+    await generateTimed(engine, cfg.id, 'Warm up: say something.', 4);
+    const decode = await generateTimed(engine, cfg.id, 'Tell me a long story about a fox and a dog.', cfg.decodeTokens);
+    const decodeTokS = decode.decodeMs > 0 ? ((decode.tokens - 1) * 1000) / decode.decodeMs : 0;
+    out.decode = {
+      tokens: decode.tokens,
+      finish_reason: decode.finishReason,
+      decode_ms: round(decode.decodeMs),
+      decode_tok_s: round(decodeTokS, 3),
+      median_step_ms: round(median(decode.stepMs)),
+      min_step_ms: round(Math.min(...decode.stepMs)),
+      median_step_tok_s: round(1000 / median(decode.stepMs), 3),
+    };
+    out.decode_tok_s = round(decodeTokS, 3);
+    out.decode_weight_gb_s = round((stats.weightBytesPerToken * decodeTokS) / 1e9, 4);
+    log(`${cfg.id}: decode ${round(decodeTokS, 3)} tok/s over ${decode.tokens} tokens`);
+
+    // Prefill at each prompt length (maxTokens 1: the time up to the last prefill chunk).
+    const prefill: Record<string, unknown>[] = [];
+    for (const target of cfg.prefillTokens) {
+      const prompt = await promptOfTokens(engine, cfg.id, target, `Prompt ${target}: `);
+      const r = await generateTimed(engine, cfg.id, prompt, 1);
+      const processed = r.promptTokens - r.cachedTokens;
+      prefill.push({ target, prompt_tokens: r.promptTokens, cached_tokens: r.cachedTokens, prefill_ms: round(r.prefillMs), prefill_tok_s: round((processed * 1000) / r.prefillMs, 3) });
+      log(`${cfg.id}: prefill ${r.promptTokens} tokens ${round((processed * 1000) / r.prefillMs, 2)} tok/s`);
+    }
+    out.prefill = prefill;
+    const peakAfterWork = peakBytes - buffersBefore;
+
+    // Time to first token through /v1/responses.
+    const timed = new TimedEngine(engine);
+    const handler = createResponsesHandler({ engine: timed, store: createMemoryStore() });
+    const ttft: Record<string, unknown>[] = [];
+    for (const withTools of [false, true]) {
+      timed.dropConstraints = withTools;
+      const body: Record<string, unknown> = {
+        model: cfg.id,
+        input: withTools ? 'What is the weather in Paris? Answer briefly.' : 'Say hello to the benchmark, briefly.',
+        stream: true,
+        max_output_tokens: cfg.ttftTokens,
+        store: false,
+        reasoning: { effort: 'none' },
+      };
+      if (withTools) {
+        body.tools = [{ type: 'function', name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+      }
+      const t0 = performance.now();
+      const firsts: Record<string, number> = {};
+      let status = 0;
+      let error: string | undefined;
+      let outputText = '';
+      try {
+        const response = await handler(new Request(`${location.origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+        status = response.status;
+        if (response.ok) {
+          await readSse(response, (type, data) => {
+            if (!(type in firsts)) firsts[type] = round(performance.now() - t0);
+            if (type === 'response.output_text.delta') outputText += String(data.delta ?? '');
+            if (type === 'response.failed') error = JSON.stringify(data.response).slice(0, 300);
+          });
+        } else error = (await response.text()).slice(0, 300);
+      } catch (e) {
+        error = String(e);
+      }
+      const firstToken = timed.firstTokenAt ? round(timed.firstTokenAt - t0) : null;
+      const firstDelta = firsts['response.output_text.delta'] ?? null;
+      ttft.push({
+        tools_on_offer: withTools,
+        text_held_for_phase: withTools,
+        status,
+        error,
+        prompt_prefill_ms: timed.prefillDoneAt ? round(timed.prefillDoneAt - timed.startedAt) : null,
+        first_generated_token_ms: firstToken,
+        first_output_text_delta_ms: firstDelta,
+        holding_cost_ms: firstDelta !== null && firstToken !== null ? round(firstDelta - firstToken) : null,
+        completed_ms: firsts['response.completed'] ?? firsts['response.incomplete'] ?? null,
+        first_event_ms_by_type: firsts,
+        output_text_chars: outputText.length,
+      });
+      log(`${cfg.id}: /v1/responses tools=${withTools} first token ${firstToken} ms, first output_text.delta ${firstDelta} ms`);
+    }
+    out.responses_ttft = ttft;
+
+    // Per-kernel GPU time of a few decode steps (each dispatch its own timed pass).
+    if (cfg.profileSteps > 0) {
+      const perKernel = new Map<string, { ns: number; count: number }>();
+      let steps = 0;
+      let wallMs = 0;
+      let last = 0;
+      profiling = true;
+      try {
+        await generateTimed(engine, cfg.id, 'Profile: count from one to ten.', cfg.profileSteps + 1, async () => {
+          const now = performance.now();
+          for (const timer of profileTimers.values()) {
+            const times = await timer.read();
+            if (last && times.length) {
+              steps++;
+              wallMs += now - last;
+              for (const t of times) {
+                const e = perKernel.get(t.label) ?? { ns: 0, count: 0 };
+                e.ns += t.nanoseconds;
+                e.count++;
+                perKernel.set(t.label, e);
+              }
+            }
+          }
+          last = performance.now();
+        });
+      } finally {
+        profiling = false;
+      }
+      const totalNs = [...perKernel.values()].reduce((s, e) => s + e.ns, 0);
+      out.decode_profile = {
+        method: 'timestamp-query, one compute pass per dispatch (patched into ComputeBatch from the bench), summed over decode steps',
+        steps,
+        gpu_ms_per_token: steps ? round(totalNs / 1e6 / steps) : null,
+        wall_ms_per_token_while_profiling: steps ? round(wallMs / steps) : null,
+        kernels: [...perKernel.entries()]
+          .sort((a, b) => b[1].ns - a[1].ns)
+          .map(([label, e]) => ({ kernel: label, dispatches_per_token: steps ? round(e.count / steps, 1) : e.count, ms_per_token: steps ? round(e.ns / 1e6 / steps, 3) : 0, share: round(e.ns / totalNs, 3) })),
+      };
+    }
+
+    out.gpu_memory = {
+      method: 'bytes of GPUDevice.createBuffer alive (counted from the bench, destroy() subtracts)',
+      allocated_after_load_bytes: afterLoad,
+      peak_bytes: peakAfterWork,
+      weight_gpu_bytes: stats.weightGpuBytes,
+      ratio_to_weights: round(afterLoad / stats.weightGpuBytes, 3),
+    };
+  } finally {
+    await engine.dispose();
+  }
+  return out;
+}
+
+declare global {
+  interface Window {
+    __bench?: {
+      roofline: () => Promise<Record<string, unknown>>;
+      model: (cfg: ModelBenchConfig) => Promise<Record<string, unknown>>;
+    };
+  }
+}
+
+window.__bench = { roofline, model: modelBench };
+document.getElementById('out')!.textContent = 'ready';
