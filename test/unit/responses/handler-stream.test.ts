@@ -1,6 +1,6 @@
-// The handler end to end on the scripted fake engine: each scenario is answered three ways (non-streamed through
-// the SDK, streamed as raw SSE checked event by event, streamed through the SDK's own `responses.stream`), and
-// the three final responses must be the same.
+// The handler end to end on the scripted fake engine: each scenario is answered four ways (non-streamed through
+// the SDK, streamed as raw SSE checked event by event, streamed through the SDK's `responses.stream` and its
+// `responses.create({stream: true})`), and the final responses must be the same.
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../../src/engine/types.ts';
 import type { ResponseObject, StreamEvent } from '../../../src/responses/schema.ts';
@@ -61,7 +61,7 @@ interface Answered {
   events: StreamEvent[];
 }
 
-/** Answer `body` with `script` three ways; checks that they agree. */
+/** Answer `body` with `script` four ways (SDK non-streamed, raw SSE, SDK `stream()`, SDK `create({stream})`); they must agree. */
 async function answer(script: FakeScript, body: Record<string, unknown>): Promise<Answered> {
   const a = setup([script]);
   const nonStreamed = await a.client.responses.create({ ...body, stream: false } as never);
@@ -80,8 +80,17 @@ async function answer(script: FakeScript, body: Record<string, unknown>): Promis
   const sdkFinal = await sdkStream.finalResponse();
   expect(seen).toEqual(events.map((e) => e.type));
 
+  const d = setup([script]);
+  let sdkTerminal: unknown = null;
+  const sdkEvents = (await d.client.responses.create({ ...body, stream: true } as never)) as unknown as AsyncIterable<unknown>;
+  for await (const event of sdkEvents) {
+    const e = event as { type: string; response?: unknown };
+    if (e.type === 'response.completed' || e.type === 'response.incomplete' || e.type === 'response.failed') sdkTerminal = e.response;
+  }
+
   expect(canonical(streamed)).toEqual(canonical(nonStreamed));
   expect(canonical(sdkFinal)).toEqual(canonical(nonStreamed));
+  expect(canonical(sdkTerminal)).toEqual(canonical(nonStreamed));
   return { nonStreamed, streamed, events };
 }
 
