@@ -1,8 +1,9 @@
 // The forward-pass kernels beyond the basic products and row reductions (kernels.ts) as calls: quantized
 // matmul/matvec with fused dequantization (Q8_0, Q4_0, Q4_K, Q6_K; optional bias and residual), embedding
-// lookup from any table type, RoPE with the KV-cache store, causal GQA attention, SwiGLU, add, argmax.
-// Each method records one dispatch (argmax: two) into a ComputeBatch with this adapter's shapes, the params
-// uniform and the workgroup count; `prepare()` compiles the pipelines first so that recording never waits.
+// lookup from any table type, RoPE with the KV-cache store, causal GQA attention (split over positions for long
+// decodes), SwiGLU, add, argmax. Each method records its dispatches (one; split attention and argmax over more
+// than one workgroup's values: two) into a ComputeBatch with this adapter's shapes, the params uniform and the
+// workgroup count; `prepare()` compiles the pipelines first so that recording never waits.
 // Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
 import type { Binding, ComputeBatch } from './dispatch.ts';
@@ -47,13 +48,14 @@ export interface ForwardKernelShapes {
 
 export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
   if (isCpuAdapter(gpu.adapterInfo)) {
-    // SwiftShader: a workgroup runs on one CPU thread with invocations in SIMD lanes: one row per invocation,
-    // no workgroup-memory reductions, small workgroups so that the few rows of attention spread over cores.
+    // SwiftShader: a workgroup runs on one CPU thread with invocations in SIMD lanes: 4 rows per invocation,
+    // no workgroup-memory reductions in the products, small workgroups so that the few rows of attention spread
+    // over cores, and few barrier steps in argmax (8 invocations x 128 values).
     return {
       quantMatmul: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
       elementwise: { WORKGROUP_SIZE: 64 },
       attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
-      argmax: { WORKGROUP_SIZE: 64, ITEMS_PER_INVOCATION: 16 },
+      argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
     };
   }
   const size = Math.min(256, gpu.limits.maxComputeInvocationsPerWorkgroup, gpu.limits.maxComputeWorkgroupSizeX);
