@@ -25,7 +25,7 @@ function run(title, cmd, args, extraEnv = {}) {
 
 if (!existsSync('tools/llama-oracle/node_modules/node-llama-cpp')) {
   // llama.cpp is the numerical oracle; kept apart so its optional CUDA/Vulkan builds are never fetched.
-  if (!run('llama.cpp oracle', 'npm', ['ci', '--omit=optional', '--no-audit', '--no-fund', '--prefix', 'tools/llama-oracle'])) process.exit(1);
+  if (!run('llama.cpp oracle', 'npm', ['install', '--no-save', '--omit=optional', '--no-audit', '--no-fund', '--prefix', 'tools/llama-oracle'])) process.exit(1);
 }
 
 rmSync('.tmp/test-results', { recursive: true, force: true });
