@@ -61,6 +61,7 @@ interface PartEntry {
 
 export class ModelFileStore {
   private readonly base: string;
+  private readonly downloads = new Map<string, Promise<Blob>>();
 
   constructor(
     scope: string,
@@ -242,9 +243,21 @@ export class ModelFileStore {
 
   /**
    * Downloads `url` into the file `key` (resuming from the bytes already stored, retrying a cut connection) and
-   * returns the complete, checked file. A complete file is returned at once.
+   * returns the complete, checked file. A complete file is returned at once; a second call while a download of the
+   * same file runs joins it (one writer per file).
    */
-  async download(key: string, url: string, options: DownloadOptions = {}): Promise<Blob> {
+  download(key: string, url: string, options: DownloadOptions = {}): Promise<Blob> {
+    let running = this.downloads.get(key);
+    if (!running) {
+      running = this.downloadOnce(key, url, options);
+      this.downloads.set(key, running);
+      const forget = (): void => void this.downloads.delete(key);
+      running.then(forget, forget);
+    }
+    return running;
+  }
+
+  private async downloadOnce(key: string, url: string, options: DownloadOptions): Promise<Blob> {
     const done = await this.open(key);
     if (done) return done;
     const retries = options.retries ?? 3;

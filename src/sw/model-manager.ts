@@ -116,7 +116,14 @@ const downloadBodySchema = z.object({
   description: z.string().optional(),
 });
 
-export function createModelManager(scope: string, options: { partBytes?: number } = {}): ModelManager {
+export interface ModelManagerOptions {
+  /** Size of the stored parts of model files (default 4 MiB). */
+  partBytes?: number;
+  /** Every download event (also broadcast on `modelEventsChannelName`). */
+  onEvent?: (event: ModelEvent) => void;
+}
+
+export function createModelManager(scope: string, options: ModelManagerOptions = {}): ModelManager {
   const store = new ModelFileStore(scope, options.partBytes);
   const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(modelEventsChannelName) : null;
   const downloads = new Map<string, Download>();
@@ -196,6 +203,7 @@ export function createModelManager(scope: string, options: { partBytes?: number 
       for (const listener of download.listeners) listener(event);
     }
     channel?.postMessage(event);
+    options.onEvent?.(event);
   }
 
   function startDownload(model: KnownModel): Download {
@@ -223,6 +231,17 @@ export function createModelManager(scope: string, options: { partBytes?: number 
       }
     })();
     return download;
+  }
+
+  /**
+   * Stores the bundled models that are not stored yet (they are part of the app: once the model list answered,
+   * the app works offline). A failure is not fatal here: using the model reports it.
+   */
+  async function storeBundled(): Promise<void> {
+    for (const model of await known()) {
+      if (model.source !== 'bundled' || !model.url || (await store.completeRecord(model.key))) continue;
+      await startDownload(model).done;
+    }
   }
 
   async function downloadRoute(id: string, request: Request): Promise<Response> {
@@ -327,6 +346,7 @@ export function createModelManager(scope: string, options: { partBytes?: number 
       try {
         if (rest.length === 0) {
           if (method !== 'GET') return methodNotAllowed(method, ['GET']);
+          await storeBundled();
           const loaded = await loadedIds();
           const data: ManagedModel[] = [];
           for (const model of await known()) {

@@ -28,8 +28,16 @@ interface EngineGeneration {
 }
 
 export function createRuntime(scope: string, options: RuntimeOptions = {}): Runtime {
-  const manager: ModelManager = createModelManager(scope, { partBytes: options.partBytes });
   const progress = typeof BroadcastChannel === 'function' ? new BroadcastChannel(progressChannelName) : null;
+  const manager: ModelManager = createModelManager(scope, {
+    partBytes: options.partBytes,
+    // Model file downloads also show as the shim's `loading-model` progress (bytes of the file).
+    onEvent: (event) => {
+      if (event.type === 'model.download.progress') {
+        progress?.postMessage({ phase: 'loading-model', loaded: event.loaded, total: event.total, file: event.file } satisfies ShimProgress);
+      }
+    },
+  });
   let store: ResponseStore | null = null;
   let current: { version: number; made: Promise<EngineGeneration> } | null = null;
 

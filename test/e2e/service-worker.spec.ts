@@ -1,34 +1,12 @@
 // The service worker in the real browser: it answers /v1 with a real stream from the real engine, keeps answering
-// offline after the first load, survives being stopped, and serves two tabs at once.
+// offline after the first load, survives being stopped, serves two tabs at once, and an aborted fetch stops its
+// generation so the next request in the queue gets its turn.
 import { expect, test, type Page } from '@playwright/test';
+import { abortWhileAnotherWaits, expectWellFormedStream, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
 
 async function openDemo(page: Page) {
   await page.goto('/');
   await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
-}
-
-/** Posts a streaming request from the page and returns the parsed SSE events. */
-async function streamFromPage(page: Page, body: Record<string, unknown>) {
-  return page.evaluate(async (requestBody) => {
-    const response = await fetch('v1/responses', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ stream: true, ...requestBody }),
-    });
-    const text = await response.text();
-    const events = text
-      .split('\n')
-      .filter((l) => l.startsWith('data: '))
-      .map((l) => JSON.parse(l.slice(6)) as { type: string; sequence_number: number; response?: { status: string; id: string } });
-    return { status: response.status, contentType: response.headers.get('content-type'), events };
-  }, body);
-}
-
-function expectWellFormedStream(events: { type: string; sequence_number: number }[]) {
-  expect(events[0]?.type).toBe('response.created');
-  expect(events[1]?.type).toBe('response.in_progress');
-  events.forEach((e, i) => expect(e.sequence_number).toBe(i));
-  expect(['response.completed', 'response.incomplete']).toContain(events.at(-1)?.type);
 }
 
 test('the service worker answers POST /v1/responses with a real stream from the engine', async ({ page }) => {
@@ -87,4 +65,13 @@ test('two tabs generating at once each get a complete, well-formed stream', asyn
     expectWellFormedStream(r.events);
   }
   expect(ra.events.at(-1)!.response!.id).not.toBe(rb.events.at(-1)!.response!.id);
+});
+
+test('an aborted fetch stops its generation and the request waiting behind it completes', async ({ page }) => {
+  await openDemo(page);
+  const { aId, aSawDelta, bStatus, b } = await abortWhileAnotherWaits(page);
+  expect(aSawDelta).toBe(true);
+  expect(bStatus).toBe(200);
+  expect(['completed', 'incomplete']).toContain(b.status);
+  await expect.poll(async () => (await storedStatus(page, aId!))?.status).toBe('cancelled');
 });
