@@ -85,9 +85,19 @@ export interface DecoderOptions {
 
 export type LogitsMode = 'none' | 'last' | 'all';
 
+/**
+ * Records, into the step's command buffer, the choice of the next token from the last position's logits
+ * (f32 [vocabSize] in `logits`): token id into out[0] as a u32; out[1..3] are free for the chooser (e.g. the
+ * chosen token's logprob bits) and come back in StepResult.chosen. The default is argmax (greedy). This is
+ * where GPU sampling and constraint masks plug in (issue 5).
+ */
+export type TokenChooser = (batch: ComputeBatch, a: { logits: GPUBuffer; vocabSize: number; out: GPUBuffer }) => void;
+
 export interface StepResult {
-  /** The argmax of the last position's logits (the greedy next token). */
+  /** The next token the chooser picked (default: argmax of the last position's logits, the greedy token). */
   nextToken: number;
+  /** The 4 u32 words the chooser wrote (word 0 = nextToken; argmax puts the logit's f32 bits in word 1). */
+  chosen: Uint32Array;
   /** 'last': one row; 'all': one row per input token. */
   logits?: Float32Array[];
 }
@@ -130,6 +140,8 @@ export class Decoder {
   /** The token id `nextToken` holds on the GPU (after a successful step), so decode can read it there. */
   private gpuNextToken: number | null = null;
   private destroyed = false;
+  /** The chooser of the step being recorded (null: argmax). */
+  private chooser: TokenChooser | null = null;
   /** While profiling: every op gets its own timed compute pass. */
   private timer: GpuTimer | null = null;
   /** Rejects with a 'device-lost' GpuError once the device is lost (handled, so it never goes unobserved). */
@@ -183,7 +195,7 @@ export class Decoder {
     this.tokenIds = buf('token ids', B);
     this.nextToken = buf('next token', 4);
     this.argmaxScratch = createEmptyStorageBuffer(device, this.fk.argmaxScratchBytes(c.vocabSize), 'argmax scratch');
-    this.tokenReadback = device.createBuffer({ label: 'token readback', size: 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.tokenReadback = device.createBuffer({ label: 'token readback', size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   }
 
   /** Builds the decoder: allocates activations and the KV cache, compiles every pipeline it will use. */
@@ -229,7 +241,13 @@ export class Decoder {
    */
   async forward(
     tokens: readonly number[],
-    options: { logits?: LogitsMode; onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {},
+    options: {
+      logits?: LogitsMode;
+      onProgress?: (done: number, total: number) => void;
+      signal?: AbortSignal;
+      /** Picks the next token from the last position's logits (default argmax). */
+      chooser?: TokenChooser;
+    } = {},
   ): Promise<StepResult> {
     if (tokens.length === 0) throw new RangeError('Decoder.forward needs at least one token');
     const mode = options.logits ?? 'none';
@@ -239,12 +257,17 @@ export class Decoder {
       options.signal?.throwIfAborted();
       const chunk = tokens.slice(done, done + this.maxBatch);
       const isLast = done + chunk.length === tokens.length;
-      result = await this.step(chunk, mode === 'all' ? 'all' : isLast ? mode : 'none');
+      this.chooser = isLast ? (options.chooser ?? null) : null;
+      try {
+        result = await this.step(chunk, mode === 'all' ? 'all' : isLast ? mode : 'none');
+      } finally {
+        this.chooser = null;
+      }
       if (result.logits && mode === 'all') allLogits.push(...result.logits);
       done += chunk.length;
       options.onProgress?.(done, tokens.length);
     }
-    if (mode === 'all') return { nextToken: result!.nextToken, logits: allLogits };
+    if (mode === 'all') return { ...result!, logits: allLogits };
     return result!;
   }
 
@@ -269,7 +292,7 @@ export class Decoder {
     let logitsReadback: GPUBuffer | null = null;
     const logitsRows = mode === 'all' ? m : mode === 'last' ? 1 : 0;
     const logitsBytes = logitsRows * this.config.vocabSize * 4;
-    batch.copy(this.nextToken, 0, this.tokenReadback, 0, 8);
+    batch.copy(this.nextToken, 0, this.tokenReadback, 0, 16);
     if (logitsRows > 0) {
       logitsReadback = this.gpu.device.createBuffer({ label: 'logits readback', size: logitsBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       batch.copy(mode === 'all' ? this.logitsAll! : this.logits, 0, logitsReadback, 0, logitsBytes);
@@ -277,7 +300,8 @@ export class Decoder {
     batch.submit();
     try {
       await this.mapOrLost(this.tokenReadback);
-      const next = new Uint32Array(this.tokenReadback.getMappedRange(0, 8))[0];
+      const chosen = new Uint32Array(this.tokenReadback.getMappedRange(0, 16).slice(0));
+      const next = chosen[0];
       this.tokenReadback.unmap();
       let logits: Float32Array[] | undefined;
       if (logitsReadback) {
@@ -292,7 +316,7 @@ export class Decoder {
       this.kv.truncate(pos0);
       this.kv.append(chunk);
       this.gpuNextToken = next;
-      return { nextToken: next, logits };
+      return { nextToken: next, chosen, logits };
     } catch (error) {
       // The cache beyond pos0 is in an unknown state.
       this.kv.truncate(pos0);
@@ -383,7 +407,8 @@ export class Decoder {
       this.product(batch, w.lmHead, this.xn, this.logits, 1);
     }
     this.op(batch, 'argmax');
-    fk.argmax(batch, { values: this.logits, out: this.nextToken, scratch: this.argmaxScratch, count: c.vocabSize });
+    if (this.chooser) this.chooser(batch, { logits: this.logits, vocabSize: c.vocabSize, out: this.nextToken });
+    else fk.argmax(batch, { values: this.logits, out: this.nextToken, scratch: this.argmaxScratch, count: c.vocabSize });
   }
 
   /**

@@ -12,7 +12,9 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { argmax, referenceForward, referenceModelFromGguf } from '../support/cpu-forward.ts';
 import { FORWARD_CASES, FORWARD_GREEDY, FORWARD_PROMPT, type ForwardFixtureIndex } from './forward-cases.ts';
-import { decoderFromGguf, decoderFromHfDir, fetchGguf, loadFixtureIndex, maxAbsDiff } from './forward-support.ts';
+import { createStorageBuffer } from '../../src/gpu/transfer.ts';
+import type { TokenChooser } from '../../src/model/decoder.ts';
+import { decoderFromGguf, decoderFromHfDir, fetchGguf, loadFixtureIndex, maxAbsDiff, sharedGpu } from './forward-support.ts';
 
 const LLAMA_TOLERANCE: Record<string, number> = { F32: 1e-4, F16: 1e-2, Q8_0: 0.15, Q4_0: 0.15, Q4_K: 0.2, Q6_K: 0.2 };
 const REFERENCE_TOLERANCE = 1e-4;
@@ -139,6 +141,26 @@ describe('decoder invariants', () => {
       expect(dPrefill).toBeLessThan(1e-4);
       expect(dReference).toBeLessThan(1e-4);
     } finally {
+      destroy();
+    }
+  });
+
+  test('a custom token chooser replaces argmax and its choice feeds the next decode step on the GPU', async () => {
+    const file = await fetchGguf(index.cases.find((x) => x.id === 'qwen2-f32')!.gguf);
+    const { decoder, destroy } = await decoderFromGguf(file);
+    const { gpu } = await sharedGpu();
+    const forced = createStorageBuffer(gpu.device, new Uint32Array([7, 1234, 0, 0]), 'forced choice');
+    try {
+      const chooser: TokenChooser = (batch, a) => void batch.copy(forced, 0, a.out, 0, 16);
+      const first = await decoder.forward(prompt.slice(0, 5), { chooser });
+      expect(first.nextToken).toBe(7);
+      expect(Array.from(first.chosen)).toEqual([7, 1234, 0, 0]);
+      const viaGpu = await decoder.forward([7], { logits: 'last' });
+      decoder.kv.clear();
+      const cold = await decoder.forward([...prompt.slice(0, 5), 7], { logits: 'last' });
+      expect(maxAbsDiff(viaGpu.logits!, cold.logits!)).toBeLessThan(1e-5);
+    } finally {
+      forced.destroy();
       destroy();
     }
   });
