@@ -4,8 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../../src/engine/types.ts';
 import type { ResponseObject, StreamEvent } from '../../../src/responses/schema.ts';
-import type { FakeScript } from '../../support/fake-engine.ts';
-import { canonical, post, setup, streamEvents } from './harness.ts';
+import { createResponsesHandler } from '../../../src/responses/handler.ts';
+import { createMemoryStore } from '../../../src/store/memory-store.ts';
+import { FAKE_MODEL, FakeEngine, type FakeScript } from '../../support/fake-engine.ts';
+import { canonical, countingIds, NOW, post, setup, streamEvents } from './harness.ts';
 
 const weatherTool = {
   type: 'function' as const,
@@ -314,5 +316,29 @@ describe('parallel_tool_calls and max_tool_calls', () => {
     const call = (city: string) => `<tool_call>{"name": "get_weather", "arguments": {"city": "${city}"}}</tool_call>`;
     const { streamed } = await answer({ tokens: [call('A'), call('B'), call('C')] }, { input: 'x', tools: [weatherTool], max_tool_calls: 2 });
     expect(streamed.output.map((i) => i.type === 'function_call' && i.arguments)).toEqual(['{"city": "A"}', '{"city": "B"}']);
+  });
+});
+
+describe('engine edge cases', () => {
+  it('a template that opens the think block in the prompt: output starts as reasoning', async () => {
+    const model = { ...FAKE_MODEL, markers: { ...FAKE_MODEL.markers, promptOpensThink: true } };
+    const engine = new FakeEngine([{ tokens: ['weigh', ' it', '</think>', 'Yes.'] }, { tokens: ['Yes.'] }], [model]);
+    const handler = createResponsesHandler({ engine, store: createMemoryStore(), ids: countingIds(), now: () => NOW });
+    const thinking = (await (await post(handler, '/responses', { input: 'x' })).json()) as ResponseObject;
+    expect(thinking.output.map((i) => i.type)).toEqual(['reasoning', 'message']);
+    expect(thinking.usage!.output_tokens_details.reasoning_tokens).toBe(3);
+    // With thinking off the template does not open the block: the same words are plain text.
+    const plain = (await (await post(handler, '/responses', { input: 'x', reasoning: { effort: 'none' } })).json()) as ResponseObject;
+    expect(plain.output.map((i) => i.type)).toEqual(['message']);
+  });
+
+  it('an engine that stops without its done event fails the response', async () => {
+    const engine = new FakeEngine();
+    engine.generate = async function* () {
+      yield { type: 'token' as const, id: 1, text: 'half' };
+    };
+    const handler = createResponsesHandler({ engine, store: createMemoryStore(), ids: countingIds(), now: () => NOW });
+    const events = streamEvents(await (await post(handler, '/responses', { input: 'x', stream: true })).text());
+    expect(checkStream(events).status).toBe('failed');
   });
 });
