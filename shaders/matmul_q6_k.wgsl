@@ -56,20 +56,13 @@ fn scale_i8(o: u32, i: u32) -> f32 {
   return f32(bitcast<i32>(byte << 24u) >> 24u);
 }
 
-// The 16 values (q - 32) of four consecutive l: column g = group g (elements 32g + l of the half), from the
-// words of ql[l..], ql[32 + l..] and qh[l..].
-fn q6_values(ql_a: u32, ql_b: u32, qh: u32) -> mat4x4<f32> {
+// The values q - 32 of four consecutive elements of one group: 4 bits of each byte of ql_word (low nibbles for
+// ql_shift 0, high for 4) joined with 2 bits of each byte of qh_word (at qh_shift) as bits 4-5.
+fn q6(ql_word: u32, qh_word: u32, ql_shift: u32, qh_shift: u32) -> vec4<f32> {
   let shifts = vec4<u32>(0u, 8u, 16u, 24u);
-  let a = (vec4<u32>(ql_a) >> shifts) & vec4<u32>(255u);
-  let b = (vec4<u32>(ql_b) >> shifts) & vec4<u32>(255u);
-  let hb = (vec4<u32>(qh) >> shifts) & vec4<u32>(255u);
-  let bias = vec4<f32>(32.0);
-  return mat4x4<f32>(
-    vec4<f32>((a & vec4<u32>(15u)) | ((hb & vec4<u32>(3u)) << vec4<u32>(4u))) - bias,
-    vec4<f32>((b & vec4<u32>(15u)) | (((hb >> vec4<u32>(2u)) & vec4<u32>(3u)) << vec4<u32>(4u))) - bias,
-    vec4<f32>((a >> vec4<u32>(4u)) | (((hb >> vec4<u32>(4u)) & vec4<u32>(3u)) << vec4<u32>(4u))) - bias,
-    vec4<f32>((b >> vec4<u32>(4u)) | ((hb >> vec4<u32>(6u)) << vec4<u32>(4u))) - bias,
-  );
+  let low = (vec4<u32>(ql_word) >> (shifts + ql_shift)) & vec4<u32>(15u);
+  let high = (vec4<u32>(qh_word) >> (shifts + qh_shift)) & vec4<u32>(3u);
+  return vec4<f32>(low | (high << vec4<u32>(4u))) - vec4<f32>(32.0);
 }
 
 // The sum over the K_SPLIT invocations sharing these rows (uniform control flow: every invocation calls it).
@@ -152,44 +145,91 @@ fn main(
     let xb = b * (BLOCK_ELEMENTS / 4u);
     let d = vec4<f32>(unpack2x16float(w[o0 + 52u]).x, unpack2x16float(w[o1 + 52u]).x, unpack2x16float(w[o2 + 52u]).x, unpack2x16float(w[o3 + 52u]).x);
     for (var h = 0u; h < 2u; h++) {
-      // Element 128h + 32g + l uses scale 8h + 2g + l/16: per group g, one scale (per row) for l < 16, one for l >= 16.
-      let first = 8u * h;
-      let low_g0 = d * vec4<f32>(scale_i8(o0, first), scale_i8(o1, first), scale_i8(o2, first), scale_i8(o3, first));
-      let high_g0 = d * vec4<f32>(scale_i8(o0, first + 1u), scale_i8(o1, first + 1u), scale_i8(o2, first + 1u), scale_i8(o3, first + 1u));
-      let low_g1 = d * vec4<f32>(scale_i8(o0, first + 2u), scale_i8(o1, first + 2u), scale_i8(o2, first + 2u), scale_i8(o3, first + 2u));
-      let high_g1 = d * vec4<f32>(scale_i8(o0, first + 3u), scale_i8(o1, first + 3u), scale_i8(o2, first + 3u), scale_i8(o3, first + 3u));
-      let low_g2 = d * vec4<f32>(scale_i8(o0, first + 4u), scale_i8(o1, first + 4u), scale_i8(o2, first + 4u), scale_i8(o3, first + 4u));
-      let high_g2 = d * vec4<f32>(scale_i8(o0, first + 5u), scale_i8(o1, first + 5u), scale_i8(o2, first + 5u), scale_i8(o3, first + 5u));
-      let low_g3 = d * vec4<f32>(scale_i8(o0, first + 6u), scale_i8(o1, first + 6u), scale_i8(o2, first + 6u), scale_i8(o3, first + 6u));
-      let high_g3 = d * vec4<f32>(scale_i8(o0, first + 7u), scale_i8(o1, first + 7u), scale_i8(o2, first + 7u), scale_i8(o3, first + 7u));
-      for (var l4 = 0u; l4 < 8u; l4++) {
-        // Bytes 4*l4 .. 4*l4+3 of ql (this half), of ql + 32 and of qh: elements l = 4*l4 .. 4*l4+3 of each group.
-        let upper = l4 >= 4u;
-        let s0 = select(low_g0, high_g0, upper);
-        let s1 = select(low_g1, high_g1, upper);
-        let s2 = select(low_g2, high_g2, upper);
-        let s3 = select(low_g3, high_g3, upper);
-        let ql_a = 16u * h + l4;
-        let ql_b = ql_a + 8u;
-        let qh = 32u + 8u * h + l4;
-        let r0 = q6_values(w[o0 + ql_a], w[o0 + ql_b], w[o0 + qh]);
-        let r1 = q6_values(w[o1 + ql_a], w[o1 + ql_b], w[o1 + qh]);
-        let r2 = q6_values(w[o2 + ql_a], w[o2 + ql_b], w[o2 + qh]);
-        let r3 = q6_values(w[o3 + ql_a], w[o3 + ql_b], w[o3 + qh]);
-        let xi = xb + 32u * h + l4;
-        acc0 += s0 * dot4(r0[0], r1[0], r2[0], r3[0], x[x0 + xi]) + s1 * dot4(r0[1], r1[1], r2[1], r3[1], x[x0 + xi + 8u])
-          + s2 * dot4(r0[2], r1[2], r2[2], r3[2], x[x0 + xi + 16u]) + s3 * dot4(r0[3], r1[3], r2[3], r3[3], x[x0 + xi + 24u]);
-        if (TILE_M > 1u) {
-          acc1 += s0 * dot4(r0[0], r1[0], r2[0], r3[0], x[x1 + xi]) + s1 * dot4(r0[1], r1[1], r2[1], r3[1], x[x1 + xi + 8u])
-            + s2 * dot4(r0[2], r1[2], r2[2], r3[2], x[x1 + xi + 16u]) + s3 * dot4(r0[3], r1[3], r2[3], r3[3], x[x1 + xi + 24u]);
-        }
-        if (TILE_M > 2u) {
-          acc2 += s0 * dot4(r0[0], r1[0], r2[0], r3[0], x[x2 + xi]) + s1 * dot4(r0[1], r1[1], r2[1], r3[1], x[x2 + xi + 8u])
-            + s2 * dot4(r0[2], r1[2], r2[2], r3[2], x[x2 + xi + 16u]) + s3 * dot4(r0[3], r1[3], r2[3], r3[3], x[x2 + xi + 24u]);
-        }
-        if (TILE_M > 3u) {
-          acc3 += s0 * dot4(r0[0], r1[0], r2[0], r3[0], x[x3 + xi]) + s1 * dot4(r0[1], r1[1], r2[1], r3[1], x[x3 + xi + 8u])
-            + s2 * dot4(r0[2], r1[2], r2[2], r3[2], x[x3 + xi + 16u]) + s3 * dot4(r0[3], r1[3], r2[3], r3[3], x[x3 + xi + 24u]);
+      for (var half16 = 0u; half16 < 2u; half16++) {
+        // Elements 128h + 32g + 16*half16 + (0..15), g = 0..3, use scale 8h + 2g + half16 (per row).
+        let si = 8u * h + half16;
+        let s0 = d * vec4<f32>(scale_i8(o0, si), scale_i8(o1, si), scale_i8(o2, si), scale_i8(o3, si));
+        let s1 = d * vec4<f32>(scale_i8(o0, si + 2u), scale_i8(o1, si + 2u), scale_i8(o2, si + 2u), scale_i8(o3, si + 2u));
+        let s2 = d * vec4<f32>(scale_i8(o0, si + 4u), scale_i8(o1, si + 4u), scale_i8(o2, si + 4u), scale_i8(o3, si + 4u));
+        let s3 = d * vec4<f32>(scale_i8(o0, si + 6u), scale_i8(o1, si + 6u), scale_i8(o2, si + 6u), scale_i8(o3, si + 6u));
+        for (var l = 0u; l < 4u; l++) {
+          // Words of ql[l4*4 ..] (a), ql[32 + l4*4 ..] (b) and qh[l4*4 ..] of this half: elements 4*l4 .. 4*l4+3
+          // of the four groups. One group at a time keeps few values live (CPU adapters spill otherwise).
+          let l4 = 4u * half16 + l;
+          let ia = 16u * h + l4;
+          let ib = ia + 8u;
+          let ih = 32u + 8u * h + l4;
+          let a0 = w[o0 + ia];
+          let a1 = w[o1 + ia];
+          let a2 = w[o2 + ia];
+          let a3 = w[o3 + ia];
+          let b0 = w[o0 + ib];
+          let b1 = w[o1 + ib];
+          let b2 = w[o2 + ib];
+          let b3 = w[o3 + ib];
+          let h0 = w[o0 + ih];
+          let h1 = w[o1 + ih];
+          let h2 = w[o2 + ih];
+          let h3 = w[o3 + ih];
+          let xi = xb + 32u * h + l4;
+          // Group 0: low nibbles of a, qh bits 0-1; group 1: low nibbles of b, bits 2-3; group 2: high nibbles
+          // of a, bits 4-5; group 3: high nibbles of b, bits 6-7.
+          let g0_0 = q6(a0, h0, 0u, 0u);
+          let g0_1 = q6(a1, h1, 0u, 0u);
+          let g0_2 = q6(a2, h2, 0u, 0u);
+          let g0_3 = q6(a3, h3, 0u, 0u);
+          acc0 += s0 * dot4(g0_0, g0_1, g0_2, g0_3, x[x0 + xi]);
+          if (TILE_M > 1u) {
+            acc1 += s0 * dot4(g0_0, g0_1, g0_2, g0_3, x[x1 + xi]);
+          }
+          if (TILE_M > 2u) {
+            acc2 += s0 * dot4(g0_0, g0_1, g0_2, g0_3, x[x2 + xi]);
+          }
+          if (TILE_M > 3u) {
+            acc3 += s0 * dot4(g0_0, g0_1, g0_2, g0_3, x[x3 + xi]);
+          }
+          let g1_0 = q6(b0, h0, 0u, 2u);
+          let g1_1 = q6(b1, h1, 0u, 2u);
+          let g1_2 = q6(b2, h2, 0u, 2u);
+          let g1_3 = q6(b3, h3, 0u, 2u);
+          acc0 += s1 * dot4(g1_0, g1_1, g1_2, g1_3, x[x0 + xi + 8u]);
+          if (TILE_M > 1u) {
+            acc1 += s1 * dot4(g1_0, g1_1, g1_2, g1_3, x[x1 + xi + 8u]);
+          }
+          if (TILE_M > 2u) {
+            acc2 += s1 * dot4(g1_0, g1_1, g1_2, g1_3, x[x2 + xi + 8u]);
+          }
+          if (TILE_M > 3u) {
+            acc3 += s1 * dot4(g1_0, g1_1, g1_2, g1_3, x[x3 + xi + 8u]);
+          }
+          let g2_0 = q6(a0, h0, 4u, 4u);
+          let g2_1 = q6(a1, h1, 4u, 4u);
+          let g2_2 = q6(a2, h2, 4u, 4u);
+          let g2_3 = q6(a3, h3, 4u, 4u);
+          acc0 += s2 * dot4(g2_0, g2_1, g2_2, g2_3, x[x0 + xi + 16u]);
+          if (TILE_M > 1u) {
+            acc1 += s2 * dot4(g2_0, g2_1, g2_2, g2_3, x[x1 + xi + 16u]);
+          }
+          if (TILE_M > 2u) {
+            acc2 += s2 * dot4(g2_0, g2_1, g2_2, g2_3, x[x2 + xi + 16u]);
+          }
+          if (TILE_M > 3u) {
+            acc3 += s2 * dot4(g2_0, g2_1, g2_2, g2_3, x[x3 + xi + 16u]);
+          }
+          let g3_0 = q6(b0, h0, 4u, 6u);
+          let g3_1 = q6(b1, h1, 4u, 6u);
+          let g3_2 = q6(b2, h2, 4u, 6u);
+          let g3_3 = q6(b3, h3, 4u, 6u);
+          acc0 += s3 * dot4(g3_0, g3_1, g3_2, g3_3, x[x0 + xi + 24u]);
+          if (TILE_M > 1u) {
+            acc1 += s3 * dot4(g3_0, g3_1, g3_2, g3_3, x[x1 + xi + 24u]);
+          }
+          if (TILE_M > 2u) {
+            acc2 += s3 * dot4(g3_0, g3_1, g3_2, g3_3, x[x2 + xi + 24u]);
+          }
+          if (TILE_M > 3u) {
+            acc3 += s3 * dot4(g3_0, g3_1, g3_2, g3_3, x[x3 + xi + 24u]);
+          }
         }
       }
     }
