@@ -93,7 +93,7 @@ export interface PreparedPrompt {
 }
 
 type PromptFields = Pick<CreateResponseBody, 'model' | 'input' | 'instructions' | 'previous_response_id' | 'tools' | 'tool_choice' | 'text' | 'reasoning'> &
-  Partial<Pick<CreateResponseBody, 'conversation' | 'prompt'>>;
+  Partial<Pick<CreateResponseBody, 'conversation' | 'prompt' | 'truncation' | 'max_output_tokens'>>;
 
 /** Fields whose meaning needs server state this runtime does not keep: refused rather than silently ignored. */
 function checkUnsupported(body: PromptFields): void {
@@ -119,11 +119,49 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
     typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : (body.input ?? []);
   const input = await normaliseItems(rawInput, (i) => (typeof body.input === 'string' ? 'input' : `input[${i}]`), sealers);
   if (chain.length === 0 && input.length === 0) throw badRequest('The request has no input: send input, or continue with previous_response_id.', 'input');
-  const messages = buildChat([...chain, ...input], body.instructions);
   const served = serveTools(tools, toolChoice);
+  const enableThinking = body.reasoning?.effort !== 'none';
+  const history = [...chain, ...input];
+  let messages = buildChat(history, body.instructions);
+  if (body.truncation === 'auto') {
+    const reserve = body.max_output_tokens ?? Math.min(1024, Math.floor(model.contextLength / 4));
+    const fits = async (chat: ChatMessage[]): Promise<boolean> =>
+      (await engine.tokenizePrompt({ model: model.id, messages: chat, tools: served.chatTools, enableThinking })).length + reserve <= model.contextLength;
+    messages = await truncateToFit(history, body.instructions, fits);
+  }
   const constraint = constraintFor(served, toolChoice, body.text);
   if (constraint.kind !== 'none') await checkConstraint(engine, model.id, constraint);
-  return { model, chain, input, messages, served, constraint, enableThinking: body.reasoning?.effort !== 'none' };
+  return { model, chain, input, messages, served, constraint, enableThinking };
+}
+
+/**
+ * `truncation: "auto"`: the chat of the longest tail of the history that fits, cut at a turn boundary (a user
+ * message) so that tool calls stay with their outputs; the instructions always stay. Binary search over the
+ * boundaries (a shorter tail renders a shorter prompt). When nothing fits, the whole chat goes to the engine,
+ * which refuses it with its context-length error.
+ */
+async function truncateToFit(
+  history: SourcedItem[],
+  instructions: string | null | undefined,
+  fits: (chat: ChatMessage[]) => Promise<boolean>,
+): Promise<ChatMessage[]> {
+  const whole = buildChat(history, instructions);
+  if (await fits(whole)) return whole;
+  const cuts = history.flatMap(({ item }, index) => (index > 0 && item.type === 'message' && item.role === 'user' ? [index] : []));
+  let best: ChatMessage[] | null = null;
+  let low = 0;
+  let high = cuts.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    const chat = buildChat(history.slice(cuts[mid]), instructions);
+    if (await fits(chat)) {
+      best = chat;
+      high = mid - 1;
+    } else {
+      low = mid + 1;
+    }
+  }
+  return best ?? whole;
 }
 
 /** A schema or grammar the engine cannot compile is the client's error: 400 naming the field. */

@@ -6,8 +6,9 @@ import type { GenerateRequest } from '../../../src/engine/types.ts';
 import { createAesGcmSealer } from '../../../src/responses/reasoning-seal.ts';
 import { DEVELOPER_LABEL } from '../../../src/responses/translate.ts';
 import { createMemoryStore } from '../../../src/store/memory-store.ts';
-import type { FakeScript } from '../../support/fake-engine.ts';
-import { post, setup } from './harness.ts';
+import { createResponsesHandler } from '../../../src/responses/handler.ts';
+import { FAKE_MODEL, FakeEngine, type FakeScript } from '../../support/fake-engine.ts';
+import { countingIds, NOW, post, setup } from './harness.ts';
 
 const tools = [
   { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false },
@@ -258,5 +259,33 @@ describe('a Codex-shaped conversation', () => {
     const final = await stream.finalResponse();
     expect(final.status).toBe('completed');
     expect(final.output_text).toBe('Two files.');
+  });
+});
+
+describe('truncation auto', () => {
+  it('drops the oldest turns until the prompt fits, cutting at a user message and keeping the instructions', async () => {
+    const small = { ...FAKE_MODEL, contextLength: 400 };
+    const engine = new FakeEngine([{ tokens: ['ok'] }, { tokens: ['ok'] }], [small]);
+    const handler = createResponsesHandler({ engine, store: createMemoryStore(), ids: countingIds(), now: () => NOW });
+    const input = Array.from({ length: 6 }, (_, turn) => [
+      { role: 'user', content: `question ${turn} `.padEnd(50, '.') },
+      { role: 'assistant', content: `answer ${turn} `.padEnd(50, '.') },
+    ]).flat();
+    input.push({ role: 'user', content: 'last question' });
+    const body = { instructions: 'Rules.', input, max_output_tokens: 50 };
+    expect((await post(handler, '/responses', { ...body, truncation: 'auto' })).status).toBe(200);
+    expect((await post(handler, '/responses', body)).status).toBe(200);
+    const [truncated, whole] = engine.requests;
+    const size = async (req: GenerateRequest) => (await engine.tokenizePrompt(req)).length;
+    expect(await size(whole!)).toBeGreaterThan(350);
+    expect(await size(truncated!)).toBeLessThanOrEqual(350);
+    const kept = truncated!.messages;
+    expect(kept[0]).toEqual({ role: 'system', content: 'Rules.' });
+    expect(kept[1]!.role).toBe('user');
+    expect(kept.at(-1)).toEqual({ role: 'user', content: 'last question' });
+    // The longest tail that fits: one more turn would not.
+    const dropped = whole!.messages.length - kept.length;
+    const oneMore = [kept[0]!, ...whole!.messages.slice(1 + dropped - 2)];
+    expect(await size({ ...truncated!, messages: oneMore })).toBeGreaterThan(350);
   });
 });
