@@ -16,6 +16,8 @@ let modelSha256: string;
 let ranges: (string | null)[] = [];
 /** When set, the next GET of the model sends this many bytes and then destroys the socket. */
 let cutNextAfter: number | null = null;
+/** When set, every GET of the model sends this many bytes and then destroys the socket. */
+let cutEveryAfter: number | null = null;
 
 test.beforeAll(async () => {
   const model = await makeTestModel({ arch: 'qwen3', type: 'Q8_0', seed: 11 });
@@ -37,7 +39,7 @@ test.beforeAll(async () => {
       'content-length': body.byteLength,
       ...(range ? { 'content-range': `bytes ${start}-${modelBytes.byteLength - 1}/${modelBytes.byteLength}` } : {}),
     });
-    const cut = cutNextAfter;
+    const cut = cutNextAfter ?? cutEveryAfter;
     cutNextAfter = null;
     if (cut === null) return void res.end(body);
     res.write(body.subarray(0, cut), () => setTimeout(() => res.socket?.destroy(), 50));
@@ -55,6 +57,7 @@ test.afterAll(async () => {
 test.beforeEach(() => {
   ranges = [];
   cutNextAfter = null;
+  cutEveryAfter = null;
 });
 
 /** A page of the app's origin controlled by the service worker (no demo UI involved). */
@@ -145,6 +148,28 @@ test('a model downloads by URL with progress, resumes after a cut connection, th
   expect(deleted).toEqual({ id: 'downloaded-test-model', object: 'model', deleted: true });
   const after = await page.evaluate(async () => (await (await fetch('/v1/models/catalog')).json()) as { data: { id: string }[] });
   expect(after.data.map((m) => m.id)).not.toContain('downloaded-test-model');
+});
+
+test('a download that failed (every attempt cut) continues on the next request from the bytes stored', async ({ page }) => {
+  await controlledPage(page);
+  const step = Math.floor(modelBytes.byteLength / 10);
+  cutEveryAfter = step;
+  const failed = await downloadFromPage(page, 'resumable-model', { url: modelUrl, bytes: modelBytes.byteLength, license: 'MIT' });
+  expect(failed.status).toBe(200);
+  expect(failed.events.at(-1)).toMatchObject({ type: 'model.download.failed', model: 'resumable-model', error: { code: 'model_download_failed' } });
+  // Each retry asked for the bytes after those already stored, and got further.
+  const starts = ranges.map((r) => Number(/^bytes=(\d+)-$/.exec(r ?? 'bytes=0-')?.[1]));
+  expect(starts.length).toBeGreaterThan(1);
+  starts.slice(1).forEach((start, i) => expect(start).toBeGreaterThan(starts[i]!));
+  const catalog = await page.evaluate(async () => (await (await fetch('/v1/models/catalog')).json()) as { data: { id: string; status: string }[] });
+  expect(catalog.data.find((m) => m.id === 'resumable-model')?.status).toBe('available');
+
+  cutEveryAfter = null;
+  ranges = [];
+  const resumed = await downloadFromPage(page, 'resumable-model', {});
+  expect(resumed.events.at(-1)).toMatchObject({ type: 'model.download.completed', bytes: modelBytes.byteLength });
+  expect(Number(/^bytes=(\d+)-$/.exec(ranges[0] ?? '')?.[1])).toBeGreaterThan(starts.at(-1)!);
+  expect(resumed.events.find((e) => e.type === 'model.download.progress')?.resumed_from).toBe(Number(/^bytes=(\d+)-$/.exec(ranges[0]!)?.[1]));
 });
 
 test('a download that does not fit the quota is refused before any byte is fetched', async ({ page, context }) => {

@@ -1,7 +1,8 @@
 // The dedicated-worker fallback in Chromium, forced (the service worker registered as `sw.js?engine=worker`):
 // the page hosts the engine in a dedicated worker, the service worker relays /v1 to it over a MessagePort, and the
 // same requests as in service-worker.spec.ts are answered: a stream that completes, the model list, an unknown
-// model's 404, and an aborted fetch that stops its generation and lets the next request through.
+// model's 404, a request after the service worker was stopped, and an aborted fetch that stops its generation and
+// lets the next request through.
 // The fixture page (test/e2e/fixtures/worker-fallback.html) is built here with Vite into dist/app, next to the app.
 import { expect, test, type Page } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +53,19 @@ test('forced fallback: the engine in a page-owned dedicated worker answers throu
   expect(unknown.status).toBe(404);
   expect(unknown.engine).toBe('page-worker');
   expect(unknown.body.error).toMatchObject({ type: 'invalid_request_error', param: 'model' });
+  // The page started its engine worker because the service worker asked for it.
+  expect(await page.evaluate(() => window.engineFallback.worker !== null)).toBe(true);
+});
+
+test('forced fallback: a stopped service worker asks the page for its engine worker again and answers', async ({ page, context }) => {
+  await openFallbackPage(page);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  const { status, engine, events } = await streamFromPage(page, { input: 'Still there?', max_output_tokens: 8, temperature: 0 });
+  expect(status).toBe(200);
+  expect(engine).toBe('page-worker');
+  expectWellFormedStream(events);
 });
 
 test('forced fallback: an aborted fetch stops its generation in the worker and the next request gets its turn', async ({ page }) => {
