@@ -87,6 +87,9 @@ export interface ForwardKernelsOptions {
   pipelines?: PipelineCache;
 }
 
+/** Params uniforms kept (see `params()`). */
+const MAX_PARAM_BUFFERS = 512;
+
 interface Prepared {
   kernel: KernelSource;
   constants: OverrideConstants;
@@ -182,18 +185,31 @@ export class ForwardKernels {
     return pipeline;
   }
 
-  /** A uniform holding these params, one per distinct content, made once (shapes repeat every token). */
+  /**
+   * A uniform holding these params, one per distinct content, made once (shapes repeat every token). The
+   * position-dependent ones (RoPE, attention) change every token, so the least recently used beyond
+   * MAX_PARAM_BUFFERS are destroyed: by then no batch still being recorded can hold them (a batch uses a few
+   * dozen), and work already submitted keeps a destroyed buffer alive until it completes.
+   */
   private params(...fields: (number | { f32: number })[]): GPUBuffer {
     const words = packParams(fields);
     const key = Array.from(new Uint32Array(words)).join(',');
     let buffer = this.paramBuffers.get(key);
-    if (!buffer) {
+    if (buffer) {
+      this.paramBuffers.delete(key); // re-inserted below: Map order is recency order
+    } else {
       buffer = this.gpu.device.createBuffer({ label: `forward params ${key}`, size: words.byteLength, usage: 0x40 | 0x08 });
       this.gpu.device.queue.writeBuffer(buffer, 0, words);
-      this.paramBuffers.set(key, buffer);
+      if (this.paramBuffers.size >= MAX_PARAM_BUFFERS) {
+        const [oldestKey, oldest] = this.paramBuffers.entries().next().value as [string, GPUBuffer];
+        this.paramBuffers.delete(oldestKey);
+        oldest.destroy();
+      }
     }
+    this.paramBuffers.set(key, buffer);
     return buffer;
   }
+
 
   /**
    * Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for the n rows of W in `weights` (a row range of a split tensor), written at

@@ -148,6 +148,30 @@ describe('rope', () => {
   });
 });
 
+test('params uniforms of many positions are recycled: 700 positions, then an early one again', async () => {
+  const random = seededRandom(9);
+  const invFreq = ropeInverseFrequencies({ headDim: 32, theta: 10000 });
+  const scratch = [randomF32(random, 4 * 32), randomF32(random, 2 * 32)].map((d) => createStorageBuffer(gpu.device, d));
+  const freq = createStorageBuffer(gpu.device, invFreq);
+  for (let start = 0; start < 700; start += 100) {
+    const batch = new ComputeBatch(gpu, 'many positions');
+    for (let pos0 = start; pos0 < start + 100; pos0++) {
+      kernels.rope(batch, { style: 'neox', invFreq: freq, q: scratch[0], k: scratch[1], m: 1, nHeads: 4, nKvHeads: 2, headDim: 32, pos0 });
+    }
+    batch.submit();
+  }
+  const q = randomF32(random, 4 * 32);
+  const k = randomF32(random, 2 * 32);
+  const [qb, kb] = [q, k].map((d) => createStorageBuffer(gpu.device, d));
+  const batch = new ComputeBatch(gpu, 'early position again');
+  kernels.rope(batch, { style: 'neox', invFreq: freq, q: qb, k: kb, m: 1, nHeads: 4, nKvHeads: 2, headDim: 32, pos0: 3 });
+  batch.submit();
+  const gotQ = await readF32(gpu.device, qb, q.length);
+  for (const b of [...scratch, freq, qb, kb]) b.destroy();
+  gpu.throwIfFailed();
+  expect(firstPairMismatch(gotQ, ropeReference(q, 1, 4, 32, 3, invFreq, true), q, 32, true)).toBeNull();
+});
+
 interface AttentionCase {
   headDim: number;
   nHeads: number;
