@@ -5,7 +5,8 @@
 //
 // Bindings (group 0):
 //   0 table   array<u32>  rows [row_offset, row_offset + row_count) of the table [vocab, dim] in the GPU layout of
-//                         TABLE_TYPE (a table split by rows binds each range and dispatches once per range).
+//                         TABLE_TYPE (a table split by rows binds each range and dispatches once per range; an F16
+//                         range must start on a whole u32, i.e. row_offset * dim even).
 //   1 tokens  array<u32>  token ids [token_count].
 //   2 out     array<f32>  [token_count, dim]; rows whose token is outside this range are not written.
 //   3 params  uniform { dim, token_count, row_offset, row_count }.
