@@ -13,7 +13,7 @@
 //   3 y      array<f32>  Y, row t of Y at t*y_stride; this range's outputs at columns [y_offset, y_offset + n).
 //   4 params uniform { n, k, m, y_offset, y_stride }.
 // Each invocation computes 4 consecutive rows (a vec4 per token) for TILE_M tokens, so every weight word is
-// dequantized once per 4 tokens and every x value serves 4 rows. K_SPLIT invocations may share the 4 rows (each
+// dequantized once per TILE_M tokens and every x value serves 4 rows. K_SPLIT invocations may share the 4 rows (each
 // takes every K_SPLIT-th block; partial sums added in workgroup memory): 1 on CPU adapters, more on GPUs.
 // Overrides: WORKGROUP_SIZE; K_SPLIT (a power of two dividing WORKGROUP_SIZE); TILE_M (1..4 tokens per
 //   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused).
