@@ -104,8 +104,8 @@ describe.each(TYPES)('matmul %s', (type) => {
     { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 }, // what forwardKernelShapesFor gives a GPU
   ])('GPU shapes: K split over invocations, %o', async (shape) => {
     const split = new ForwardKernels(gpu, { shapes: { quantMatmul: shape }, pipelines: kernels.pipelines });
-    await split.prepare({ quantTypes: [type], quantVariants: ['plain', 'bias+accumulate'] });
-    for (const c of [{ m: 1, n: 67, blocks: 3 }, { m: 7, n: 9, blocks: 5, bias: true, accumulate: true }]) {
+    await split.prepare({ quantTypes: [type], quantVariants: ['bias+accumulate'] }); // compile time: one variant
+    for (const c of [{ m: 1, n: 67, blocks: 3, bias: true, accumulate: true }, { m: 7, n: 9, blocks: 5, bias: true, accumulate: true }]) {
       expect(await check(split, type, c, c.n + c.blocks)).toBeNull();
     }
     split.destroy();
