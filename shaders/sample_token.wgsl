@@ -47,12 +47,14 @@ const WG: u32 = 256u;
 const NONE: u32 = 0xffffffffu;
 const LOWEST: f32 = -3.4028234663852886e38;
 const MAX_TOP_N: u32 = 20u;
+const BINS: u32 = 8u;
 
 var<workgroup> red_f: array<f32, WG>;
 var<workgroup> red_u: array<u32, WG>;
 var<workgroup> shared_u: u32;
 var<workgroup> shared_f: f32;
-var<workgroup> picked: array<u32, MAX_TOP_N>;
+var<workgroup> bins: array<f32, 2048>; // BINS * WG
+var<workgroup> bin_totals: array<f32, 8>;
 
 // ---- Philox4x32-10 ------------------------------------------------------------------------------------------
 
@@ -164,25 +166,78 @@ fn best_below(lid: u32, below_w: f32, below_i: u32) -> u32 {
   return workgroupUniformLoad(&shared_u);
 }
 
-// Number of tokens with key >= t.
-fn count_at_least(lid: u32, t: u32) -> u32 {
-  var n = 0u;
-  for (var i = lid; i < params.count; i += WG) {
-    n += select(0u, 1u, key_of(work[i]) >= t);
-  }
-  return sum_u(lid, n);
+// The mass of a token for threshold searches: 1 (counting, for top-k) or q = exp((w - M) / T) (top-p).
+fn measure(w: f32, use_mass: bool, m: f32, inv_t: f32) -> f32 {
+  return select(1.0, exp((w - m) * inv_t), use_mass);
 }
 
-// Mass sum of q over tokens with key >= t.
-fn mass_at_least(lid: u32, t: u32, m: f32, inv_t: f32) -> f32 {
+// The total measure of tokens with key >= t (t >= 1).
+fn measure_at_least(lid: u32, t: u32, use_mass: bool, m: f32, inv_t: f32) -> f32 {
   var z = 0.0;
   for (var i = lid; i < params.count; i += WG) {
     let w = work[i];
-    if (key_of(w) >= t && t > 0u) {
-      z += exp((w - m) * inv_t);
+    if (key_of(w) >= t) {
+      z += measure(w, use_mass, m, inv_t);
     }
   }
   return sum_f(lid, z);
+}
+
+// The largest key t in [lo, hi] with measure(key >= t) >= goal, given that t = lo qualifies: an 8-ary search,
+// each round one pass that bins the keys in [lo, hi] into 8 equal sub-ranges (11 rounds cover 32 bits).
+fn search_threshold(lid: u32, lo_in: u32, hi_in: u32, goal: f32, use_mass: bool, m: f32, inv_t: f32) -> u32 {
+  var lo = lo_in;
+  var hi = hi_in;
+  for (var round = 0u; round < 12u; round++) {
+    if (lo >= hi) {
+      break;
+    }
+    let width = (hi - lo) / BINS + 1u; // sub-range j is [lo + j * width, lo + (j + 1) * width)
+    var local: array<f32, BINS>;
+    for (var j = 0u; j < BINS; j++) {
+      local[j] = 0.0;
+    }
+    for (var i = lid; i < params.count; i += WG) {
+      let w = work[i];
+      let k = key_of(w);
+      if (k >= lo && k > 0u) {
+        let j = min((k - lo) / width, BINS - 1u); // keys above hi land in the last bin
+        local[j] += measure(w, use_mass, m, inv_t);
+      }
+    }
+    for (var j = 0u; j < BINS; j++) {
+      bins[j * WG + lid] = local[j];
+    }
+    workgroupBarrier();
+    if (lid < BINS) {
+      var total = 0.0;
+      for (var t = 0u; t < WG; t++) {
+        total += bins[lid * WG + t];
+      }
+      bin_totals[lid] = total;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      // measure(key >= lo + j * width) = sum of bins j.. ; pick the largest j that reaches the goal.
+      var above = 0.0;
+      var pick = 0u;
+      for (var jj = 0u; jj < BINS; jj++) {
+        let j = BINS - 1u - jj;
+        above += bin_totals[j];
+        if (above >= goal && pick == 0u && j > 0u) {
+          pick = j;
+        }
+      }
+      shared_u = pick;
+    }
+    let j = workgroupUniformLoad(&shared_u);
+    let new_lo = lo + j * width;
+    if (j < BINS - 1u) {
+      hi = min(hi, new_lo + width - 1u);
+    }
+    lo = new_lo;
+  }
+  return min(lo, hi_in);
 }
 
 @compute @workgroup_size(256)
@@ -229,38 +284,12 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     }
     // top-k: the largest key t with count(key >= t) >= k.
     if (params.top_k > 0u && params.top_k < count) {
-      var lo = threshold;
-      var hi = top_key;
-      for (var iter = 0u; iter < 33u; iter++) {
-        if (lo >= hi) {
-          break;
-        }
-        let mid = lo + (hi - lo + 1u) / 2u;
-        if (count_at_least(lid, mid) >= params.top_k) {
-          lo = mid;
-        } else {
-          hi = mid - 1u;
-        }
-      }
-      threshold = lo;
+      threshold = search_threshold(lid, threshold, top_key, f32(params.top_k), false, m, inv_t);
     }
     // top-p: the largest key t whose mass reaches top_p of the mass kept so far.
     if (params.top_p < 1.0) {
-      let goal = params.top_p * mass_at_least(lid, threshold, m, inv_t);
-      var lo = threshold;
-      var hi = top_key;
-      for (var iter = 0u; iter < 33u; iter++) {
-        if (lo >= hi) {
-          break;
-        }
-        let mid = lo + (hi - lo + 1u) / 2u;
-        if (mass_at_least(lid, mid, m, inv_t) >= goal) {
-          lo = mid;
-        } else {
-          hi = mid - 1u;
-        }
-      }
-      threshold = lo;
+      let goal = params.top_p * measure_at_least(lid, threshold, true, m, inv_t);
+      threshold = search_threshold(lid, threshold, top_key, goal, true, m, inv_t);
     }
 
     // Thread t's partial mass over its contiguous chunk [t * chunk, (t + 1) * chunk).
