@@ -53,6 +53,8 @@ export interface ManagedModel {
   url?: string;
   /** While downloading: bytes stored so far of `total`. */
   progress?: { loaded: number; total: number };
+  /** Not downloading and not complete, but part of the file is stored: a download continues from here. */
+  stored_bytes?: number;
 }
 
 export type ModelEvent =
@@ -128,9 +130,13 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
   const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(modelEventsChannelName) : null;
   const downloads = new Map<string, Download>();
   let version = 0;
+  /** The app's catalog, read once per worker life (a new app version comes with a new worker). */
+  let appCatalog: Promise<CatalogEntry[]> | null = null;
 
   async function known(): Promise<KnownModel[]> {
-    const app = await readModelCatalog(scope);
+    appCatalog ??= readModelCatalog(scope);
+    appCatalog.catch(() => (appCatalog = null));
+    const app = await appCatalog;
     const ids = new Set(app.map((e) => e.id));
     const catalog = [...app, ...remoteCatalog.filter((e) => !ids.has(e.id))].map((entry): KnownModel => {
       const url = new URL(entry.file, scope).href;
@@ -176,6 +182,7 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
     const stored = (await store.completeRecord(model.key)) !== null;
     const status: ModelStatus = loaded.has(entry.id) ? 'loaded' : stored ? 'downloaded' : download ? 'downloading' : 'available';
     const progress = download?.last?.type === 'model.download.progress' ? { loaded: download.last.loaded, total: download.last.total } : undefined;
+    const partial = !stored && !download ? await store.storedBytes(model.key) : 0;
     return {
       id: entry.id,
       object: 'model',
@@ -189,6 +196,7 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
       description: entry.description,
       ...(model.url ? { url: model.url } : {}),
       ...(progress && status === 'downloading' ? { progress } : {}),
+      ...(partial > 0 ? { stored_bytes: partial } : {}),
     };
   }
 
@@ -222,7 +230,8 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
           onProgress: (p: FileWriteProgress) =>
             emit(download, { type: 'model.download.progress', model: entry.id, file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
         });
-        version++;
+        // A bundled model was usable (and served) before it was stored: the engine need not change.
+        if (model.source !== 'bundled') version++;
         emit(download, { type: 'model.download.completed', model: entry.id, file, bytes: blob.size });
       } catch (error) {
         emit(download, { type: 'model.download.failed', model: entry.id, file, error: errorBody(error).body.error });

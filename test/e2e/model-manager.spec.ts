@@ -161,8 +161,10 @@ test('a download that failed (every attempt cut) continues on the next request f
   const starts = ranges.map((r) => Number(/^bytes=(\d+)-$/.exec(r ?? 'bytes=0-')?.[1]));
   expect(starts.length).toBeGreaterThan(1);
   starts.slice(1).forEach((start, i) => expect(start).toBeGreaterThan(starts[i]!));
-  const catalog = await page.evaluate(async () => (await (await fetch('/v1/models/catalog')).json()) as { data: { id: string; status: string }[] });
-  expect(catalog.data.find((m) => m.id === 'resumable-model')?.status).toBe('available');
+  const catalog = await page.evaluate(async () => (await (await fetch('/v1/models/catalog')).json()) as { data: { id: string; status: string; stored_bytes?: number }[] });
+  const partial = catalog.data.find((m) => m.id === 'resumable-model');
+  expect(partial?.status).toBe('available');
+  expect(partial?.stored_bytes).toBeGreaterThan(starts.at(-1)!);
 
   cutEveryAfter = null;
   ranges = [];
