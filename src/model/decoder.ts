@@ -12,7 +12,8 @@
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuError } from '../gpu/device.ts';
 import { ComputeBatch } from '../gpu/dispatch.ts';
-import { ForwardKernels, type EmbeddingTableType, type QuantWeightType } from '../gpu/forward-kernels.ts';
+import { ForwardKernels, type EmbeddingTableType, type ForwardKernelShapes, type QuantWeightType } from '../gpu/forward-kernels.ts';
+import type { KernelShapes } from '../gpu/kernel-shapes.ts';
 import { Kernels } from '../gpu/kernels.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
@@ -81,6 +82,8 @@ export interface DecoderOptions {
   maxBatch?: number;
   /** Share compiled pipelines between decoders (several models, tests). */
   pipelines?: PipelineCache;
+  /** Override the per-adapter kernel shapes (tests run GPU shapes on a CPU adapter, and the reverse). */
+  shapes?: { kernels?: Partial<KernelShapes>; forward?: Partial<ForwardKernelShapes> };
 }
 
 export type LogitsMode = 'none' | 'last' | 'all';
@@ -161,8 +164,8 @@ export class Decoder {
     this.deviceLost.catch(() => undefined);
     this.maxBatch = options.maxBatch ?? 64;
     const pipelines = options.pipelines ?? new PipelineCache(gpu.device);
-    this.kernels = new Kernels(gpu, { pipelines });
-    this.fk = new ForwardKernels(gpu, { pipelines });
+    this.kernels = new Kernels(gpu, { pipelines, shapes: options.shapes?.kernels });
+    this.fk = new ForwardKernels(gpu, { pipelines, shapes: options.shapes?.forward });
     const c = config;
     const B = this.maxBatch;
     const device = gpu.device;

@@ -4,7 +4,7 @@ import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { uploadTensors, type TensorSource, type UploadedTensors } from '../../src/engine/upload-weights.ts';
 import { openModel } from '../../src/engine/model-registry.ts';
-import { Decoder } from '../../src/model/decoder.ts';
+import { Decoder, type DecoderOptions } from '../../src/model/decoder.ts';
 import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import { readGguf, type GgufFile } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf } from '../../src/model/model-config.ts';
@@ -43,14 +43,14 @@ export interface TestDecoder {
 
 export async function decoderFromGguf(
   file: GgufFile,
-  options: { maxSeq?: number; maxBatch?: number; maxPartBytes?: number } = {},
+  options: { maxSeq?: number; maxBatch?: number; maxPartBytes?: number; shapes?: DecoderOptions['shapes'] } = {},
 ): Promise<TestDecoder> {
   const { gpu, pipelines } = await sharedGpu();
   const config = modelConfigFromGguf(file);
   const sources: TensorSource[] = ggufTensorSources(file);
   const uploaded = await uploadTensors(gpu.device, sources, { maxPartBytes: options.maxPartBytes });
   const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
-  const decoder = await Decoder.create(gpu, config, weights, { maxSeq: options.maxSeq ?? 128, maxBatch: options.maxBatch, pipelines });
+  const decoder = await Decoder.create(gpu, config, weights, { maxSeq: options.maxSeq ?? 128, maxBatch: options.maxBatch, pipelines, shapes: options.shapes });
   return {
     decoder,
     uploaded,

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { argmax, referenceForward, referenceModelFromGguf } from '../support/cpu-forward.ts';
 import { FORWARD_CASES, FORWARD_GREEDY, FORWARD_PROMPT, type ForwardFixtureIndex } from './forward-cases.ts';
 import { createStorageBuffer } from '../../src/gpu/transfer.ts';
-import type { TokenChooser } from '../../src/model/decoder.ts';
+import type { DecoderOptions, TokenChooser } from '../../src/model/decoder.ts';
 import { decoderFromGguf, decoderFromHfDir, fetchGguf, loadFixtureIndex, maxAbsDiff, sharedGpu } from './forward-support.ts';
 
 const LLAMA_TOLERANCE: Record<string, number> = { F32: 1e-4, F16: 1e-2, Q8_0: 0.15, Q4_0: 0.15, Q4_K: 0.2, Q6_K: 0.2 };
@@ -144,6 +144,43 @@ describe('decoder invariants', () => {
       destroy();
     }
   });
+
+  // The shapes real GPUs get (kernel-shapes.ts / forward-kernels.ts for a non-CPU adapter: many lanes per
+  // row with workgroup-memory reductions, flash-decoding splits of 64 positions), run here on SwiftShader.
+  const GPU_SHAPES: DecoderOptions['shapes'] = {
+    kernels: { matvec: { WORKGROUP_SIZE: 256, K_SPLIT: 32 }, matmul: { WORKGROUP_SIZE: 64 }, rowReduce: { WORKGROUP_SIZE: 256, ROW_THREADS: 256 } },
+    forward: {
+      quantMatmul: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 },
+      elementwise: { WORKGROUP_SIZE: 256 },
+      attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 },
+      argmax: { WORKGROUP_SIZE: 256, ITEMS_PER_INVOCATION: 8 },
+    },
+  };
+
+  // (K-quant products with these shapes are covered by the kernel tests; their models here are 4x larger.)
+  test.each([['qwen3-f32'], ['llama-f16'], ['qwen2-q8_0'], ['llama-q4_0']])(
+    '%s: with the kernel shapes of a real GPU, prefill and decode past a flash-decoding split match the reference',
+    async (id) => {
+      const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
+      const reference = await referenceModelFromGguf(file);
+      const { decoder, destroy } = await decoderFromGguf(file, { shapes: GPU_SHAPES, maxSeq: 160 });
+      try {
+        const tokens = Array.from({ length: 80 }, (_, i) => (i * 53 + 5) % reference.config.vocabSize);
+        const expected = referenceForward(reference.config, reference.weights, tokens);
+        const prefilled = (await decoder.forward(tokens, { logits: 'all' })).logits!;
+        decoder.kv.clear();
+        const decoded = [...(await decoder.forward(tokens.slice(0, 66), { logits: 'all' })).logits!];
+        for (const t of tokens.slice(66)) decoded.push((await decoder.forward([t], { logits: 'last' })).logits![0]);
+        const dPrefill = maxAbsDiff(prefilled, expected);
+        const dDecode = maxAbsDiff(decoded, expected);
+        console.log(`${id} (GPU shapes): |prefill - reference| ${dPrefill.toExponential(2)}, |prefill 66 + decode 14 - reference| ${dDecode.toExponential(2)}`);
+        expect(dPrefill).toBeLessThan(1e-4);
+        expect(dDecode).toBeLessThan(1e-4);
+      } finally {
+        destroy();
+      }
+    },
+  );
 
   test('a custom token chooser replaces argmax and its choice feeds the next decode step on the GPU', async () => {
     const file = await fetchGguf(index.cases.find((x) => x.id === 'qwen2-f32')!.gguf);
