@@ -174,6 +174,15 @@ test('a download that failed (every attempt cut) continues on the next request f
   expect(resumed.events.find((e) => e.type === 'model.download.progress')?.resumed_from).toBe(Number(/^bytes=(\d+)-$/.exec(ranges[0]!)?.[1]));
 });
 
+test('a download whose sha256 does not match is refused and nothing of it is kept', async ({ page }) => {
+  await controlledPage(page);
+  const wrong = modelSha256.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+  const { events } = await downloadFromPage(page, 'corrupt-model', { url: modelUrl, bytes: modelBytes.byteLength, sha256: wrong, license: 'MIT' });
+  expect(events.at(-1)).toMatchObject({ type: 'model.download.failed', error: { code: 'model_checksum_mismatch' } });
+  const catalog = await page.evaluate(async () => (await (await fetch('/v1/models/catalog')).json()) as { data: { id: string; status: string; stored_bytes?: number }[] });
+  expect(catalog.data.find((m) => m.id === 'corrupt-model')).toBeUndefined();
+});
+
 test('a download that does not fit the quota is refused before any byte is fetched', async ({ page, context }) => {
   await controlledPage(page);
   const cdp = await context.newCDPSession(page);

@@ -19,6 +19,9 @@ test('the service worker answers POST /v1/responses with a real stream from the 
   const stored = await page.evaluate(async (id) => (await fetch(`v1/responses/${id}`)).json(), final.id);
   expect(stored.id).toBe(final.id);
   expect(stored.status).toBe(final.status);
+  // The model stays loaded between requests.
+  const models = await page.evaluate(async () => (await (await fetch('v1/models')).json()) as { data: { id: string; status: string }[] });
+  expect(models.data.find((m) => m.id === 'toy-qwen3')?.status).toBe('loaded');
 });
 
 test('unknown model gets an OpenAI-shaped 404 from the worker', async ({ page }) => {
@@ -50,6 +53,19 @@ test('a stopped service worker restarts on the next request and answers', async 
   const { status, events } = await streamFromPage(page, { input: 'Still there?', max_output_tokens: 8, temperature: 0 });
   expect(status).toBe(200);
   expectWellFormedStream(events);
+});
+
+test('a service worker stopped while offline reloads the model from its cache and answers', async ({ page, context }) => {
+  await openDemo(page);
+  expectWellFormedStream((await streamFromPage(page, { input: 'Load it', max_output_tokens: 4, temperature: 0 })).events);
+  await context.setOffline(true);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  const { status, events } = await streamFromPage(page, { input: 'From the cache?', max_output_tokens: 8, temperature: 0 });
+  expect(status).toBe(200);
+  expectWellFormedStream(events);
+  await context.setOffline(false);
 });
 
 test('two tabs generating at once each get a complete, well-formed stream', async ({ context }) => {
