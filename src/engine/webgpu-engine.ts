@@ -326,6 +326,7 @@ export class WebGpuEngine implements Engine {
     try {
       const meta = await this.modelMeta(source);
       const prompt = this.renderAndTokenize(meta, req);
+      if (prompt.length === 0) throw new EngineError('The chat template rendered an empty prompt', 400, 'invalid_request_error', 'input');
       const model = await this.guard(() => this.loadedModel(source));
       this.checkFits(model, prompt.length, 1);
       const decoder = model.decoder;
