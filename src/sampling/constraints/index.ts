@@ -3,3 +3,5 @@ export { ConstraintError } from './constraint-error.ts';
 export { type ChatFormatMarkers, type ChatFormatOptions, DEFAULT_MARKERS, type ThinkingMode, customToolGrammar, grammarForConstraint } from './constraint-grammar.ts';
 export { type CompileOptions, type TokenConstraint, checkConstraintSpec, compileConstraint } from './token-constraint.ts';
 export type { Vocabulary } from './token-trie.ts';
+export { type TokenTextEncoding, type VocabularyInput, buildVocabulary, byteLevelTokenBytes, sentencePieceTokenBytes, tokenTextEncodingOf } from './vocabulary.ts';
+export { checkConstraintForRequest } from './request-check.ts';

@@ -132,3 +132,26 @@ describe('tool-call constraint', () => {
     ).toThrow(/properties\.x\.not/);
   });
 });
+
+describe('request-time check', () => {
+  it('turns constraint problems into 400 EngineErrors with the request parameter', async () => {
+    const { checkConstraintForRequest } = await import('../../../src/sampling/constraints/index.ts');
+    const { EngineError } = await import('../../../src/engine/types.ts');
+    const grab = (spec: ConstraintSpec) => {
+      try {
+        checkConstraintForRequest(spec);
+      } catch (e) {
+        return e;
+      }
+      return null;
+    };
+    const schema = grab({ kind: 'json_schema', schema: { type: 'object', properties: { a: { type: 'string', format: 'date' } } } });
+    expect(schema).toBeInstanceOf(EngineError);
+    expect(schema).toMatchObject({ status: 400, param: 'text.format.schema', code: 'unsupported_json_schema_keyword' });
+    expect((schema as Error).message).toContain('$.properties.a.format');
+    const grammar = grab({ kind: 'tools', mode: 'auto', tools: [{ type: 'custom', name: 'g', grammar: { syntax: 'lark', definition: 'start: ("a"' } }] });
+    expect(grammar).toMatchObject({ status: 400, param: 'tools', code: 'invalid_grammar' });
+    expect(grab({ kind: 'tools', mode: 'named', name: 'x', tools: [] })).toMatchObject({ status: 400, param: 'tool_choice' });
+    expect(grab({ kind: 'json_schema', schema: { type: 'object' } })).toBeNull();
+  });
+});

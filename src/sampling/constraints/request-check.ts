@@ -1,0 +1,19 @@
+// The request-time check engines call from `Engine.checkConstraint`: compiles the constraint (cached, so the
+// later generate() reuses it) and turns a ConstraintError into a 400 EngineError naming the schema keyword and
+// path or the grammar position, with the request parameter it came from.
+import { type ConstraintSpec, EngineError } from '../../engine/types.ts';
+import { ConstraintError } from './constraint-error.ts';
+import { type CompileOptions, checkConstraintSpec } from './token-constraint.ts';
+
+export function checkConstraintForRequest(spec: ConstraintSpec, options: CompileOptions = {}): void {
+  try {
+    checkConstraintSpec(spec, options);
+  } catch (error) {
+    if (!(error instanceof ConstraintError)) throw error;
+    if (spec.kind === 'json_schema') {
+      throw new EngineError(error.message, 400, error.keyword ? 'unsupported_json_schema_keyword' : 'invalid_json_schema', 'text.format.schema');
+    }
+    const grammarProblem = error.position !== undefined || /Custom tool|grammar/.test(error.message);
+    throw new EngineError(error.message, 400, grammarProblem ? 'invalid_grammar' : 'invalid_tool_schema', spec.kind === 'tools' && /not declared|requires a tool call/.test(error.message) ? 'tool_choice' : 'tools');
+  }
+}
