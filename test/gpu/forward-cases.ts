@@ -5,7 +5,7 @@ export interface ForwardCase {
   /** TestModelOptions (tools/make-test-model), kept as plain JSON so the page can import this file. */
   options: {
     arch: 'llama' | 'qwen2' | 'qwen3';
-    type: 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
+    type: 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
     seed: number;
     hidden: number;
     heads: number;
@@ -38,6 +38,7 @@ for (const arch of ['llama', 'qwen2', 'qwen3'] as const) {
     FORWARD_CASES.push({ id: `${arch}-${type.toLowerCase()}`, options: { arch, type, seed: 11, hidden: kQuant ? 256 : 64, heads: 4, kvHeads: 2 } });
   }
 }
+FORWARD_CASES.push({ id: 'qwen2-bf16', options: { arch: 'qwen2', type: 'BF16', seed: 11, hidden: 64, heads: 4, kvHeads: 2 } });
 FORWARD_CASES.push({
   id: 'llama-f32-tied-rope-scaling',
   options: { arch: 'llama', type: 'F32', seed: 3, hidden: 64, heads: 2, kvHeads: 2, tiedEmbeddings: true, ropeScaling: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 64 } },

@@ -22,6 +22,7 @@ import { makeTestModel, type TestModelOptions } from '../support/test-models.ts'
 const LOGIT_TOLERANCE: Record<string, number> = {
   F32: 1e-4,
   F16: 1e-2,
+  BF16: 5e-2,
   Q8_0: 0.15,
   Q4_0: 0.15,
   Q4_K: 0.2,
@@ -43,6 +44,7 @@ const CASES: Case[] = [];
 for (const arch of ['llama', 'qwen2', 'qwen3'] as const) {
   for (const type of TYPES) CASES.push({ name: `${arch} ${type}`, options: { arch, type, seed: 7, ...sizeFor(type) } });
 }
+CASES.push({ name: 'qwen2 BF16', options: { arch: 'qwen2', type: 'BF16', seed: 9, hidden: 64, heads: 4, kvHeads: 2 } });
 CASES.push({ name: 'llama F32 tied, llama3 rope scaling, MHA', options: { arch: 'llama', type: 'F32', seed: 3, hidden: 64, heads: 2, kvHeads: 2, tiedEmbeddings: true, ropeScaling: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 64 } } });
 CASES.push({ name: 'qwen3 F32 tied, 3 layers, 4:1 GQA', options: { arch: 'qwen3', type: 'F32', seed: 5, hidden: 64, heads: 4, kvHeads: 1, layers: 3, tiedEmbeddings: true } });
 
