@@ -175,6 +175,15 @@ export class ModelFileStore {
     return deleted;
   }
 
+  /** Deletes the stored bytes of a file (keeping its description). */
+  async deleteParts(key: string): Promise<void> {
+    const cache = await this.cache();
+    const prefix = `${this.prefix(key)}part/`;
+    for (const request of await cache.keys()) {
+      if (request.url.startsWith(prefix)) await cache.delete(request);
+    }
+  }
+
   /**
    * Appends `body` after the `startOffset` bytes already stored, one part per `partBytes`. On an error the bytes
    * received so far are stored first, then the error is rethrown.
@@ -276,16 +285,22 @@ export class ModelFileStore {
       }
       if (stored > 0 && response.status === 416) break;
       if (!response.ok || !response.body) {
+        void response.body?.cancel().catch(() => {});
         throw new ModelFileError(`Could not download ${url}: HTTP ${response.status}`, 502, 'model_download_failed');
       }
       if (stored > 0 && response.status !== 206) {
         // The server ignored the range: start over.
-        await this.delete(key);
+        await this.deleteParts(key);
         stored = 0;
       }
       total ??= serverLength(response, stored);
       if (total === undefined) throw new ModelFileError(`Could not download ${url}: the server did not say how long the file is`, 502, 'model_download_failed');
-      if (options.checkQuota && options.expectedBytes === undefined && attempt === 0) await checkQuota(total - stored, url);
+      if (options.checkQuota && options.expectedBytes === undefined && attempt === 0) {
+        await checkQuota(total - stored, url).catch((error: unknown) => {
+          void response.body?.cancel().catch(() => {});
+          throw error;
+        });
+      }
       const resumedFrom = stored;
       const known = total;
       options.onProgress?.({ loaded: stored, total: known, resumedFrom });

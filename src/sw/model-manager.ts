@@ -227,6 +227,7 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
           expectedBytes: entry.bytesApproximate ? undefined : entry.bytes,
           sha256: entry.sha256,
           signal: download.controller.signal,
+          checkQuota: true,
           onProgress: (p: FileWriteProgress) =>
             emit(download, { type: 'model.download.progress', model: entry.id, file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
         });
