@@ -493,10 +493,9 @@ def group_header(r, variants):
     return system_messages(r), tools
 
 
-def conversation(r, split, variants, held_exprs, system, tools):
+def conversation(r, split, variants, held_exprs, system, tools, n_tasks):
     offered = {t["function"]["name"] for t in tools}
     allowed = [(k, w) for k, w in zip(TASKS, TASK_WEIGHTS) if k == "chat" or TASK_TOOL[k] in offered]
-    n_tasks = r.choices([1, 2, 3], [0.5, 0.3, 0.2])[0]
     kinds = [r.choices([k for k, _ in allowed], [w for _, w in allowed])[0] for _ in range(n_tasks)]
     messages = list(system)
     trained = set()
@@ -579,7 +578,9 @@ def main():
         for i in range(a.train):
             if i % a.group == 0:
                 system, tools = group_header(r, variants)
-            c = conversation(r, "train", variants, held_exprs, system, tools)
+                # One task count per group keeps the group's bodies of similar length (little padding).
+                n_tasks = r.choices([1, 2, 3], [0.65, 0.25, 0.1])[0]
+            c = conversation(r, "train", variants, held_exprs, system, tools, n_tasks)
             c["group"] = i // a.group
             f.write(json.dumps(c, ensure_ascii=False) + "\n")
     print(f"wrote {a.train} training conversations and {len(evals)} held-out prompts to {a.out}")

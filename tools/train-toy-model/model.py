@@ -135,7 +135,7 @@ class ToyQwen3(nn.Module):
         elif isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, std=0.02)
 
-    def forward(self, ids, past=None, logits=True):
+    def forward(self, ids, past=None, logits=True, final_hidden=False):
         """ids [b, t] at positions P..P+t-1 after `past` (per layer (k, v) of P earlier positions, shared by the
         batch, or None). Returns (logits [b, t, vocab] or None, per-layer (k, v) of all P+t positions)."""
         b, t = ids.shape
@@ -148,6 +148,8 @@ class ToyQwen3(nn.Module):
         for i, layer in enumerate(self.model.layers):
             x, kv = layer(x, cos, sin, mask, None if past is None else past[i])
             kvs.append(kv)
+        if final_hidden:
+            return self.model.norm(x), kvs
         if not logits:
             return None, kvs
         x = self.model.norm(x)

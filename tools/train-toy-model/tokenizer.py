@@ -6,6 +6,7 @@ python3 tokenizer.py --corpus .tmp/toy/train.jsonl --vocab-size 2048 --out .tmp/
 """
 import argparse
 import json
+import os
 import unicodedata
 
 import regex
@@ -182,6 +183,11 @@ def main():
     with open(a.out, "w") as f:
         json.dump(vocab, f, ensure_ascii=False)
     tok = Tokenizer(vocab)
+    # A sample of texts with their ids, for export.ts to check @huggingface/tokenizers against this encoder.
+    with open(os.path.join(os.path.dirname(a.out), "tok-sample.jsonl"), "w") as f:
+        extra = ["Hello, wörld! 12.5 km → ça va? <think>\nx\n</think>\n\n", "  spaces\t\ttabs\r\nCRLF  ", "emoji 😀 and 中文"]
+        for t in texts[:200] + extra:
+            f.write(json.dumps({"text": t, "ids": tok.encode(t)}, ensure_ascii=False) + "\n")
     n_chars = sum(len(t) for t in texts[:500])
     n_tok = sum(len(tok.encode(t)) for t in texts[:500])
     print(f"vocab {len(tokens)} ({len(merges)} merges); {n_chars / n_tok:.2f} chars/token; {n_tok / 500:.0f} tokens/conversation")

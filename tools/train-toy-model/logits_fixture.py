@@ -1,0 +1,79 @@
+"""PyTorch's logits for a few token sequences of the bundled model, as a JSON fixture for the runtime's tests
+(test/unit/toy-model*.test.ts compare the GGUF through the TypeScript reference forward and the WebGPU engine).
+
+python3 logits_fixture.py --model public/models/toy-qwen3 --data .tmp/toy --out test/unit/toy-model.fixture.json
+
+For each case: the prompt text (rendered by corpus.py's renderer, which equals the chat template), its token ids,
+full-vocabulary logits at a few positions (every `stride`-th and the last), and PyTorch's greedy continuation.
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from eval import prompt_text  # noqa: E402
+from model import ToyConfig, ToyQwen3, greedy  # noqa: E402
+from safetensors_io import read_safetensors  # noqa: E402
+from tokenizer import Tokenizer  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="public/models/toy-qwen3")
+    ap.add_argument("--data", default=".tmp/toy")
+    ap.add_argument("--out", default="test/unit/toy-model.fixture.json")
+    ap.add_argument("--stride", type=int, default=16)
+    ap.add_argument("--greedy", type=int, default=48)
+    a = ap.parse_args()
+    torch.set_num_threads(2)
+    with open(os.path.join(a.model, "config.json")) as f:
+        c = json.load(f)
+    cfg = ToyConfig(vocab_size=c["vocab_size"], hidden_size=c["hidden_size"], intermediate_size=c["intermediate_size"],
+                    num_hidden_layers=c["num_hidden_layers"], num_attention_heads=c["num_attention_heads"],
+                    num_key_value_heads=c["num_key_value_heads"], head_dim=c["head_dim"], rms_norm_eps=c["rms_norm_eps"],
+                    rope_theta=c["rope_theta"], max_position_embeddings=c["max_position_embeddings"])
+    model = ToyQwen3(cfg)
+    model.load_state_dict(read_safetensors(os.path.join(a.model, "model.safetensors")))
+    model.eval()
+    with open(os.path.join(a.data, "vocab.json")) as f:
+        vocab = json.load(f)
+    tok = Tokenizer(vocab)
+    items = [json.loads(l) for l in open(os.path.join(a.data, "eval.jsonl"))]
+    weather = next(i for i in items if i["kind"] == "weather")
+    chat = next(i for i in items if i["kind"] == "chat")
+    cases = [
+        {"id": "weather-with-tools", "messages": weather["messages"], "tools": weather["tools"]},
+        {"id": "small-talk", "messages": chat["messages"], "tools": []},
+    ]
+    out = {"model": "toy-qwen3", "note": "PyTorch float32 logits of public/models/toy-qwen3 (tools/train-toy-model/logits_fixture.py)", "cases": []}
+    stop = {vocab["eosId"], vocab["bosId"]}
+    with torch.no_grad():
+        for case in cases:
+            text = prompt_text(case["messages"], case["tools"])
+            ids = tok.encode(text)
+            logits, _ = model(torch.tensor([ids]))
+            positions = sorted(set(list(range(0, len(ids), a.stride)) + [len(ids) - 1]))
+            cont = greedy(model, ids, stop, a.greedy)
+            out["cases"].append({
+                "id": case["id"],
+                "messages": case["messages"],
+                "tools": case["tools"],
+                "prompt": text,
+                "tokens": ids,
+                "positions": positions,
+                "logits": [[round(float(v), 5) for v in logits[0, p]] for p in positions],
+                "greedy": cont,
+                "greedy_text": tok.decode(cont),
+            })
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(out, f, ensure_ascii=False)
+        f.write("\n")
+    print(f"wrote {a.out}: " + ", ".join(f"{c['id']} ({len(c['tokens'])} tokens, {len(c['positions'])} positions)" for c in out["cases"]))
+
+
+if __name__ == "__main__":
+    main()
