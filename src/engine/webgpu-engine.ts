@@ -323,6 +323,13 @@ export class WebGpuEngine implements Engine {
       }
       throw error;
     }
+    // A consumer that stops pulling events after aborting must not hold the GPU: an abort while this
+    // generator is suspended at a yield gives the turn back at once (on resuming it does no more GPU work).
+    let suspended = false;
+    const onAbort = () => {
+      if (suspended) release();
+    };
+    signal?.addEventListener('abort', onAbort);
     try {
       const meta = await this.modelMeta(source);
       const prompt = this.renderAndTokenize(meta, req);
@@ -338,13 +345,16 @@ export class WebGpuEngine implements Engine {
       let next = -1;
       for (let done = 0; done < rest.length; ) {
         if (signal?.aborted) {
+          suspended = true;
           yield { type: 'done', finishReason: 'abort', usage };
           return;
         }
         const chunk = rest.slice(done, done + decoder.maxBatch);
         next = (await this.guard(() => decoder.forward(chunk))).nextToken;
         done += chunk.length;
+        suspended = true;
         yield { type: 'prefill', done: cached + done, total: prompt.length };
+        suspended = false;
       }
       const detokenizer = new IncrementalDetokenizer(meta.opened.tokenizer);
       let finishReason: 'stop' | 'length' | 'abort' = 'length';
@@ -355,7 +365,10 @@ export class WebGpuEngine implements Engine {
         }
         if (usage.completionTokens >= req.maxTokens) break;
         usage.completionTokens++;
-        yield { type: 'token', id: next, text: detokenizer.push(next) };
+        const text = detokenizer.push(next);
+        suspended = true;
+        yield { type: 'token', id: next, text };
+        suspended = false;
         if (usage.completionTokens >= req.maxTokens || decoder.kv.length >= model.contextLength) break;
         if (signal?.aborted) {
           finishReason = 'abort';
@@ -363,8 +376,10 @@ export class WebGpuEngine implements Engine {
         }
         next = (await this.guard(() => decoder.forward([next]))).nextToken;
       }
+      suspended = true;
       yield { type: 'done', finishReason, usage };
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       release();
     }
   }

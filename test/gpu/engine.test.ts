@@ -158,6 +158,25 @@ describe('WebGPU engine', () => {
     }
   });
 
+  test('a consumer that aborts and stops pulling events does not block the next request', async () => {
+    const engine = engineFor();
+    try {
+      const controller = new AbortController();
+      const stalled = engine.generate(request(CHAT, { maxTokens: 50, signal: controller.signal }))[Symbol.asyncIterator]();
+      let first = await stalled.next();
+      while (!first.done && first.value.type !== 'token') first = await stalled.next();
+      controller.abort();
+      // No more next() calls on `stalled` for now: the next request must still run.
+      const other = await collect(engine.generate(request([{ role: 'user', content: 'hi' }], { maxTokens: 3 })));
+      expect(doneOf(other).usage.completionTokens).toBeGreaterThan(0);
+      const rest: GenerationEvent[] = [];
+      for (let r = await stalled.next(); !r.done; r = await stalled.next()) rest.push(r.value);
+      expect(doneOf(rest).finishReason).toBe('abort');
+    } finally {
+      await engine.dispose();
+    }
+  });
+
   test('clear errors: unknown model 404, unsupported constraint 400, prompt longer than the context 400', async () => {
     const engine = engineFor({ contextLength: 32 });
     try {
