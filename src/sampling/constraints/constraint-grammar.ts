@@ -29,7 +29,7 @@ export const DEFAULT_MARKERS: ChatFormatMarkers = {
 /**
  * Thinking before a forced tool call: 'none' (the call comes first), 'optional' (the output may start with a
  * `<think>…</think>` block), 'open' (the prompt already opened the block: the output starts inside it and must
- * close it before the call).
+ * close it before the call). For json_schema only 'open' matters: the JSON follows the closing marker.
  */
 export type ThinkingMode = 'none' | 'optional' | 'open';
 
@@ -50,7 +50,9 @@ export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOpt
     case 'json_schema': {
       const value = spec.schema === null ? anyJsonObjectExpr(rules, 'schema_') : jsonSchemaExpr(spec.schema, rules, 'schema_');
       const ws = ref(addGenericJsonRules(rules, 'schema_json_').ws);
-      rules.set('start', seq(ws, value, ws));
+      // When the prompt opened a thinking block, the answer is constrained only after the block closes.
+      const thinking = format.thinking === 'open' ? seq({ kind: 'textWithout', literal: format.markers.thinkEnd }, lit(format.markers.thinkEnd)) : EMPTY;
+      rules.set('start', seq(thinking, ws, value, ws));
       return { rules, start: 'start' };
     }
     case 'tools':

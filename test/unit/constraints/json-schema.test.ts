@@ -3,7 +3,7 @@
 // ConstraintErrors naming the keyword and its JSON path.
 import { describe, expect, it } from 'vitest';
 import { ConstraintError, checkConstraintSpec, compileConstraint } from '../../../src/sampling/constraints/index.ts';
-import { grammarForConstraint } from '../../../src/sampling/constraints/constraint-grammar.ts';
+import { DEFAULT_MARKERS, grammarForConstraint } from '../../../src/sampling/constraints/constraint-grammar.ts';
 import { validateJson } from './json-schema-validator.ts';
 import { textMatcher } from './matcher-for-tests.ts';
 import { decodeStrict, randomWalk } from './random-walk.ts';
@@ -110,6 +110,9 @@ describe('JSON Schema constraint', () => {
     for (const v of [{}, { a: 1 }, { b: 'other' }, { b: 'fixed', d: 'abcde' }, { c: true, b: 'fixed' }]) {
       expect(optional(JSON.stringify(v)), JSON.stringify(v)).toBe(false);
     }
+    const afterThinking = textMatcher(grammarForConstraint({ kind: 'json_schema', schema: SCHEMAS.weather }, { markers: DEFAULT_MARKERS, thinking: 'open' }));
+    expect(afterThinking(`Let me think { about it.</think>\n${JSON.stringify(valid)}`)).toBe(true);
+    expect(afterThinking(JSON.stringify(valid))).toBe(false);
     const tree = textMatcher(grammarForConstraint({ kind: 'json_schema', schema: SCHEMAS.anyOfAndDefs }));
     expect(tree(JSON.stringify({ root: { children: [{ value: 1 }, { children: [] }] }, kind: 2.5 }))).toBe(true);
     expect(tree(JSON.stringify({ root: { children: [{ value: 'x' }] }, kind: 1 }))).toBe(false);

@@ -20,7 +20,7 @@ describe('token masks', () => {
     ];
     const random = seededRandom(5);
     for (const spec of specs) {
-      for (let walk = 0; walk < 6; walk++) {
+      for (let walk = 0; walk < 3; walk++) {
         const constraint = compileConstraint(spec, vocab);
         // The same grammar in a separate runtime (no shared memo or mask cache), stepped token by token.
         const reference = new PdaRuntime(compileGrammar(grammarForConstraint(spec)));
