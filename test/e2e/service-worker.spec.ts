@@ -2,7 +2,7 @@
 // offline after the first load, survives being stopped, serves two tabs at once, and an aborted fetch stops its
 // generation so the next request in the queue gets its turn.
 import { expect, test, type Page } from '@playwright/test';
-import { abortWhileAnotherWaits, expectWellFormedStream, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
+import { abortWhileAnotherWaits, expectWellFormedStream, importLongTalkingModel, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
 
 async function openDemo(page: Page) {
   await page.goto('/');
@@ -85,7 +85,7 @@ test('two tabs generating at once each get a complete, well-formed stream', asyn
 
 test('an aborted fetch stops its generation and the request waiting behind it completes', async ({ page }) => {
   await openDemo(page);
-  const { aId, aSawDelta, bStatus, b } = await abortWhileAnotherWaits(page);
+  const { aId, aSawDelta, bStatus, b } = await abortWhileAnotherWaits(page, await importLongTalkingModel(page));
   expect(aSawDelta).toBe(true);
   expect(bStatus).toBe(200);
   expect(['completed', 'incomplete']).toContain(b.status);

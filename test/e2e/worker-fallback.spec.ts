@@ -7,7 +7,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
-import { abortWhileAnotherWaits, expectWellFormedStream, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
+import { abortWhileAnotherWaits, expectWellFormedStream, importLongTalkingModel, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
 
 const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 const pagePath = '/e2e/worker-fallback/test/e2e/fixtures/worker-fallback.html';
@@ -70,7 +70,7 @@ test('forced fallback: a stopped service worker asks the page for its engine wor
 
 test('forced fallback: an aborted fetch stops its generation in the worker and the next request gets its turn', async ({ page }) => {
   await openFallbackPage(page);
-  const { aId, aSawDelta, bStatus, b } = await abortWhileAnotherWaits(page);
+  const { aId, aSawDelta, bStatus, b } = await abortWhileAnotherWaits(page, await importLongTalkingModel(page));
   expect(aSawDelta).toBe(true);
   expect(bStatus).toBe(200);
   expect(['completed', 'incomplete']).toContain(b.status);
