@@ -89,6 +89,16 @@ export function writeHtmlReport(report, path) {
       ),
     );
   }
+  const withOps = models.find((m) => m.id === report.headline_model && m.decode_ops) ?? models.find((m) => m.decode_ops);
+  if (withOps) {
+    parts.push(
+      barChart(
+        `Decode GPU time per op, ms/token (${withOps.id}; engine.profile)`,
+        withOps.decode_ops.ops.map((o) => ({ label: o.op, bars: [{ value: o.ms_per_token, color: '#2f855a', text: `${o.ms_per_token} ms (${Math.round(o.share * 100)}%)` }] })),
+        'ms',
+      ),
+    );
+  }
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>webgpu-responses bench ${esc(report.date ?? '')}</title>
 <style>body{font-family:sans-serif;margin:16px}pre{background:#f4f4f4;padding:8px;font-size:11px;overflow:auto}</style></head><body>
 <h1>webgpu-responses benchmark</h1>

@@ -7,9 +7,9 @@
 //   - decode tokens/s after a warm-up (engine.generate, greedy), prefill tokens/s at ~128 and ~512 prompt tokens,
 //   - time to first token through /v1/responses (createResponsesHandler over the engine in this page, streamed
 //     SSE), without tools (text streams live) and with a tool on offer (text held back until its phase is known),
-//   - per-kernel GPU time of decode steps (timestamp-query; every dispatch gets its own timed compute pass, patched
-//     into ComputeBatch from outside: the engine has no profiling hook yet, so these steps run slower than the
-//     untimed ones and are reported as shares of GPU time).
+//   - GPU time of decode steps per kernel (timestamp-query; every dispatch gets its own timed compute pass, patched
+//     into ComputeBatch from the bench, which also gives the products' own bandwidth) and per op (engine.profile).
+//     Timed steps run slower than untimed ones: read them as shares of GPU time.
 // `window.__bench.roofline()` measures the read-every-byte roofline (the kernel of bench/kernels).
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
@@ -27,6 +27,19 @@ import { createMemoryStore } from '../../src/store/memory-store.ts';
 const liveBuffers = new Map<GPUBuffer, number>();
 let peakBytes = 0;
 const liveBytes = () => [...liveBuffers.values()].reduce((s, b) => s + b, 0);
+/** Live buffer bytes grouped by label (digits dropped, so per-layer buffers group together), largest first. */
+function bytesByLabel(exclude: Set<GPUBuffer>): { label: string; buffers: number; bytes: number }[] {
+  const groups = new Map<string, { buffers: number; bytes: number }>();
+  for (const [buffer, size] of liveBuffers) {
+    if (exclude.has(buffer)) continue;
+    const label = (buffer.label || '(no label)').replace(/\d+/g, '#');
+    const g = groups.get(label) ?? { buffers: 0, bytes: 0 };
+    g.buffers++;
+    g.bytes += size;
+    groups.set(label, g);
+  }
+  return [...groups.entries()].map(([label, g]) => ({ label, ...g })).sort((a, b) => b.bytes - a.bytes);
+}
 {
   const createBuffer = GPUDevice.prototype.createBuffer;
   GPUDevice.prototype.createBuffer = function (this: GPUDevice, descriptor: GPUBufferDescriptor): GPUBuffer {
@@ -79,6 +92,7 @@ const log = (message: string) => console.log(`[bench] ${message}`);
 class TimedEngine implements Engine {
   firstTokenAt = 0;
   prefillDoneAt = 0;
+  usage: { promptTokens: number; cachedTokens: number; completionTokens: number } | null = null;
   startedAt = 0;
   dropConstraints = false;
   constructor(readonly inner: WebGpuEngine) {}
@@ -99,6 +113,7 @@ class TimedEngine implements Engine {
     for await (const event of this.inner.generate(r)) {
       if (event.type === 'prefill' && event.done === event.total) this.prefillDoneAt = performance.now();
       if (event.type === 'token' && !this.firstTokenAt) this.firstTokenAt = performance.now();
+      if (event.type === 'done') this.usage = event.usage;
       yield event;
     }
   }
@@ -260,6 +275,7 @@ async function roofline(): Promise<Record<string, unknown>> {
   const adapter = {
     ...info,
     features: [...gpu.adapter.features].sort(),
+    wgslLanguageFeatures: [...(navigator.gpu.wgslLanguageFeatures ?? [])].sort(),
     maxStorageBufferBindingSize: gpu.limits.maxStorageBufferBindingSize,
     maxBufferSize: gpu.limits.maxBufferSize,
   };
@@ -275,6 +291,8 @@ export interface ModelBenchConfig {
   decodeTokens: number;
   prefillTokens: number[];
   ttftTokens: number;
+  /** Also time /v1/responses with a tool on offer (text held for the phase; its prompt is ~10x longer). */
+  ttftWithTools: boolean;
   profileSteps: number;
   contextLength: number;
 }
@@ -285,6 +303,7 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
   const cache = await caches.open('bench-models');
   if (!(await cache.match(cfg.url))) await cache.add(cfg.url);
   const buffersBefore = liveBytes();
+  const existing = new Set(liveBuffers.keys());
   peakBytes = buffersBefore;
   const loadStart = performance.now();
   const cached = await cache.match(cfg.url);
@@ -301,6 +320,7 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
     out.load_from_cache_ms = round(loadMs);
     out.load_mb_per_s = round(blob.size / 1e6 / (loadMs / 1000));
     const afterLoad = liveBytes() - buffersBefore;
+    const byLabel = bytesByLabel(existing);
     const info = (await engine.listModels()).find((m) => m.id === cfg.id);
     out.context_length = info?.contextLength;
     log(`${cfg.id}: loaded in ${round(loadMs)} ms`);
@@ -338,7 +358,7 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
     const timed = new TimedEngine(engine);
     const handler = createResponsesHandler({ engine: timed, store: createMemoryStore() });
     const ttft: Record<string, unknown>[] = [];
-    for (const withTools of [false, true]) {
+    for (const withTools of cfg.ttftWithTools ? [false, true] : [false]) {
       timed.dropConstraints = withTools;
       const body: Record<string, unknown> = {
         model: cfg.id,
@@ -376,6 +396,9 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
         text_held_for_phase: withTools,
         status,
         error,
+        prompt_tokens: timed.usage?.promptTokens ?? null,
+        cached_tokens: timed.usage?.cachedTokens ?? null,
+        generated_tokens: timed.usage?.completionTokens ?? null,
         prompt_prefill_ms: timed.prefillDoneAt ? round(timed.prefillDoneAt - timed.startedAt) : null,
         first_generated_token_ms: firstToken,
         first_output_text_delta_ms: firstDelta,
@@ -417,15 +440,49 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
         profiling = false;
       }
       const totalNs = [...perKernel.values()].reduce((s, e) => s + e.ns, 0);
+      const productNs = [...perKernel.entries()].filter(([k]) => /^mat(mul|vec)/.test(k)).reduce((s, [, e]) => s + e.ns, 0);
       out.decode_profile = {
         method: 'timestamp-query, one compute pass per dispatch (patched into ComputeBatch from the bench), summed over decode steps',
         steps,
         gpu_ms_per_token: steps ? round(totalNs / 1e6 / steps) : null,
         wall_ms_per_token_while_profiling: steps ? round(wallMs / steps) : null,
+        products_ms_per_token: steps ? round(productNs / 1e6 / steps, 3) : null,
+        /** Weight bytes per token over the GPU time of the matmul/matvec dispatches: the products' own bandwidth. */
+        products_weight_gb_s: steps && productNs ? round(stats.weightBytesPerToken / (productNs / steps), 4) : null,
         kernels: [...perKernel.entries()]
           .sort((a, b) => b[1].ns - a[1].ns)
           .map(([label, e]) => ({ kernel: label, dispatches_per_token: steps ? round(e.count / steps, 1) : e.count, ms_per_token: steps ? round(e.ns / 1e6 / steps, 3) : 0, share: round(e.ns / totalNs, 3) })),
       };
+    }
+
+    // The engine's own per-op profile (engine.profile: each op of one decode step in its own timed pass, after a
+    // 32-token prefill), averaged over a few calls.
+    if (cfg.profileSteps > 0 && typeof engine.profile === 'function') {
+      const prompt = await engine.tokenizePrompt({ model: cfg.id, messages: [{ role: 'user', content: 'Profile the decoder step by step, please.' }], tools: [], enableThinking: false });
+      const byOp = new Map<string, { ms: number; count: number }>();
+      let calls = 0;
+      for (let i = 0; i < cfg.profileSteps; i++) {
+        const p = await engine.profile(cfg.id, prompt.slice(0, 32));
+        if (!p.decode) break;
+        calls++;
+        for (const t of p.decode) {
+          const e = byOp.get(t.op) ?? { ms: 0, count: 0 };
+          e.ms += t.ms;
+          e.count += t.count;
+          byOp.set(t.op, e);
+        }
+      }
+      const total = [...byOp.values()].reduce((s, e) => s + e.ms, 0);
+      out.decode_ops = calls
+        ? {
+            method: 'engine.profile: one decode step at position ~32, each op its own timestamped pass, mean over calls',
+            calls,
+            gpu_ms_per_token: round(total / calls),
+            ops: [...byOp.entries()]
+              .sort((a, b) => b[1].ms - a[1].ms)
+              .map(([op, e]) => ({ op, ms_per_token: round(e.ms / calls, 3), dispatches: round(e.count / calls, 1), share: round(e.ms / total, 3) })),
+          }
+        : null;
     }
 
     out.gpu_memory = {
@@ -434,6 +491,7 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
       peak_bytes: peakAfterWork,
       weight_gpu_bytes: stats.weightGpuBytes,
       ratio_to_weights: round(afterLoad / stats.weightGpuBytes, 3),
+      by_label: byLabel.slice(0, 12),
     };
   } finally {
     await engine.dispose();
