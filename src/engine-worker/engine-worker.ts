@@ -6,6 +6,7 @@
 import { createRuntime, type Runtime } from '../sw/runtime';
 import {
   engineWorkerConnectType,
+  relayHeartbeatMs,
   type EngineWorkerConnect,
   type RelayAbort,
   type RelayedRequest,
@@ -35,6 +36,7 @@ async function serve(request: RelayedRequest, reply: MessagePort): Promise<void>
     void reader?.cancel().catch(() => {});
   };
   send({ type: 'accepted' });
+  const heartbeat = setInterval(() => send({ type: 'alive' }), relayHeartbeatMs);
   try {
     const response = await runtimeFor(request.scope).handle(
       new Request(request.url, { method: request.method, headers: request.headers, body: request.body, signal: controller.signal }),
@@ -53,6 +55,7 @@ async function serve(request: RelayedRequest, reply: MessagePort): Promise<void>
   } catch (error) {
     send({ type: 'error', message: (error as Error).message ?? String(error) });
   } finally {
+    clearInterval(heartbeat);
     reply.onmessage = null;
     setTimeout(() => reply.close(), 0);
   }

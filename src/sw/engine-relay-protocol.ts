@@ -4,7 +4,8 @@
 //   service worker -> pages  EngineHostWanted (after a restart the worker has no port: the pages offer again)
 //   page -> engine worker    EngineWorkerConnect with that other end
 //   service worker -> port   RelayedRequest with a reply port; on the reply port the host answers RelayReply
-//                            messages (accepted, head, chunk..., end | error) and the worker may send RelayAbort.
+//                            messages (accepted, alive..., head, chunk..., end | error) and the service worker may
+//                            send RelayAbort.
 
 export const engineHostOfferType = 'webgpu-responses.engine-host-offer';
 export const engineHostWantedType = 'webgpu-responses.engine-host-wanted';
@@ -33,8 +34,13 @@ export interface RelayedRequest {
   body: Blob | null;
 }
 
+/** How often a host says it is still working on a request (the relay gives up on a host silent for 6 of these). */
+export const relayHeartbeatMs = 5_000;
+
 export type RelayReply =
   | { type: 'accepted' }
+  /** Sent every relayHeartbeatMs while the request is served (a closed page stops sending: the relay then fails it). */
+  | { type: 'alive' }
   | { type: 'head'; status: number; statusText: string; headers: [string, string][] }
   | { type: 'chunk'; bytes: Uint8Array }
   | { type: 'end' }

@@ -8,6 +8,7 @@
 // page answering, the request gets an OpenAI-shaped 503 instead of hanging.
 import {
   engineHostWantedType,
+  relayHeartbeatMs,
   type EngineHostWanted,
   type RelayAbort,
   type RelayedRequest,
@@ -71,13 +72,32 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions = {
         reply.close();
         reject(new HostGone());
       }, acceptTimeoutMs);
+      // A host that goes silent mid-request (its page closed) fails the request instead of leaving it hanging.
+      let watchdog: ReturnType<typeof setTimeout> | undefined;
       const finish = (): void => {
+        clearTimeout(watchdog);
         signal.removeEventListener('abort', abort);
         reply.close();
+      };
+      const hostSilent = (): void => {
+        const message = 'The page hosting the engine stopped answering (closed?)';
+        if (!settled) {
+          settled = true;
+          resolve(relayError(502, message));
+        } else {
+          try {
+            body?.error(new Error(message));
+          } catch {
+            // Already closed.
+          }
+        }
+        finish();
       };
       signal.addEventListener('abort', abort, { once: true });
       reply.onmessage = (event: MessageEvent<RelayReply>) => {
         const data = event.data;
+        clearTimeout(watchdog);
+        if (data.type !== 'end' && data.type !== 'error') watchdog = setTimeout(hostSilent, 6 * relayHeartbeatMs);
         if (data.type === 'accepted') {
           clearTimeout(timer);
         } else if (data.type === 'head') {
@@ -110,8 +130,12 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions = {
           finish();
         } else if (data.type === 'error') {
           clearTimeout(timer);
-          if (!settled) resolve(relayError(502, `The engine worker failed: ${data.message}`));
-          else body?.error(new Error(data.message));
+          if (!settled) {
+            settled = true;
+            resolve(relayError(502, `The engine worker failed: ${data.message}`));
+          } else {
+            body?.error(new Error(data.message));
+          }
           finish();
         }
       };
