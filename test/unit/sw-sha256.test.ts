@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Sha256, sha256OfBlob } from '../../src/sw/sha256.ts';
 
-function bytes(n: number, seed: number): Uint8Array {
+function bytes(n: number, seed: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(n);
   let x = seed;
   for (let i = 0; i < n; i++) out[i] = (x = (x * 1103515245 + 12345) >>> 0) >>> 24;
