@@ -14,6 +14,8 @@ export interface MatcherState {
   readonly accepting: boolean;
   /** Memo: byte -> next state (null = no configuration survives). */
   readonly next: Map<number, MatcherState | null>;
+  /** The bytes that lead from this state back to itself (8 words), computed on demand by `loopBytes`. */
+  loops: Uint32Array | null;
 }
 
 const STACK_ROOT = 0;
@@ -57,6 +59,16 @@ export class PdaRuntime {
     const result = next && (next.configs.length > 0 || next.accepting) ? next : null;
     state.next.set(byte, result);
     return result;
+  }
+
+  /** The bytes b with step(state, b) === state, as 8 words of bits. */
+  loopBytes(state: MatcherState): Uint32Array {
+    if (!state.loops) {
+      const loops = new Uint32Array(8);
+      for (let b = 0; b < 256; b++) if (this.step(state, b) === state) loops[b >> 5] |= 1 << (b & 31);
+      state.loops = loops;
+    }
+    return state.loops;
   }
 
   /** Steps through `bytes`; null when they leave the language. */
@@ -121,7 +133,7 @@ export class PdaRuntime {
     const key = kernel.join(',') + (accepting ? '!' : '');
     let state = this.states.get(key);
     if (!state) {
-      state = { id: this.states.size, configs: Int32Array.from(kernel), accepting, next: new Map() };
+      state = { id: this.states.size, configs: Int32Array.from(kernel), accepting, next: new Map(), loops: null };
       this.states.set(key, state);
     }
     return state;

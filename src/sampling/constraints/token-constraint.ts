@@ -76,11 +76,18 @@ class CompiledConstraint {
   }
 }
 
-/** Walks the trie depth-first, stepping the matcher per edge and skipping rejected subtrees. */
-export function computeMask(runtime: PdaRuntime, state: MatcherState, trie: TokenTrie): Uint32Array {
+/** Subtrees at least this large (in nodes) are checked for a shortcut before they are walked. */
+const SHORTCUT_MIN_NODES = 48;
+
+/**
+ * Walks the trie depth-first, stepping the matcher per edge and skipping rejected subtrees. Shortcut: when every
+ * byte inside a subtree leads the state back to itself (free text, string contents), all its tokens are allowed
+ * without walking it.
+ */
+export function computeMask(runtime: PdaRuntime, state: MatcherState, trie: TokenTrie, shortcutMinNodes = SHORTCUT_MIN_NODES): Uint32Array {
   const mask = new Uint32Array(Math.ceil(trie.vocabSize / 32));
   if (state.accepting) for (const id of trie.endTokenIds) mask[id >> 5] |= 1 << (id & 31);
-  const { childStart, childCount, childByte, childNode, tokenStart, tokenIds } = trie;
+  const { childStart, childCount, childByte, childNode, tokenStart, tokenIds, subtreeEnd, subtreeBytes } = trie;
   const nodeStack: number[] = [0];
   const stateStack: MatcherState[] = [state];
   while (nodeStack.length > 0) {
@@ -92,6 +99,19 @@ export function computeMask(runtime: PdaRuntime, state: MatcherState, trie: Toke
       const next = runtime.step(at, childByte[c]);
       if (next === null) continue;
       const child = childNode[c];
+      const end = subtreeEnd[child];
+      if (end - child >= shortcutMinNodes) {
+        const loops = runtime.loopBytes(next);
+        let closed = true;
+        for (let w = 0; w < 8 && closed; w++) closed = (subtreeBytes[child * 8 + w] & ~loops[w]) === 0;
+        if (closed) {
+          for (let t = tokenStart[child]; t < tokenStart[end]; t++) {
+            const id = tokenIds[t];
+            mask[id >> 5] |= 1 << (id & 31);
+          }
+          continue;
+        }
+      }
       for (let t = tokenStart[child]; t < tokenStart[child + 1]; t++) {
         const id = tokenIds[t];
         mask[id >> 5] |= 1 << (id & 31);

@@ -26,6 +26,13 @@ export interface TokenTrie {
   readonly tokenBytes: readonly Uint8Array[];
   readonly endTokenIds: readonly number[];
   readonly nodeCount: number;
+  /**
+   * Nodes are numbered in preorder: node n's subtree is nodes n .. subtreeEnd[n] - 1, and its tokens are
+   * tokenIds[tokenStart[n] .. tokenStart[subtreeEnd[n]]).
+   */
+  readonly subtreeEnd: Int32Array;
+  /** Per node, 8 words: the set of bytes on the edges inside its subtree (bit b & 31 of word b >> 5). */
+  readonly subtreeBytes: Uint32Array;
 }
 
 const trieCache = new WeakMap<Vocabulary, TokenTrie>();
@@ -86,7 +93,22 @@ function buildTokenTrie(vocab: Vocabulary): TokenTrie {
     for (const id of tokensAt[n]) tokenIds[t++] = id;
   }
   tokenStart[nodeCount] = t;
+  // Preorder (tokens were inserted in byte order), so subtrees are contiguous; sizes and byte sets bottom-up.
+  const subtreeEnd = new Int32Array(nodeCount);
+  const subtreeBytes = new Uint32Array(nodeCount * 8);
+  for (let n = nodeCount - 1; n >= 0; n--) {
+    let end = n + 1;
+    for (let k = childStart[n]; k < childStart[n] + childCount[n]; k++) {
+      const child = childNode[k];
+      end = Math.max(end, subtreeEnd[child]);
+      subtreeBytes[n * 8 + (childByte[k] >> 5)] |= 1 << (childByte[k] & 31);
+      for (let w = 0; w < 8; w++) subtreeBytes[n * 8 + w] |= subtreeBytes[child * 8 + w];
+    }
+    subtreeEnd[n] = end;
+  }
   return {
+    subtreeEnd,
+    subtreeBytes,
     vocabSize: vocab.tokens.length,
     childStart,
     childCount,

@@ -7,6 +7,8 @@ import type { ConstraintSpec } from '../../../src/engine/types.ts';
 import { grammarForConstraint } from '../../../src/sampling/constraints/constraint-grammar.ts';
 import { compileGrammar } from '../../../src/sampling/constraints/byte-automaton.ts';
 import { PdaRuntime } from '../../../src/sampling/constraints/pda-matcher.ts';
+import { computeMask } from '../../../src/sampling/constraints/token-constraint.ts';
+import { tokenTrieFor } from '../../../src/sampling/constraints/token-trie.ts';
 import { allowedIds, seededRandom } from './random-walk.ts';
 import { byteLevelVocabulary } from './test-vocabulary.ts';
 
@@ -27,6 +29,8 @@ describe('token masks', () => {
         let state = reference.initial;
         for (let step = 0; step < 40; step++) {
           const mask = constraint.allowedMask();
+          // The walk with the subtree shortcut tried everywhere gives the same mask.
+          expect(computeMask(reference, state, tokenTrieFor(vocab), 1)).toEqual(mask);
           for (let id = 0; id < vocab.tokens.length; id++) {
             const inMask = (mask[id >> 5] & (1 << (id & 31))) !== 0;
             const expected = id === endTokenId ? state.accepting : id < tokenBytes.length && reference.stepBytes(state, tokenBytes[id]) !== null;
