@@ -3,17 +3,31 @@
 // loaded. generate(): chat template -> token ids -> reuse the longest common prefix with the KV cache of the
 // model's last sequence -> prefill the rest in batched steps -> decode one command buffer per token until an
 // end token, maxTokens, the context end or the abort signal.
-// Sampling: greedy (argmax on the GPU) for every request until GPU sampling (issue 5) lands.
+// Choosing tokens: argmax on the GPU for plain greedy requests; otherwise the GPU sampler (src/sampling:
+// penalties, logit bias, temperature/top-k/top-p/min-p with a seeded draw, logprobs) recorded into the same
+// command buffer through the decoder's TokenChooser, with the constraint's token mask (JSON schema, tool
+// calls, grammars) applied before sampling.
 import { acquireGpu, GpuError, type GpuContext } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
-import { Decoder, type LogitsMode } from '../model/decoder.ts';
+import { Decoder, type LogitsMode, type StepResult, type TokenChooser } from '../model/decoder.ts';
 import { assembleDecoderWeights } from '../model/decoder-weights.ts';
 import { IncrementalDetokenizer } from '../model/incremental-detokenizer.ts';
 import type { ModelConfig } from '../model/model-config.ts';
 import type { ModelTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_CONTEXT_LENGTH, DEFAULT_MARKERS, ModelRegistry, openModel, type ModelSource, type OpenedModel } from './model-registry.ts';
 import { RequestQueue } from './request-queue.ts';
+import {
+  buildVocabulary,
+  checkConstraintForRequest,
+  compileConstraint,
+  tokenTextEncodingOf,
+  type ChatFormatMarkers,
+  type ThinkingMode,
+  type TokenConstraint,
+  type Vocabulary,
+} from '../sampling/constraints/index.ts';
+import { createSampler, type GpuSampler } from '../sampling/gpu-sampler.ts';
 import {
   EngineError,
   type ConstraintSpec,
@@ -44,6 +58,10 @@ interface LoadedModel {
   decoder: Decoder;
   stopTokens: Set<number>;
   contextLength: number;
+  /** Made on first use by a request that samples. */
+  sampler: Promise<GpuSampler> | null;
+  /** Token id -> bytes, for constraint masks (made on first constrained request). */
+  vocabulary: Vocabulary | null;
 }
 
 interface ModelMeta {
@@ -102,15 +120,14 @@ export class WebGpuEngine implements Engine {
   async tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking'>): Promise<number[]> {
     const source = this.registry.resolve(req.model);
     const meta = await this.modelMeta(source);
-    return this.renderAndTokenize(meta, req);
+    return this.renderAndTokenize(meta, req).tokens;
   }
 
   async checkConstraint(model: string, constraint: ConstraintSpec): Promise<void> {
-    this.registry.resolve(model);
-    if (constraint.kind !== 'none') {
-      // TODO(issue 5): compile constraints to GPU token masks.
-      throw new EngineError('constraints not supported yet', 400, 'unsupported_constraint', constraint.kind === 'tools' ? 'tool_choice' : 'text.format');
-    }
+    const source = this.registry.resolve(model);
+    if (constraint.kind === 'none') return;
+    // Compiles the grammar (cached for generate) and turns a bad schema or grammar into a 400 naming it.
+    checkConstraintForRequest(constraint, { markers: markersOf(source) });
   }
 
   generate(req: GenerateRequest): AsyncIterable<GenerationEvent> {
@@ -193,7 +210,7 @@ export class WebGpuEngine implements Engine {
     return meta;
   }
 
-  private renderAndTokenize(meta: ModelMeta, req: Pick<GenerateRequest, 'messages' | 'tools' | 'enableThinking'>): number[] {
+  private renderAndTokenize(meta: ModelMeta, req: Pick<GenerateRequest, 'messages' | 'tools' | 'enableThinking'>): { text: string; tokens: number[] } {
     const tokenizer = meta.opened.tokenizer;
     const withTools = req.tools.length > 0;
     let template = meta.templates.get(withTools);
@@ -218,7 +235,7 @@ export class WebGpuEngine implements Engine {
     } catch (e) {
       throw new EngineError((e as Error).message, 400, 'invalid_request_error', 'input');
     }
-    return tokenizer.encode(text, { addSpecialTokens: false });
+    return { text, tokens: tokenizer.encode(text, { addSpecialTokens: false }) };
   }
 
   private gpu(): Promise<GpuContext> {
@@ -262,11 +279,32 @@ export class WebGpuEngine implements Engine {
       const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
       const contextLength = this.contextLengthOf(source, config);
       const decoder = await Decoder.create(gpu, config, weights, { maxSeq: contextLength, maxBatch: this.options.maxBatch, pipelines: this.pipelines });
-      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer), contextLength };
+      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer), contextLength, sampler: null, vocabulary: null };
     } catch (error) {
       uploaded.destroy();
       throw error;
     }
+  }
+
+  private samplerOf(model: LoadedModel): Promise<GpuSampler> {
+    if (!model.sampler) {
+      model.sampler = this.gpu().then((gpu) => createSampler(gpu, model.opened.config.vocabSize, { pipelines: this.pipelines ?? undefined }));
+      model.sampler.catch(() => (model.sampler = null));
+    }
+    return model.sampler;
+  }
+
+  private vocabularyOf(model: LoadedModel): Vocabulary {
+    if (!model.vocabulary) {
+      const tokenizer = model.opened.tokenizer;
+      model.vocabulary = buildVocabulary({
+        tokenTexts: Array.from({ length: model.opened.config.vocabSize }, (_, id) => tokenizer.tokenText(id)),
+        encoding: tokenTextEncodingOf(tokenizer.source.tokenizerJson),
+        addedTokens: tokenizer.specialTokens,
+        endTokenIds: [...model.stopTokens],
+      });
+    }
+    return model.vocabulary;
   }
 
   private async unloadAll(): Promise<void> {
@@ -276,6 +314,7 @@ export class WebGpuEngine implements Engine {
       const model = await m.catch(() => null);
       model?.decoder.destroy();
       model?.uploaded.destroy();
+      (await model?.sampler?.catch(() => null))?.destroy();
     }
   }
 
@@ -309,6 +348,60 @@ export class WebGpuEngine implements Engine {
     }
   }
 
+  /**
+   * How this request picks tokens: argmax (plain greedy) or the GPU sampler with the constraint's mask.
+   * `taken` checks a step's result and returns its token.
+   */
+  private async tokenChoice(model: LoadedModel, req: GenerateRequest, promptText: string): Promise<TokenChoice> {
+    const p = req.sampling;
+    const constrained = req.constraint.kind !== 'none';
+    const needsSampler =
+      constrained ||
+      p.temperature > 0 ||
+      (p.top_logprobs ?? 0) > 0 ||
+      (p.repetition_penalty ?? 1) !== 1 ||
+      (p.presence_penalty ?? 0) !== 0 ||
+      (p.frequency_penalty ?? 0) !== 0 ||
+      Object.keys(p.logit_bias ?? {}).length > 0;
+    const choice: TokenChoice = {
+      sampler: null,
+      constraint: null,
+      step: 0,
+      lastLogprob: undefined,
+      chooser: undefined,
+      taken: (result) => {
+        if (result.nextToken >= model.opened.config.vocabSize) {
+          throw new EngineError(
+            choice.constraint ? 'The constraint left no token the model may produce here' : `The model produced no valid token (id ${result.nextToken}): its logits are NaN`,
+            500,
+            'server_error',
+          );
+        }
+        if (choice.sampler) choice.lastLogprob = new Float32Array(result.chosen.buffer, result.chosen.byteOffset + 4, 1)[0];
+        return result.nextToken;
+      },
+    };
+    if (!needsSampler) return choice;
+    const sampler = await this.guard(() => this.samplerOf(model));
+    sampler.resetCounts();
+    if (constrained) {
+      const markers = markersOf(model.source);
+      try {
+        choice.constraint = compileConstraint(req.constraint, this.vocabularyOf(model), { markers, thinking: thinkingModeOf(promptText, req.enableThinking, markers) });
+      } catch (error) {
+        checkConstraintForRequest(req.constraint, { markers });
+        throw error;
+      }
+    }
+    const params = { ...p, seed: p.seed ?? Math.floor(Math.random() * 0x7fffffff) };
+    choice.sampler = sampler;
+    choice.chooser = (batch, a) => {
+      const result = sampler.encode(batch, a.logits, params, choice.step, { mask: choice.constraint?.allowedMask() ?? null });
+      batch.copy(result, 0, a.out, 0, 8);
+    };
+    return choice;
+  }
+
   private async *generateEvents(req: GenerateRequest): AsyncGenerator<GenerationEvent> {
     const source = this.registry.resolve(req.model);
     await this.checkConstraint(req.model, req.constraint);
@@ -332,11 +425,13 @@ export class WebGpuEngine implements Engine {
     signal?.addEventListener('abort', onAbort);
     try {
       const meta = await this.modelMeta(source);
-      const prompt = this.renderAndTokenize(meta, req);
+      const rendered = this.renderAndTokenize(meta, req);
+      const prompt = rendered.tokens;
       if (prompt.length === 0) throw new EngineError('The chat template rendered an empty prompt', 400, 'invalid_request_error', 'input');
       const model = await this.guard(() => this.loadedModel(source));
       this.checkFits(model, prompt.length, 1);
       const decoder = model.decoder;
+      const choice = await this.tokenChoice(model, req, rendered.text);
       // Reuse the longest common prefix; at least the last prompt token is run again for its logits.
       const cached = Math.min(decoder.kv.commonPrefixLength(prompt), prompt.length - 1);
       decoder.kv.truncate(cached);
@@ -350,7 +445,7 @@ export class WebGpuEngine implements Engine {
           return;
         }
         const chunk = rest.slice(done, done + decoder.maxBatch);
-        next = (await this.guard(() => decoder.forward(chunk))).nextToken;
+        next = choice.taken(await this.guard(() => decoder.forward(chunk, { chooser: choice.chooser })));
         done += chunk.length;
         suspended = true;
         yield { type: 'prefill', done: cached + done, total: prompt.length };
@@ -364,17 +459,30 @@ export class WebGpuEngine implements Engine {
           break;
         }
         if (usage.completionTokens >= req.maxTokens) break;
+        choice.constraint?.accept(next);
         usage.completionTokens++;
-        const text = detokenizer.push(next);
+        const event: Extract<GenerationEvent, { type: 'token' }> = { type: 'token', id: next, text: detokenizer.push(next) };
+        if (choice.sampler) {
+          event.logprob = choice.lastLogprob;
+          if ((req.sampling.top_logprobs ?? 0) > 0) {
+            const [sampled] = await this.guard(() => choice.sampler!.read());
+            event.top = sampled.top.map((t) => ({ id: t.id, text: meta.opened.tokenizer.decode([t.id]), logprob: t.logprob }));
+          }
+        }
         suspended = true;
-        yield { type: 'token', id: next, text };
+        yield event;
         suspended = false;
+        if (choice.constraint?.isComplete()) {
+          finishReason = 'stop';
+          break;
+        }
         if (usage.completionTokens >= req.maxTokens || decoder.kv.length >= model.contextLength) break;
         if (signal?.aborted) {
           finishReason = 'abort';
           break;
         }
-        next = (await this.guard(() => decoder.forward([next]))).nextToken;
+        choice.step++;
+        next = choice.taken(await this.guard(() => decoder.forward([next], { chooser: choice.chooser })));
       }
       suspended = true;
       yield { type: 'done', finishReason, usage };
@@ -383,6 +491,26 @@ export class WebGpuEngine implements Engine {
       release();
     }
   }
+}
+
+interface TokenChoice {
+  sampler: GpuSampler | null;
+  constraint: TokenConstraint | null;
+  /** Index of the token being chosen (the sampler's draw counter). */
+  step: number;
+  lastLogprob: number | undefined;
+  chooser: TokenChooser | undefined;
+  taken: (result: StepResult) => number;
+}
+
+function markersOf(source: ModelSource): ChatFormatMarkers {
+  return { ...DEFAULT_MARKERS, ...source.markers };
+}
+
+/** Whether the prompt opened a thinking block the output starts inside ('open'), may open one, or not. */
+function thinkingModeOf(promptText: string, enableThinking: boolean, markers: ChatFormatMarkers): ThinkingMode {
+  if (promptText.trimEnd().endsWith(markers.thinkStart)) return 'open';
+  return enableThinking ? 'optional' : 'none';
 }
 
 function stopTokensOf(config: ModelConfig, tokenizer: ModelTokenizer): Set<number> {

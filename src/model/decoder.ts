@@ -315,7 +315,8 @@ export class Decoder {
         for (let r = 0; r < logitsRows; r++) logits.push(all.subarray(r * this.config.vocabSize, (r + 1) * this.config.vocabSize));
       }
       this.gpu.throwIfFailed();
-      if (next >= this.config.vocabSize) throw new GpuError('internal', `argmax returned ${next}: the logits are NaN (a kernel or weight fault)`);
+      // argmax gives an id past the vocabulary only for NaN logits; a chooser may signal "none" that way (the caller decides).
+      if (next >= this.config.vocabSize && !this.chooser) throw new GpuError('internal', `argmax returned ${next}: the logits are NaN (a kernel or weight fault)`);
       this.kv.truncate(pos0);
       this.kv.append(chunk);
       this.gpuNextToken = next;

@@ -158,6 +158,55 @@ describe('WebGPU engine', () => {
     }
   });
 
+  test('sampling: a seed gives the same tokens every time, with logprobs and top alternatives', async () => {
+    const engine = engineFor();
+    try {
+      const sampled = (seed: number) =>
+        collect(engine.generate(request(CHAT, { maxTokens: 10, sampling: { temperature: 1, top_p: 0.95, seed, top_logprobs: 3 } })));
+      const a = await sampled(42);
+      const b = await sampled(42);
+      const c = await sampled(7);
+      expect(tokensOf(a)).toEqual(tokensOf(b));
+      expect(tokensOf(a).length).toBeGreaterThan(0);
+      const greedy = tokensOf(await collect(engine.generate(request(CHAT, { maxTokens: 10 }))));
+      // Random models have flat distributions: different seeds (and greedy) part ways within 10 tokens.
+      expect(tokensOf(c)).not.toEqual(tokensOf(a));
+      expect(greedy).not.toEqual(tokensOf(a));
+      for (const e of a) {
+        if (e.type !== 'token') continue;
+        expect(e.logprob).toBeLessThanOrEqual(0);
+        expect(e.top).toHaveLength(3);
+        const top = e.top!;
+        expect(top[0].logprob).toBeGreaterThanOrEqual(top[1].logprob);
+        expect(top[1].logprob).toBeGreaterThanOrEqual(top[2].logprob);
+        expect(e.logprob!).toBeLessThanOrEqual(top[0].logprob + 1e-6);
+      }
+    } finally {
+      await engine.dispose();
+    }
+  });
+
+  test('constrained decoding: a JSON schema holds the output to it', async () => {
+    const engine = engineFor();
+    try {
+      const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
+      await engine.checkConstraint('tiny', { kind: 'json_schema', schema });
+      for (const seed of [1, 2, 3]) {
+        const events = await collect(
+          engine.generate(request(CHAT, { maxTokens: 40, sampling: { temperature: 1, top_p: 1, seed }, constraint: { kind: 'json_schema', schema } })),
+        );
+        const text = events.map((e) => (e.type === 'token' ? e.text : '')).join('');
+        const done = doneOf(events);
+        console.log(`json_schema seed ${seed}: ${done.finishReason} ${JSON.stringify(text)}`);
+        // Seeded, so deterministic: these seeds all close the object within 40 tokens.
+        expect(done.finishReason).toBe('stop');
+        expect(JSON.parse(text)).toEqual({ ok: expect.any(Boolean) });
+      }
+    } finally {
+      await engine.dispose();
+    }
+  });
+
   test('a consumer that aborts and stops pulling events does not block the next request', async () => {
     const engine = engineFor();
     try {
@@ -177,11 +226,12 @@ describe('WebGPU engine', () => {
     }
   });
 
-  test('clear errors: unknown model 404, unsupported constraint 400, prompt longer than the context 400', async () => {
+  test('clear errors: unknown model 404, invalid schema 400, prompt longer than the context 400', async () => {
     const engine = engineFor({ contextLength: 32 });
     try {
       await expect(collect(engine.generate({ ...request(CHAT), model: 'nope' }))).rejects.toMatchObject({ name: 'EngineError', status: 404, param: 'model' });
-      await expect(engine.checkConstraint('tiny', { kind: 'json_schema', schema: null })).rejects.toMatchObject({ status: 400 });
+      await expect(engine.checkConstraint('tiny', { kind: 'json_schema', schema: { type: 'foo' } })).rejects.toMatchObject({ status: 400, param: 'text.format.schema' });
+      await expect(engine.checkConstraint('tiny', { kind: 'json_schema', schema: null })).resolves.toBeUndefined();
       await expect(engine.checkConstraint('tiny', { kind: 'none' })).resolves.toBeUndefined();
       const long: ChatMessage[] = [{ role: 'user', content: 'word '.repeat(100) }];
       const error = await collect(engine.generate(request(long))).catch((e: unknown) => e);
