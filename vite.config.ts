@@ -50,6 +50,8 @@ export default defineConfig(({ mode }) => {
   }
   if (mode === 'lib') {
     return {
+      // Relative asset URLs, so the engine worker chunk is found next to the library wherever it is served.
+      base: './',
       publicDir: false,
       build: {
         outDir: 'dist/lib',

@@ -11,3 +11,5 @@ export { createResponsesHandler, type ResponsesHandlerOptions } from './response
 export { createIndexedDbStore, openIndexedDbStore } from './store/indexeddb-store';
 export { createMemoryStore } from './store/memory-store';
 export type { ResponseStore, StoredResponse } from './store/types';
+export { startEngineWorkerFallback, type EngineWorkerFallback } from './sw/worker-fallback-client';
+export { modelEventsChannelName, type ManagedModel, type ModelEvent } from './sw/model-manager';

@@ -1,6 +1,8 @@
 // installResponsesShim(): what a page (the demo, a web IDE) calls to get `/v1/*` answered by the in-browser runtime.
 // It registers the service worker, waits until the worker controls this page, reports model-load progress that the
-// worker broadcasts, and resolves once `GET /v1/models` answers from the worker.
+// worker broadcasts, and resolves once `GET /v1/models` answers from the worker. Where the service worker has no
+// WebGPU (Safari), it asks this page to host the engine in a dedicated worker and relays /v1 to it.
+import { startEngineWorkerFallback, type EngineWorkerFallback } from '../sw/worker-fallback-client';
 
 export interface ShimProgress {
   phase: 'registering' | 'activating' | 'loading-model' | 'ready';
@@ -18,6 +20,11 @@ export interface InstallResponsesShimOptions {
   onProgress?: (progress: ShimProgress) => void;
   /** Give up after this long (default 60 s). */
   timeoutMs?: number;
+  /**
+   * Run the engine in a dedicated worker of this page and relay /v1 to it even where the service worker has WebGPU
+   * (Safari needs no option: its worker asks the page).
+   */
+  forceWorkerFallback?: boolean;
 }
 
 export interface ResponsesShim {
@@ -25,6 +32,8 @@ export interface ResponsesShim {
   /** `location.origin + '/v1'` adjusted to the scope: pass it as the `openai` SDK's `baseURL`. */
   baseURL: string;
   models: { id: string }[];
+  /** The page's side of the dedicated-worker fallback (idle unless the service worker asks for it). */
+  engineWorker: EngineWorkerFallback;
 }
 
 export const progressChannelName = 'webgpu-responses-progress';
@@ -40,7 +49,9 @@ export async function installResponsesShim(options: InstallResponsesShimOptions 
     report({ phase: 'registering' });
     // Ask the browser not to evict stored responses and cached models when disk runs low (it may say no).
     void navigator.storage?.persist?.().catch(() => false);
-    const swUrl = options.serviceWorkerUrl ?? new URL('sw.js', document.baseURI);
+    const engineWorker = startEngineWorkerFallback();
+    const swUrl = new URL(options.serviceWorkerUrl ?? new URL('sw.js', document.baseURI));
+    if (options.forceWorkerFallback) swUrl.searchParams.set('engine', 'worker');
     const registration = await navigator.serviceWorker.register(swUrl, options.scope ? { scope: options.scope } : undefined);
     report({ phase: 'activating' });
     if (!navigator.serviceWorker.controller) {
@@ -58,7 +69,7 @@ export async function installResponsesShim(options: InstallResponsesShimOptions 
       if (response?.ok) {
         const body = (await response.json()) as { data: { id: string }[] };
         report({ phase: 'ready' });
-        return { registration, baseURL, models: body.data };
+        return { registration, baseURL, models: body.data, engineWorker };
       }
       if (Date.now() > deadline) {
         const detail = response ? await response.text() : 'no answer';
