@@ -146,6 +146,18 @@ export class GpuSampler {
     return this.result;
   }
 
+  /**
+   * A token chooser for the decoder (Decoder.forward's `chooser`): records this sampling step after the forward
+   * pass and copies the token id and its logprob bits into the decoder's 16-byte `out` (words 0 and 1).
+   */
+  chooser(params: SamplingParams, step: number, options: EncodeOptions = {}): (batch: ComputeBatch, a: { logits: GPUBuffer; vocabSize: number; out: GPUBuffer }) => void {
+    return (batch, a) => {
+      if (a.vocabSize !== this.vocabSize) throw new RangeError(`The sampler was made for ${this.vocabSize} tokens, the logits have ${a.vocabSize}`);
+      this.encode(batch, a.logits, params, step, options);
+      batch.copy(this.result, 0, a.out, 0, 8);
+    };
+  }
+
   /** Reads the results of the last submitted step (one entry per stream; the top-N is the same for all). */
   async read(): Promise<SampledToken[]> {
     const streams = this.lastStreams;
