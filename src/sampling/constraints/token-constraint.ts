@@ -33,8 +33,9 @@ function chatFormat(options: CompileOptions): ChatFormatOptions {
   return { markers: options.markers ?? DEFAULT_MARKERS, thinking: options.thinking ?? 'optional' };
 }
 
-const MASK_CACHE_SIZE = 128;
-const GRAMMAR_CACHE_SIZE = 64;
+// Bounded so a browser tab stays small: at a 152k vocabulary a mask is 19 KB (64 masks x 16 grammars = 19 MB at most).
+const MASK_CACHE_SIZE = 64;
+const GRAMMAR_CACHE_SIZE = 16;
 
 /** A compiled constraint shared by every request with the same key. */
 class CompiledConstraint {
