@@ -279,7 +279,12 @@ export class WebGpuEngine implements Engine {
       const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
       const contextLength = this.contextLengthOf(source, config);
       const decoder = await Decoder.create(gpu, config, weights, { maxSeq: contextLength, maxBatch: this.options.maxBatch, pipelines: this.pipelines });
-      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer), contextLength, sampler: null, vocabulary: null };
+      // The sampler's pipelines are compiled at load too, so the first sampled request does not pay for them.
+      const sampler = await createSampler(gpu, config.vocabSize, { pipelines: this.pipelines }).catch((error: unknown) => {
+        decoder.destroy();
+        throw error;
+      });
+      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer), contextLength, sampler: Promise.resolve(sampler), vocabulary: null };
     } catch (error) {
       uploaded.destroy();
       throw error;
