@@ -15,7 +15,7 @@
 // Chromium runs with --enable-dawn-features=allow_unsafe_apis,disable_robustness (benchmarks only, never in the
 // product; `--robust` leaves it off). Options:
 //   --size 20m|100m  --types F16,Q8_0,Q4_0  --no-bundled  --decode-tokens 32  --prefill 128,512  --ttft-tokens 16
-//   --full (every measurement for every model)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --robust  --headline Q8_0  --context-length 1024
+//   --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
@@ -43,6 +43,8 @@ const { values: opt } = parseArgs({
     headline: { type: 'string', default: 'Q8_0' },
     'context-length': { type: 'string', default: '1024' },
     full: { type: 'boolean', default: false },
+    'no-ttft-tools': { type: 'boolean', default: false },
+    'q8-dot4': { type: 'boolean', default: false },
   },
 });
 
@@ -160,6 +162,11 @@ try {
   let roofBytesPerS = roofline.gb_per_s * 1e9;
   log(`roofline ${roofline.gb_per_s} GB/s`);
 
+  if (opt['q8-dot4']) {
+    log('Q8_0 matvec: engine kernel vs dot4I8Packed prototype ...');
+    report.q8_dot4_experiment = await page.evaluate(() => window.__bench.q8Dot4());
+    log(JSON.stringify(report.q8_dot4_experiment.results ?? report.q8_dot4_experiment));
+  }
   const contextLength = Number(opt['context-length']);
   const prefillTokens = opt.prefill.split(',').filter(Boolean).map(Number);
   report.models = [];
@@ -172,7 +179,7 @@ try {
     if (!opt['no-engine']) try {
       const r = await page.evaluate(
         (cfg) => window.__bench.model(cfg),
-        { id: m.id, url: m.url, decodeTokens: Number(opt['decode-tokens']), prefillTokens: prefillFor, ttftTokens: Number(opt['ttft-tokens']), ttftWithTools: complete, profileSteps: Number(opt['profile-steps']), contextLength },
+        { id: m.id, url: m.url, decodeTokens: Number(opt['decode-tokens']), prefillTokens: prefillFor, ttftTokens: Number(opt['ttft-tokens']), ttftWithTools: complete && !opt['no-ttft-tools'], profileSteps: Number(opt['profile-steps']), contextLength },
       );
       Object.assign(entry, r);
       entry.roofline_fraction = roofBytesPerS > 0 ? round((r.weight_bytes_per_token * r.decode_tok_s) / roofBytesPerS, 4) : null;

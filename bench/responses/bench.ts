@@ -21,6 +21,7 @@ import { createWebGpuEngine, type WebGpuEngine } from '../../src/engine/webgpu-e
 import type { Engine, GenerateRequest, GenerationEvent } from '../../src/engine/types.ts';
 import { createResponsesHandler } from '../../src/responses/handler.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
+import { q8Dot4Experiment } from './q8-dot4-experiment.ts';
 
 // ---------------------------------------------------------------- GPU buffer accounting (from outside)
 
@@ -504,9 +505,10 @@ declare global {
     __bench?: {
       roofline: () => Promise<Record<string, unknown>>;
       model: (cfg: ModelBenchConfig) => Promise<Record<string, unknown>>;
+      q8Dot4: () => Promise<Record<string, unknown>>;
     };
   }
 }
 
-window.__bench = { roofline, model: modelBench };
+window.__bench = { roofline, model: modelBench, q8Dot4: () => q8Dot4Experiment() };
 document.getElementById('out')!.textContent = 'ready';
