@@ -19,6 +19,8 @@ export default defineConfig({
           name: 'browser',
           // Kernels and the forward pass (test/gpu) and browser-only storage (test/browser), in headless Chromium.
           include: ['test/gpu/**/*.test.ts', 'test/browser/**/*.test.ts'],
+          // Generated models and llama.cpp's logits for them, made in Node and served to the page.
+          globalSetup: ['test/gpu/forward-fixtures.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,
           browser: {
