@@ -15,7 +15,7 @@
 // Chromium runs with --enable-dawn-features=allow_unsafe_apis,disable_robustness (benchmarks only, never in the
 // product; `--robust` leaves it off). Options:
 //   --size 20m|100m  --types F16,Q8_0,Q4_0  --no-bundled  --decode-tokens 32  --prefill 128,512  --ttft-tokens 16
-//   --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --robust  --headline Q8_0  --context-length 1024
+//   --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
@@ -39,6 +39,7 @@ const { values: opt } = parseArgs({
     'no-wllama': { type: 'boolean', default: false },
     'no-engine': { type: 'boolean', default: false },
     'wllama-threads': { type: 'string', default: '1' },
+    'wllama-gpu-layers': { type: 'string', default: '0' },
     robust: { type: 'boolean', default: false },
     headline: { type: 'string', default: 'Q8_0' },
     'context-length': { type: 'string', default: '1024' },
@@ -194,7 +195,7 @@ try {
       try {
         log(`${m.id}: wllama ...`);
         const w = await page.evaluate((cfg) => window.__wllamaBench(cfg), {
-          url: m.url, decodeTokens: Number(opt['decode-tokens']), prefillTokens: prefillFor, threads: Number(opt['wllama-threads']), contextLength, verbose: Boolean(process.env.BENCH_VERBOSE),
+          url: m.url, decodeTokens: Number(opt['decode-tokens']), prefillTokens: prefillFor, threads: Number(opt['wllama-threads']), gpuLayers: Number(opt['wllama-gpu-layers']), contextLength, verbose: Boolean(process.env.BENCH_VERBOSE),
         });
         entry.wllama = w;
         entry.wllama_decode_tok_s = w.decode_tok_s;

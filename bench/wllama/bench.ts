@@ -59,6 +59,8 @@ export interface WllamaBenchConfig {
   decodeTokens: number;
   prefillTokens: number[];
   threads: number;
+  /** Layers llama.cpp offloads to its WebGPU backend (0: CPU only, the default). */
+  gpuLayers?: number;
   contextLength: number;
   verbose?: boolean;
 }
@@ -72,7 +74,7 @@ async function wllamaBench(cfg: WllamaBenchConfig): Promise<Record<string, unkno
   const wllama = new Wllama({ default: '/node_modules/@wllama/wllama/esm/wasm/wllama.wasm' }, { suppressNativeLog: !cfg.verbose });
   const loadStart = performance.now();
   try {
-    await wllama.loadModel([blob], { n_ctx: cfg.contextLength, n_threads: cfg.threads, n_gpu_layers: 0, n_batch: 512 });
+    await wllama.loadModel([blob], { n_ctx: cfg.contextLength, n_threads: cfg.threads, n_gpu_layers: cfg.gpuLayers ?? 0, n_batch: 512 });
     const loadMs = performance.now() - loadStart;
     const logitBias = await asciiOnlyBias(blob);
     const complete = async (prompt: string, maxTokens: number) => {
@@ -97,7 +99,7 @@ async function wllamaBench(cfg: WllamaBenchConfig): Promise<Record<string, unkno
       prefill.push({ target, prompt_tokens: p ? p.prompt_n + p.cache_n : null, cached_tokens: p?.cache_n ?? null, prefill_ms: p ? round(p.prompt_ms, 2) : null, prefill_tok_s: p ? round(p.prompt_per_second) : null });
     }
     return {
-      library: `@wllama/wllama (llama.cpp ${Wllama.getLibllamaVersion()}) wasm, CPU only (n_gpu_layers 0), n_threads ${cfg.threads}, multi-thread build ${cfg.threads > 1 ? 'if isolated' : 'off'}`,
+      library: `@wllama/wllama (llama.cpp ${Wllama.getLibllamaVersion()}) wasm, ${cfg.gpuLayers ? `WebGPU backend (n_gpu_layers ${cfg.gpuLayers})` : 'CPU only (n_gpu_layers 0)'}, n_threads ${cfg.threads}, multi-thread build ${cfg.threads > 1 ? 'if isolated' : 'off'}`,
       load_ms: round(loadMs, 1),
       banned_non_ascii_tokens: Object.keys(logitBias).length,
       decode_tokens: t?.predicted_n ?? null,
