@@ -15,7 +15,7 @@
 // Chromium runs with --enable-dawn-features=allow_unsafe_apis,disable_robustness (benchmarks only, never in the
 // product; `--robust` leaves it off). Options:
 //   --size 20m|100m  --types F16,Q8_0,Q4_0  --no-bundled  --decode-tokens 32  --prefill 128,512  --ttft-tokens 16
-//   --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
+//   --paired-rounds 3 (headline: engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
@@ -46,6 +46,7 @@ const { values: opt } = parseArgs({
     full: { type: 'boolean', default: false },
     'no-ttft-tools': { type: 'boolean', default: false },
     'q8-dot4': { type: 'boolean', default: false },
+    'paired-rounds': { type: 'string', default: '3' },
   },
 });
 
@@ -206,6 +207,16 @@ try {
       }
       entry.decode_vs_wllama = entry.decode_tok_s && entry.wllama_decode_tok_s ? round(entry.decode_tok_s / entry.wllama_decode_tok_s, 3) : null;
     }
+    // The headline model: engine and wllama decoding in alternation (the fair ratio on a machine whose load moves).
+    if (!opt['no-wllama'] && !opt['no-engine'] && m.type === opt.headline && Number(opt['paired-rounds']) > 0) {
+      try {
+        entry.paired_decode = await page.evaluate((cfg) => window.__bench.paired(cfg), {
+          id: `${m.id}-paired`, url: m.url, tokens: Number(opt['decode-tokens']), rounds: Number(opt['paired-rounds']), contextLength, threads: Number(opt['wllama-threads']),
+        });
+      } catch (error) {
+        entry.paired_decode = { error: String(error?.message ?? error).slice(0, 500) };
+      }
+    }
     entry.load_average_after = loadavg();
     report.models.push(entry);
   }
@@ -226,6 +237,7 @@ try {
     report.decode_tok_s = headline.decode_tok_s ?? null;
     report.roofline_fraction = headline.roofline_fraction ?? null;
     report.wllama_decode_tok_s = headline.wllama_decode_tok_s ?? null;
+    report.decode_vs_wllama_paired = headline.paired_decode?.median_engine_over_wllama ?? null;
   }
 } catch (error) {
   report.error = String(error?.stack ?? error).slice(0, 1000);
@@ -237,7 +249,7 @@ try {
 report.load_average_end = loadavg();
 report.wall_s = Math.round((Date.now() - started) / 1000);
 // The headline fields first.
-const ordered = { decode_tok_s: report.decode_tok_s, roofline_fraction: report.roofline_fraction, wllama_decode_tok_s: report.wllama_decode_tok_s, ...report };
+const ordered = { decode_tok_s: report.decode_tok_s, roofline_fraction: report.roofline_fraction, wllama_decode_tok_s: report.wllama_decode_tok_s, decode_vs_wllama_paired: report.decode_vs_wllama_paired, ...report };
 const json = JSON.stringify(ordered, null, 2);
 mkdirSync(join(ROOT, '.tmp', 'bench'), { recursive: true });
 writeFileSync(join(ROOT, '.tmp', 'bench', 'latest.json'), `${json}\n`);

@@ -22,6 +22,7 @@ import type { Engine, GenerateRequest, GenerationEvent } from '../../src/engine/
 import { createResponsesHandler } from '../../src/responses/handler.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { q8Dot4Experiment } from './q8-dot4-experiment.ts';
+import { openWllama } from '../wllama/bench.ts';
 
 // ---------------------------------------------------------------- GPU buffer accounting (from outside)
 
@@ -500,15 +501,49 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
   return out;
 }
 
+/**
+ * The engine and wllama on the same Blob, both loaded, decoding in alternation (engine, wllama, engine, ...):
+ * the machine's load changes by the minute, so the ratio of neighbouring runs is the fair comparison.
+ */
+async function pairedDecode(cfg: { id: string; url: string; tokens: number; rounds: number; contextLength: number; threads: number }): Promise<Record<string, unknown>> {
+  const cache = await caches.open('bench-models');
+  if (!(await cache.match(cfg.url))) await cache.add(cfg.url);
+  const blob = await (await cache.match(cfg.url))!.blob();
+  const engine = createWebGpuEngine({ models: [{ id: cfg.id, gguf: blob, contextLength: cfg.contextLength }] });
+  const wllama = await openWllama(blob, { threads: cfg.threads, contextLength: cfg.contextLength });
+  try {
+    await engine.load(cfg.id);
+    await generateTimed(engine, cfg.id, 'Warm up.', 4);
+    await wllama.decodeTokS('Warm up.', 4);
+    const engineTokS: number[] = [];
+    const wllamaTokS: number[] = [];
+    const ratios: number[] = [];
+    for (let r = 0; r < cfg.rounds; r++) {
+      const e = await generateTimed(engine, cfg.id, `Round ${r}: tell me a long story about a fox and a dog.`, cfg.tokens);
+      const eTokS = e.decodeMs > 0 ? ((e.tokens - 1) * 1000) / e.decodeMs : 0;
+      const wTokS = (await wllama.decodeTokS(`Round ${r}: tell me a long story about a fox and a dog.`, cfg.tokens)) ?? 0;
+      engineTokS.push(round(eTokS, 3));
+      wllamaTokS.push(round(wTokS, 3));
+      ratios.push(round(wTokS > 0 ? eTokS / wTokS : 0, 3));
+      log(`${cfg.id}: paired round ${r}: engine ${round(eTokS, 2)} tok/s, wllama ${round(wTokS, 2)} tok/s`);
+    }
+    return { tokens: cfg.tokens, rounds: cfg.rounds, engine_tok_s: engineTokS, wllama_tok_s: wllamaTokS, engine_over_wllama: ratios, median_engine_over_wllama: median(ratios), median_engine_tok_s: median(engineTokS), median_wllama_tok_s: median(wllamaTokS) };
+  } finally {
+    await wllama.exit();
+    await engine.dispose();
+  }
+}
+
 declare global {
   interface Window {
     __bench?: {
       roofline: () => Promise<Record<string, unknown>>;
       model: (cfg: ModelBenchConfig) => Promise<Record<string, unknown>>;
       q8Dot4: () => Promise<Record<string, unknown>>;
+      paired: (cfg: { id: string; url: string; tokens: number; rounds: number; contextLength: number; threads: number }) => Promise<Record<string, unknown>>;
     };
   }
 }
 
-window.__bench = { roofline, model: modelBench, q8Dot4: () => q8Dot4Experiment() };
+window.__bench = { roofline, model: modelBench, q8Dot4: () => q8Dot4Experiment(), paired: pairedDecode };
 document.getElementById('out')!.textContent = 'ready';

@@ -29,7 +29,7 @@ function byteLevelDecoder(): Map<string, number> {
  * UTF-8 continuation bytes, and llama.cpp's server (inside wllama) fails to serialise the completion as JSON.
  * Decode speed does not depend on which tokens come out.
  */
-async function asciiOnlyBias(blob: Blob): Promise<Record<string, number>> {
+export async function asciiOnlyBias(blob: Blob): Promise<Record<string, number>> {
   const gguf = await readGguf(blob);
   const tokens = gguf.metadata['tokenizer.ggml.tokens'] as unknown as string[] | undefined;
   const model = String(gguf.metadata['tokenizer.ggml.model'] ?? '');
@@ -66,6 +66,20 @@ export interface WllamaBenchConfig {
 }
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** A loaded wllama on this GGUF Blob and a greedy completion with llama.cpp's timings (for paired runs). */
+export async function openWllama(blob: Blob, options: { threads: number; contextLength: number; gpuLayers?: number }) {
+  const wllama = new Wllama({ default: '/node_modules/@wllama/wllama/esm/wasm/wllama.wasm' }, { suppressNativeLog: true });
+  await wllama.loadModel([blob], { n_ctx: options.contextLength, n_threads: options.threads, n_gpu_layers: options.gpuLayers ?? 0, n_batch: 512 });
+  const logitBias = await asciiOnlyBias(blob);
+  return {
+    decodeTokS: async (prompt: string, maxTokens: number): Promise<number | null> => {
+      const r = await wllama.createCompletion({ prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true, seed: 1, logit_bias: logitBias as never });
+      return r.timings ? r.timings.predicted_per_second : null;
+    },
+    exit: () => wllama.exit(),
+  };
+}
 
 async function wllamaBench(cfg: WllamaBenchConfig): Promise<Record<string, unknown>> {
   const cache = await caches.open('bench-models');
