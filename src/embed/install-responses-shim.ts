@@ -50,7 +50,7 @@ export async function installResponsesShim(options: InstallResponsesShimOptions 
     // Ask the browser not to evict stored responses and cached models when disk runs low (it may say no).
     void navigator.storage?.persist?.().catch(() => false);
     const engineWorker = startEngineWorkerFallback();
-    const swUrl = new URL(options.serviceWorkerUrl ?? new URL('sw.js', document.baseURI));
+    const swUrl = new URL(options.serviceWorkerUrl ?? 'sw.js', document.baseURI);
     if (options.forceWorkerFallback) swUrl.searchParams.set('engine', 'worker');
     const registration = await navigator.serviceWorker.register(swUrl, options.scope ? { scope: options.scope } : undefined);
     report({ phase: 'activating' });
