@@ -51,7 +51,7 @@ export async function runAgent(client: OpenAI, instruction: string, maxSteps = 3
       tools: tools(),
       tool_choice: step === 0 ? { type: 'custom', name: 'apply_patch' } : 'auto',
       previous_response_id: previous,
-      max_output_tokens: 160,
+      max_output_tokens: 256,
       temperature: 0,
     });
     const live = say('');

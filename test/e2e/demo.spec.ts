@@ -60,7 +60,7 @@ test('the openai SDK in a page gets a streamed response and a tool call', async 
         },
       ],
       tool_choice: 'required',
-      max_output_tokens: 64,
+      max_output_tokens: 200,
       temperature: 0,
     });
     const types: string[] = [];
