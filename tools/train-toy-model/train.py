@@ -95,6 +95,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, default=100000, help="conversations to use")
     ap.add_argument("--save-every", type=int, default=10)
+    ap.add_argument("--init", default=None, help="start from this checkpoint's weights (a fresh optimizer)")
+    ap.add_argument("--decay", action="store_true", help="after warmup, decay the rate linearly to 0 at --steps (a cooldown)")
+    ap.add_argument("--out", default="checkpoint.pt", help="checkpoint file name in --data")
     a = ap.parse_args()
 
     torch.manual_seed(a.seed)
@@ -116,6 +119,12 @@ def main():
                     num_hidden_layers=a.layers, num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
                     head_dim=a.head_dim, max_position_embeddings=a.max_len)
     model = ToyQwen3(cfg)
+    if a.init:
+        ck0 = torch.load(a.init)
+        if ck0["config"] != cfg.to_dict():
+            raise SystemExit(f"--init {a.init}: its config {ck0['config']} differs from {cfg.to_dict()}")
+        model.load_state_dict(ck0["state_dict"])
+        print(f"initialised from {a.init} (step {ck0['step']}, seed {ck0['seed']})", flush=True)
     print(f"{sum(p.numel() for p in model.parameters())} parameters: {cfg}", flush=True)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -127,6 +136,8 @@ def main():
         # is reproduced by rerunning with --steps N.
         if step < a.warmup:
             return a.lr * (step + 1) / a.warmup
+        if a.decay:
+            return a.lr * (a.steps - step) / max(1, a.steps - a.warmup)
         return a.lr
 
     order = []
@@ -153,8 +164,8 @@ def main():
                   f"{seen / el:.0f} tok/s elapsed {el:.0f}s", flush=True)
         if (step + 1) % a.save_every == 0 or step == a.steps - 1:
             ck = {"config": cfg.to_dict(), "state_dict": model.state_dict(), "step": step + 1, "seed": a.seed, "args": vars(a)}
-            torch.save(ck, os.path.join(a.data, "checkpoint.tmp"))
-            os.replace(os.path.join(a.data, "checkpoint.tmp"), os.path.join(a.data, "checkpoint.pt"))
+            torch.save(ck, os.path.join(a.data, a.out + ".tmp"))
+            os.replace(os.path.join(a.data, a.out + ".tmp"), os.path.join(a.data, a.out))
     print(f"done: {a.steps} steps in {time.time() - start:.0f}s", flush=True)
 
 
