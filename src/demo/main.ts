@@ -222,9 +222,11 @@ async function start() {
       },
     });
     baseURL = shim.baseURL;
-    modelSelect.replaceChildren(...shim.models.map((m) => new Option(m.id, m.id)));
+    // /v1/models lists each alias as a row of its own (alias_of); the picker shows each model once.
+    const models = shim.models.filter((m) => !(m as { alias_of?: string }).alias_of);
+    modelSelect.replaceChildren(...models.map((m) => new Option(m.id, m.id)));
     progressBar.hidden = true;
-    setStatus(shim.models.length ? `Ready · ${shim.models.length} model(s)` : 'No model is available: import or download one.', !shim.models.length);
+    setStatus(models.length ? `Ready · ${models.map((m) => m.id).join(', ')}` : 'No model is available: import or download one.', !models.length);
   } catch (e) {
     setStatus((e as Error).message, true);
     sendButton.disabled = true;
