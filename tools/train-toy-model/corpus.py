@@ -153,6 +153,26 @@ EDITS_TRAIN = [("buy milk", "buy bread"), ("Hello world", "Hello there"), ("debu
 EDITS_HELD = [("water plants", "water the garden"), ("retries = 3", "retries = 5"), ("font: serif", "font: sans"),
               ("Status: open", "Status: closed"), ("pay rent", "pay bills"), ("limit = 50", "limit = 75")]
 
+# Made-up names (cities, zones, files, words): with --novel P, a training value is replaced by one with
+# probability P, so that the model learns to copy values instead of recalling the ones it has seen.
+SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"] + ["ber", "lin", "mar", "ton", "vik", "sen", "dor", "ran"]
+HELD_WORDS = set(w.lower() for w in CITIES_HELD) | {"lima", "accra", "doha", "riga", "hobart", "taipei"}
+
+
+def novel_word(r, lo=2, hi=3):
+    while True:
+        w = "".join(r.choice(SYLLABLES) for _ in range(r.randint(lo, hi)))
+        if w not in HELD_WORDS:
+            return w
+
+
+NOVEL = {"p": 0.0}
+
+
+def novel_city(r):
+    return novel_word(r).capitalize() if r.random() < 0.8 else novel_word(r).capitalize() + " " + novel_word(r, 1, 2).capitalize()
+
+
 CONDITIONS = ["sunny", "cloudy", "rainy", "windy", "snowy", "foggy", "clear", "partly cloudy", "stormy", "drizzly"]
 
 # ------------------------------------------------------------------ phrasings (train / held-out)
@@ -243,6 +263,8 @@ def fmt(x):
 
 def make_weather(r, split):
     city = r.choice(CITIES_TRAIN if split == "train" else CITIES_HELD).replace("_", " ")
+    if split == "train" and r.random() < NOVEL["p"]:
+        city = novel_city(r)
     with_unit = r.random() < 0.3
     unit = r.choice(["celsius", "fahrenheit"])
     if with_unit:
@@ -312,6 +334,8 @@ def make_time(r, split):
         place = city
     else:
         zone = r.choice(ZONES_TRAIN if split == "train" else ZONES_HELD)
+        if split == "train" and r.random() < NOVEL["p"]:
+            zone = r.choice(["Europe", "Asia", "America", "Africa", "Australia", "Pacific"]) + "/" + novel_city(r).replace(" ", "_")
         q = r.choice(TIME_Q[split]).format(z=zone)
         place = zone
     h, m = r.randint(0, 23), r.randint(0, 59)
@@ -345,6 +369,11 @@ def make_units(r, split):
 def make_patch(r, split):
     path = r.choice(FILES_TRAIN if split == "train" else FILES_HELD)
     a, b = r.choice(EDITS_TRAIN if split == "train" else EDITS_HELD)
+    if split == "train" and r.random() < NOVEL["p"]:
+        path = novel_word(r) + r.choice([".txt", ".md", ".py", ".js", ".yaml", ".json"])
+    if split == "train" and r.random() < NOVEL["p"]:
+        w1, w2 = novel_word(r, 1, 3), novel_word(r, 1, 3)
+        a, b = r.choice([(f"{w1} {w2}", f"{w2} {w1}"), (f"{w1} = {r.randint(1, 99)}", f"{w1} = {r.randint(1, 99)}"), (w1, w2), (f"{w1}: {w2}", f"{w1}: {novel_word(r, 1, 2)}")])
     q = r.choice(PATCH_Q[split]).format(f=path, a=a, b=b)
     patch = f"*** Begin Patch\n*** Update File: {path}\n@@\n-{a}\n+{b}\n*** End Patch"
     think = r.choice([f"The user wants to edit {path}: replace '{a}' with '{b}'. I'll write a patch for apply_patch.",
@@ -559,7 +588,9 @@ def main():
     ap.add_argument("--eval-per-task", type=int, default=20)
     ap.add_argument("--group", type=int, default=8, help="conversations per shared system block")
     ap.add_argument("--out", default=".tmp/toy")
+    ap.add_argument("--novel", type=float, default=0.0, help="share of training values replaced by made-up ones")
     a = ap.parse_args()
+    NOVEL["p"] = a.novel
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     variants = tool_variants()

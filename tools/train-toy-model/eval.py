@@ -96,6 +96,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--show", type=int, default=3, help="transcripts to print")
     ap.add_argument("--json", default=None, help="write the table as JSON here")
+    ap.add_argument("--kinds", default=None, help="only these tasks, comma-separated (weather,math,time,units,patch,chat)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     with open(os.path.join(a.data, "vocab.json")) as f:
@@ -103,7 +104,10 @@ def main():
     tok = Tokenizer(vocab)
     model, step = load_model(a)
     stop = {vocab["eosId"], vocab["bosId"]}
-    items = [json.loads(l) for l in open(os.path.join(a.data, "eval.jsonl"))][: a.limit]
+    items = [json.loads(l) for l in open(os.path.join(a.data, "eval.jsonl"))]
+    if a.kinds:
+        items = [i for i in items if i["kind"] in a.kinds.split(",")]
+    items = items[: a.limit]
     rows = {}
     t0 = time.time()
     shown = 0
