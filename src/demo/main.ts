@@ -3,6 +3,7 @@
 // and live time-to-first-token and tokens/s. It talks to the runtime only over HTTP, like any other client.
 import { installResponsesShim } from '../embed/install-responses-shim';
 import { demoFileName, demoTools, runDemoTool, type DemoToolState } from './demo-tools';
+import { mountModelPanel } from './model-panel';
 import { readServerSentEvents } from './sse';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -223,9 +224,17 @@ async function start() {
     });
     baseURL = shim.baseURL;
     // /v1/models lists each alias as a row of its own (alias_of); the picker shows each model once.
-    const models = shim.models.filter((m) => !(m as { alias_of?: string }).alias_of);
+    const pick = (rows: { id: string; alias_of?: string }[]) => rows.filter((m) => !m.alias_of);
+    const models = pick(shim.models);
     modelSelect.replaceChildren(...models.map((m) => new Option(m.id, m.id)));
     progressBar.hidden = true;
+    mountModelPanel($<HTMLElement>('models'), baseURL, async () => {
+      const response = await fetch(`${baseURL}/models`);
+      if (!response.ok) return;
+      const selected = modelSelect.value;
+      const rows = pick(((await response.json()) as { data: { id: string; alias_of?: string }[] }).data);
+      modelSelect.replaceChildren(...rows.map((m) => new Option(m.id, m.id, false, m.id === selected)));
+    });
     setStatus(models.length ? `Ready · ${models.map((m) => m.id).join(', ')}` : 'No model is available: import or download one.', !models.length);
   } catch (e) {
     setStatus((e as Error).message, true);

@@ -2,7 +2,8 @@
 // a tool call and a final answer rendered; the `openai` SDK in a page gets a streamed response and a tool call;
 // the web-IDE example applies a patch to its file. Screenshots of each go to .tmp/screenshots and must not be blank.
 import { expect, test, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { makeTestModel } from '../support/test-models.ts';
 
 const shots = '.tmp/screenshots';
 mkdirSync(shots, { recursive: true });
@@ -93,4 +94,25 @@ test('the web-IDE example applies a patch from the agent to its file', async ({ 
   expect(outcome.patches, log ?? '').toBeGreaterThan(0);
   expect(await page.inputValue('#editor')).not.toBe(before);
   await screenshotNotBlank(page, 'web-ide');
+});
+
+test('the demo imports a local GGUF file through its model panel, lists it with storage use and can answer with it', async ({ page }) => {
+  const model = await makeTestModel({ arch: 'llama', type: 'Q4_0', seed: 11 });
+  copyFileSync(model.ggufPath, '.tmp/demo-import.gguf');
+  await page.goto('/');
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  await expect(page.locator('#models .storage')).toContainText('Storage:');
+  await expect(page.locator('#models li').first()).toContainText('toy-qwen3');
+  await page.setInputFiles('#models input[type=file]', '.tmp/demo-import.gguf');
+  await expect(page.locator('#models [role=status]')).toHaveText('demo-import.gguf imported.', { timeout: 60_000 });
+  await expect(page.locator('#models li', { hasText: 'demo-import' })).toContainText('downloaded');
+  await expect(page.locator('#model option', { hasText: 'demo-import' })).toHaveCount(1);
+  await page.selectOption('#model', 'demo-import');
+  await page.fill('#max-tokens', '8');
+  await page.uncheck('#tools');
+  await page.fill('#prompt', 'Hello');
+  await page.click('#send');
+  await expect(page.locator('#send')).toBeEnabled({ timeout: 120_000 });
+  await expect(page.locator('#stats')).toContainText('tokens/s');
+  await expect(page.locator('.assistant .error')).toHaveCount(0);
 });
