@@ -9,6 +9,7 @@ import matmulF16Code from '../../shaders/matmul_f16.wgsl?raw';
 import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import softmaxCode from '../../shaders/softmax.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
+import matmulQuantCode from '../../shaders/matmul_quant.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
 import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
@@ -32,10 +33,14 @@ export const matmulF16: KernelSource = { name: 'matmul_f16', code: matmulF16Code
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const softmax: KernelSource = { name: 'softmax', code: softmaxCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
-export const matmulQ8_0: KernelSource = { name: 'matmul_q8_0', code: matmulQ8_0Code };
-export const matmulQ4_0: KernelSource = { name: 'matmul_q4_0', code: matmulQ4_0Code };
-export const matmulQ4K: KernelSource = { name: 'matmul_q4_k', code: matmulQ4KCode };
-export const matmulQ6K: KernelSource = { name: 'matmul_q6_k', code: matmulQ6KCode };
+// The quantized product kernels share one skeleton (shaders/matmul_quant.wgsl: bindings, tiling, reduction,
+// output) and differ only in block decoding (shaders/matmul_<type>.wgsl defines BLOCK_WORDS, BLOCK_ELEMENTS and
+// accumulate_block, which the skeleton calls). WGSL has no #include, so each kernel is composed here and
+// nowhere else; the rest of the code sees four ordinary kernel sources.
+export const matmulQ8_0: KernelSource = { name: 'matmul_q8_0', code: composeWgsl(matmulQ8_0Code, matmulQuantCode) };
+export const matmulQ4_0: KernelSource = { name: 'matmul_q4_0', code: composeWgsl(matmulQ4_0Code, matmulQuantCode) };
+export const matmulQ4K: KernelSource = { name: 'matmul_q4_k', code: composeWgsl(matmulQ4KCode, matmulQuantCode) };
+export const matmulQ6K: KernelSource = { name: 'matmul_q6_k', code: composeWgsl(matmulQ6KCode, matmulQuantCode) };
 export const embedding: KernelSource = { name: 'embedding', code: embeddingCode };
 export const rope: KernelSource = { name: 'rope', code: ropeCode };
 export const attention: KernelSource = { name: 'attention', code: attentionCode };
@@ -46,3 +51,11 @@ export const argmax: KernelSource = { name: 'argmax', code: argmaxCode };
 export const logitsProcess: KernelSource = { name: 'logits_process', code: logitsProcessCode };
 export const logitsBias: KernelSource = { name: 'logits_bias', code: logitsBiasCode };
 export const sampleToken: KernelSource = { name: 'sample_token', code: sampleTokenCode };
+
+/**
+ * One WGSL module from parts, in order: WGSL module-scope declarations may use each other in any order, so
+ * concatenation is enough. The first part comes first so that compiler line numbers in it stay exact.
+ */
+function composeWgsl(...parts: string[]): string {
+  return parts.join('\n');
+}

@@ -1,0 +1,164 @@
+// matmul_quant: the skeleton shared by the quantized product kernels matmul_q8_0, matmul_q4_0, matmul_q4_k and
+// matmul_q6_k: Y[M, N] (+)= X[M, K] · Wᵀ (+ bias) with W quantized, dequantized on the fly. M = 1 is the decode
+// matvec (y = W·x); M > 1 is prefill.
+//
+// Not a kernel by itself. WGSL has no #include, so src/gpu/shaders.ts (composeWgsl) builds each kernel's source
+// as its type's file (shaders/matmul_<type>.wgsl) followed by this one; module-scope declarations may come in any
+// order. This file holds what is the same for every type: bindings, params, overrides, the tile of 4 rows ×
+// TILE_M tokens, the loop over blocks, the K_SPLIT reduction and the output write (bias, accumulate). The type's
+// file defines only its block format and decoding:
+//   const BLOCK_WORDS: u32     u32 words per block of one row;
+//   const BLOCK_ELEMENTS: u32  weights per block (a multiple of 4; k is a multiple of it);
+//   fn accumulate_block(o0, o1, o2, o3: u32, xb: u32, x0, x1, x2, x3: u32,
+//                       acc0, acc1, acc2, acc3: ptr<function, vec4<f32>>)
+//       adds to *acc_t, for token t0 + t (t < TILE_M; the others may be left alone or get any value), the dot
+//       products of rows row0 .. row0 + 3 (the components) of the block whose words start at w[o0] .. w[o3] with
+//       the block's x values, which start at x[x_t + xb] (vec4 index).
+// The type's code may call dot4 below. Keep each type's tricks there (decoding scales once per block, grouping)
+// and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
+//
+// Bindings (group 0):
+//   0 w      array<u32>  the blocks, row-major [n rows, k / BLOCK_ELEMENTS blocks], BLOCK_WORDS u32 each (the
+//                        format is in the type's file). Rows [0, n) of this row range (a tensor split by rows
+//                        binds each range).
+//   1 x      array<vec4<f32>>  X [m, k] f32 row-major (k a multiple of BLOCK_ELEMENTS).
+//   2 bias   array<f32>  bias [y_offset + n] (read only when HAS_BIAS; bind any buffer otherwise).
+//   3 y      array<f32>  Y, row t of Y at t*y_stride; this range's outputs at columns [y_offset, y_offset + n).
+//   4 params uniform { n, k, m, y_offset, y_stride }.
+// Each invocation computes 4 consecutive rows (a vec4 per token) for TILE_M tokens, so every weight word is
+// dequantized once per TILE_M tokens and every x value serves 4 rows. K_SPLIT invocations may share the 4 rows (each
+// takes every K_SPLIT-th block; partial sums added in workgroup memory): 1 on CPU adapters, more on GPUs.
+// Overrides: WORKGROUP_SIZE; K_SPLIT (a power of two dividing WORKGROUP_SIZE); TILE_M (1..4 tokens per
+//   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused).
+// Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
+//   x and y; see src/gpu/dispatch.ts).
+
+struct Params {
+  n: u32,
+  k: u32,
+  m: u32,
+  y_offset: u32,
+  y_stride: u32,
+}
+
+@group(0) @binding(0) var<storage, read> w: array<u32>;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+override WORKGROUP_SIZE: u32 = 64;
+override K_SPLIT: u32 = 1;
+override TILE_M: u32 = 1;
+override HAS_BIAS: bool = false;
+override ACCUMULATE: bool = false;
+
+var<workgroup> partial: array<vec4<f32>, WORKGROUP_SIZE>;
+
+// (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights.
+fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
+}
+
+// The sum over the K_SPLIT invocations sharing these rows (uniform control flow: every invocation calls it).
+fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> {
+  partial[lid] = value;
+  workgroupBarrier();
+  for (var stride = K_SPLIT >> 1u; stride > 0u; stride >>= 1u) {
+    if (lane < stride) {
+      partial[lid] += partial[lid + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[lid - lane];
+  workgroupBarrier();
+  return total;
+}
+
+// Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked.
+fn store(token: u32, row0: u32, value: vec4<f32>) {
+  if (token >= params.m) {
+    return;
+  }
+  for (var i = 0u; i < 4u; i++) {
+    let row = row0 + i;
+    if (row < params.n) {
+      let column = params.y_offset + row;
+      let index = token * params.y_stride + column;
+      var result = value[i];
+      if (HAS_BIAS) {
+        result += bias[column];
+      }
+      if (ACCUMULATE) {
+        result += y[index];
+      }
+      y[index] = result;
+    }
+  }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let n = params.n;
+  let m = params.m;
+  let rows_per_group = 4u * (WORKGROUP_SIZE / K_SPLIT);
+  let row_groups = (n + rows_per_group - 1u) / rows_per_group;
+  let wg = wid.x + wid.y * nwg.x;
+  let t0 = (wg / row_groups) * TILE_M;
+  if (t0 >= m) {
+    return;
+  }
+  let lane = lid % K_SPLIT;
+  let row0 = (wg % row_groups) * rows_per_group + (lid / K_SPLIT) * 4u;
+  let blocks = params.k / BLOCK_ELEMENTS;
+  // Rows and tokens past the end compute on the last ones and are not written: no branches in the loop.
+  let last = n - 1u;
+  let w0 = min(row0, last) * blocks * BLOCK_WORDS;
+  let w1 = min(row0 + 1u, last) * blocks * BLOCK_WORDS;
+  let w2 = min(row0 + 2u, last) * blocks * BLOCK_WORDS;
+  let w3 = min(row0 + 3u, last) * blocks * BLOCK_WORDS;
+  let k4 = params.k / 4u;
+  let x0 = min(t0, m - 1u) * k4;
+  let x1 = min(t0 + 1u, m - 1u) * k4;
+  let x2 = min(t0 + 2u, m - 1u) * k4;
+  let x3 = min(t0 + 3u, m - 1u) * k4;
+
+  // acc_t: token t0 + t, rows row0 .. row0 + 3.
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
+  for (var b = lane; b < blocks; b += K_SPLIT) {
+    let o = b * BLOCK_WORDS;
+    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b * (BLOCK_ELEMENTS / 4u), x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
+  }
+
+  if (K_SPLIT > 1u) {
+    acc0 = sum_over_split(acc0, lid, lane);
+    if (TILE_M > 1u) {
+      acc1 = sum_over_split(acc1, lid, lane);
+    }
+    if (TILE_M > 2u) {
+      acc2 = sum_over_split(acc2, lid, lane);
+    }
+    if (TILE_M > 3u) {
+      acc3 = sum_over_split(acc3, lid, lane);
+    }
+  }
+  if (lane == 0u) {
+    store(t0, row0, acc0);
+    if (TILE_M > 1u) {
+      store(t0 + 1u, row0, acc1);
+    }
+    if (TILE_M > 2u) {
+      store(t0 + 2u, row0, acc2);
+    }
+    if (TILE_M > 3u) {
+      store(t0 + 3u, row0, acc3);
+    }
+  }
+}
