@@ -110,3 +110,15 @@ ${parts.join('\n<br>\n')}
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, html);
 }
+
+// `node bench/report/html.mjs runs/<run>.json [out.html]`: the chart of a kept run (runs/ keeps only the JSON).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { readFileSync } = await import('node:fs');
+  const [input, output = input.replace(/\.json$/, '.html')] = process.argv.slice(2);
+  if (!input) {
+    console.error('usage: node bench/report/html.mjs <run.json> [out.html]');
+    process.exit(2);
+  }
+  writeHtmlReport(JSON.parse(readFileSync(input, 'utf8')), output);
+  console.log(output);
+}
