@@ -34,7 +34,20 @@ if (!check) {
       const response = await fetch('v1/responses', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ input: 'What is 2 + 3?', stream: true, max_output_tokens: 48, temperature: 0 }),
+        body: JSON.stringify({
+          input: 'What is 2 + 3?',
+          stream: true,
+          max_output_tokens: 64,
+          temperature: 0,
+          tools: [
+            {
+              type: 'function',
+              name: 'calculator',
+              description: 'Evaluate an arithmetic expression.',
+              parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'], additionalProperties: false },
+            },
+          ],
+        }),
       });
       return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
     });
@@ -43,6 +56,10 @@ if (!check) {
     for (const line of answer.body.split('\n')) {
       if (!line.startsWith('data: ')) continue;
       const event = JSON.parse(line.slice(6));
+      if (event.type === 'response.output_item.added') {
+        const item = event.item;
+        process.stdout.write(`\n[${item.type}${item.name ? ` ${item.name}` : ''}${item.phase ? ` ${item.phase}` : ''}] `);
+      }
       if (event.type?.endsWith('.delta')) {
         text += event.delta;
         process.stdout.write(event.delta);
