@@ -4,6 +4,7 @@
 // limit is split into row ranges, one buffer each. Progress is reported in file bytes, per file and overall.
 // On any failure every buffer this call created is destroyed before the error propagates.
 
+import { paddedWeightBytes } from '../gpu/dispatch.ts';
 import type { ByteSource } from './byte-source.ts';
 import { toGpuLayout } from './dequantize.ts';
 import type { GgufFile } from './gguf.ts';
@@ -130,7 +131,8 @@ class TensorWriter {
     const parts: GpuTensorPart[] = [];
     for (let rowStart = 0; rowStart < rows; rowStart += this.rowsPerPart) {
       const rowCount = Math.min(this.rowsPerPart, rows - rowStart);
-      const size = Math.max(4, (rowCount * this.rowGpuBytes + 3) & ~3);
+      // Padded to 16 bytes: the product kernels read weights as vec4 words (src/gpu/dispatch.ts conventions).
+      const size = paddedWeightBytes(rowCount * this.rowGpuBytes);
       const label = rowCount === rows ? name : `${name}[rows ${rowStart}..${rowStart + rowCount})`;
       const buffer = device.createBuffer({ label, size, usage });
       created.push(buffer);
