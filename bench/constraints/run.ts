@@ -2,7 +2,7 @@
 // per-token cost of `allowedMask()` + `accept()` while feeding a valid document token by token (greedy
 // longest-match tokenization) through a synthetic byte-level vocabulary of realistic size.
 // Run: npx tsx bench/constraints/run.ts [vocabSize=151936]
-import { readFileSync } from 'node:fs';
+import { applyPatchLarkGrammar } from '../../src/demo/apply-patch-grammar.ts';
 import type { ConstraintSpec } from '../../src/engine/types.ts';
 import { checkConstraintSpec, compileConstraint, type Vocabulary } from '../../src/sampling/constraints/index.ts';
 import { tokenTrieFor } from '../../src/sampling/constraints/token-trie.ts';
@@ -64,7 +64,7 @@ function tokenize(text: string, vocab: Vocabulary): number[] {
   return ids;
 }
 
-const patchGrammar = readFileSync(new URL('../../test/unit/constraints/fixtures/apply_patch.lark', import.meta.url), 'utf8');
+const patchGrammar = applyPatchLarkGrammar;
 const weather = {
   type: 'object',
   properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } },

@@ -11,7 +11,7 @@ import { type TestDecoder, decoderFromGguf, fetchGguf, loadFixtureIndex, sharedG
 import { validateJson } from '../unit/constraints/json-schema-validator.ts';
 import { checkPatch } from '../unit/constraints/patch-checker.ts';
 import { extractToolCalls } from '../unit/constraints/random-walk.ts';
-import applyPatchGrammar from '../unit/constraints/fixtures/apply_patch.lark?raw';
+import { applyPatchLarkGrammar as applyPatchGrammar } from '../../src/demo/apply-patch-grammar.ts';
 
 let model: TestDecoder;
 let vocab: Vocabulary;

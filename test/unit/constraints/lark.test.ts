@@ -1,15 +1,16 @@
 // Lark grammars: the apply_patch grammar (a fixture written from the patch format) yields only patches that an
 // independent line-based checker accepts, accepts hand-written patches and rejects broken ones; the parser
 // handles the Lark features custom tools use and reports syntax errors with their position.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConstraintError, checkConstraintSpec, compileConstraint, customToolGrammar } from '../../../src/sampling/constraints/index.ts';
 import { textMatcher } from './matcher-for-tests.ts';
+import { applyPatchLarkGrammar } from '../../../src/demo/apply-patch-grammar.ts';
 import { checkPatch } from './patch-checker.ts';
 import { decodeStrict, extractToolCalls, randomWalk } from './random-walk.ts';
 import { byteLevelVocabulary } from './test-vocabulary.ts';
 
-const APPLY_PATCH = readFileSync(new URL('./fixtures/apply_patch.lark', import.meta.url), 'utf8');
+// The product's apply_patch grammar (the demo and the web-IDE example send it), not a copy of it.
+const APPLY_PATCH = applyPatchLarkGrammar;
 const lark = (definition: string) => textMatcher(customToolGrammar('t', { syntax: 'lark', definition }));
 
 const VALID_PATCHES = [
