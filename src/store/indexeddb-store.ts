@@ -1,17 +1,28 @@
 // The browser ResponseStore: response history and the reasoning key in IndexedDB, through `idb`.
 //
 // Object stores (schema version RESPONSE_DB_VERSION, built step by step in `schemaSteps`):
-//   responses  keyPath id  { id, response, createdAt }   the Response object as the API returns it
+//   responses  keyPath id  { id, response, createdAt, owner }   the Response object as the API returns it;
+//              index `by-status` on response.status (version 2)
 //   histories  keyPath id  { id, history, inputItems }   what `previous_response_id` replays
 //   keys       keyPath id  { id: 'reasoning', key }      the non-extractable AES-GCM CryptoKey itself
 // A response and its history are always written and deleted in one transaction, so a reader never sees
 // one without the other, and a write resolves only after its transaction committed with strict durability. Every failure surfaces as a StoreError: 'unavailable' (no IndexedDB, open
 // blocked or refused), 'quota' (QuotaExceededError) or 'failed' (anything else).
+//
+// Runs left by a worker that died. Each store instance (one per worker life: the service worker's, or a page's
+// engine worker's) has a random `owner` id, holds the Web Lock `ownerLockName(name, owner)` from its first open
+// until it is closed or its worker dies, and stamps its id on every response row it writes. A background response
+// is finished by the instance that started it, so a row still `queued`/`in_progress` whose owner no longer holds
+// its lock (or that has no owner: written before version 2) will never finish: every open of the database marks
+// such rows `failed` (error `server_error`, ABANDONED_RUN_MESSAGE) in one transaction. Rows of owners that live
+// (another tab's engine worker, this instance) are left alone. Without Web Locks nothing is swept (liveness cannot
+// be told).
 
 import {
   openDB,
   type DBSchema,
   type IDBPDatabase,
+  type IDBPIndex,
   type IDBPTransaction,
   type StoreNames,
 } from 'idb';
@@ -24,6 +35,8 @@ interface ResponseRow {
   id: string;
   response: { [key: string]: JsonValue };
   createdAt: number;
+  /** The store instance that last wrote the row (absent on rows written before schema version 2). */
+  owner?: string;
 }
 
 interface HistoryRow {
@@ -39,7 +52,7 @@ interface KeyRow {
 }
 
 export interface ResponseDbSchema extends DBSchema {
-  responses: { key: string; value: ResponseRow };
+  responses: { key: string; value: ResponseRow; indexes: { 'by-status': string } };
   histories: { key: string; value: HistoryRow };
   keys: { key: string; value: KeyRow };
 }
@@ -59,13 +72,32 @@ const schemaSteps: ReadonlyArray<(db: ResponseDb, transaction: UpgradeTransactio
     db.createObjectStore('histories', { keyPath: 'id' });
     db.createObjectStore('keys', { keyPath: 'id' });
   },
+  // 1 -> 2: responses by status, to find unfinished background runs without reading every response
+  // (rows keep their data; rows without an `owner` count as left by a worker that is gone).
+  (_db, transaction) => {
+    transaction.objectStore('responses').createIndex('by-status', 'response.status');
+  },
 ];
 
 export const RESPONSE_DB_VERSION = schemaSteps.length;
 
 const REASONING_KEY_ID = 'reasoning';
 
+/** Statuses of a background response that its owner has yet to finish. */
+const UNFINISHED_STATUSES = ['queued', 'in_progress'] as const;
+
+/** The `error.message` of a background response whose worker stopped before it finished. */
+export const ABANDONED_RUN_MESSAGE =
+  'The worker running this background response stopped (the browser, the tab or the service worker was closed) before it finished; it will not complete. Create the response again.';
+
+/** The Web Lock a store instance holds while it lives (a response row names its owner; see the top of this file). */
+export function ownerLockName(databaseName: string, owner: string): string {
+  return `webgpu-responses.response-store-owner:${databaseName}:${owner}`;
+}
+
 export interface IndexedDbResponseStore extends ResponseStore {
+  /** This instance's id, stamped on the response rows it writes; its Web Lock is held from the first open. */
+  readonly owner: string;
   /** Close the connection (after running transactions finish); later calls reject with StoreError('unavailable'). */
   close(): void;
 }
@@ -99,9 +131,12 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
   connect: () => Promise<unknown>;
 } {
   const name = options.name ?? DEFAULT_RESPONSE_DB_NAME;
+  const owner = crypto.randomUUID();
   let connection: Promise<ResponseDb> | undefined;
   let closedByCaller = false;
   let reasoningKey: Promise<CryptoKey> | undefined;
+  /** Held from the first open until close() (or the worker's death); resolves to its release, null without Web Locks. */
+  let ownerLock: Promise<(() => void) | null> | undefined;
 
   function forgetConnection(db: ResponseDb): void {
     db.close();
@@ -120,7 +155,15 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
       return Promise.reject(new StoreError(`The response store "${name}" was closed.`, 'unavailable'));
     }
     if (connection === undefined) {
-      const opening = openConnection(name, forgetConnection);
+      ownerLock ??= holdLock(ownerLockName(name, owner));
+      // Every write stamps `owner`, so the lock is held before the first one; then runs left by dead owners end.
+      const opening = openConnection(name, forgetConnection).then(async (db) => {
+        await ownerLock;
+        await failAbandonedRuns(db, name, owner).catch((error: unknown) =>
+          console.warn(`webgpu-responses: could not end the background responses of stopped workers: ${errorMessage(error)}`),
+        );
+        return db;
+      });
       connection = opening;
       // A failed open is not cached: the next call tries again.
       opening.catch(() => {
@@ -201,11 +244,13 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
   }
 
   const store: IndexedDbResponseStore = {
+    owner,
+
     async put(record: StoredResponse): Promise<void> {
       await transact(['responses', 'histories'], 'readwrite', `store response ${record.id}`, (tx) => {
         const responseWrite = tx
           .objectStore('responses')
-          .put({ id: record.id, response: record.response, createdAt: record.createdAt });
+          .put({ id: record.id, response: record.response, createdAt: record.createdAt, owner });
         responseWrite.catch(() => undefined);
         const historyWrite = tx
           .objectStore('histories')
@@ -239,7 +284,7 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
         const responses = tx.objectStore('responses');
         const current = await responses.get(id);
         if (current === undefined) throw new StoreError(`No stored response with id ${id}.`, 'failed');
-        await responses.put({ ...current, response });
+        await responses.put({ ...current, response, owner });
       });
     },
 
@@ -265,6 +310,7 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
 
     close(): void {
       closedByCaller = true;
+      void ownerLock?.then((release) => release?.());
       const closing = connection;
       connection = undefined;
       void closing?.then(
@@ -274,6 +320,71 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
     },
   };
   return { store, connect: database };
+}
+
+/**
+ * Requests the exclusive Web Lock `lockName` and holds it until the returned function is called (or this global
+ * dies); resolves once granted, with null where there are no Web Locks.
+ */
+async function holdLock(lockName: string): Promise<(() => void) | null> {
+  const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
+  if (locks === undefined) return null;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await new Promise<void>((granted, refused) => {
+    locks
+      .request(lockName, { mode: 'exclusive' }, () => {
+        granted();
+        return released;
+      })
+      .catch(refused);
+  });
+  return release;
+}
+
+/**
+ * Marks `failed` the unfinished background responses whose owner is gone (see the top of this file); returns how
+ * many. The owners are read first and their locks checked after: an owner that wrote a row before it was read held
+ * its lock by then, so a lock that is free now means that owner died.
+ */
+async function failAbandonedRuns(db: ResponseDb, databaseName: string, self: string): Promise<number> {
+  const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
+  if (locks === undefined) return 0;
+  const unfinished = async (index: IDBPIndex<ResponseDbSchema, ['responses'], 'responses', 'by-status', IDBTransactionMode>) =>
+    (await Promise.all(UNFINISHED_STATUSES.map((status) => index.getAll(status)))).flat();
+  const reading = db.transaction('responses', 'readonly');
+  const candidates = await unfinished(reading.store.index('by-status'));
+  await reading.done;
+  const owners = new Set(candidates.flatMap((row) => (row.owner === undefined || row.owner === self ? [] : [row.owner])));
+  const hasOwnerless = candidates.some((row) => row.owner === undefined);
+  if (owners.size === 0 && !hasOwnerless) return 0;
+  const held = new Set(((await locks.query()).held ?? []).map((lock) => lock.name));
+  const dead = new Set([...owners].filter((owner) => !held.has(ownerLockName(databaseName, owner))));
+  if (dead.size === 0 && !hasOwnerless) return 0;
+
+  const writing = db.transaction('responses', 'readwrite', { durability: 'strict' });
+  const abandoned = (await unfinished(writing.store.index('by-status'))).filter((row) => row.owner === undefined || dead.has(row.owner));
+  await Promise.all(abandoned.map((row) => writing.store.put({ ...row, response: abandonedResponse(row.response) })));
+  await writing.done;
+  return abandoned.length;
+}
+
+/** The Response object of a background response whose worker died: `failed`, with items cut short `incomplete`. */
+function abandonedResponse(response: { [key: string]: JsonValue }): { [key: string]: JsonValue } {
+  const output = Array.isArray(response.output)
+    ? response.output.map((item) =>
+        typeof item === 'object' && item !== null && !Array.isArray(item) && item.status === 'in_progress'
+          ? { ...item, status: 'incomplete' }
+          : item,
+      )
+    : [];
+  return {
+    ...response,
+    status: 'failed',
+    output,
+    completed_at: null,
+    error: { code: 'server_error', message: ABANDONED_RUN_MESSAGE },
+  };
 }
 
 /**
