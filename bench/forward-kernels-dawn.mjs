@@ -41,7 +41,7 @@ const source = (file) => readFileSync(new URL(`../shaders/${file}`, import.meta.
 
 async function time(file, constants, bindings, workgroups, trials = 5) {
   // The quantized matmuls are composed as src/gpu/shaders.ts does: the type's file, then the shared skeleton.
-  const code = /^matmul_q/.test(file) ? [source(file), source('matmul_quant.wgsl')].join('\n') : source(file);
+  const code = /^matmul_/.test(file) ? [source(file), source('matmul.wgsl')].join('\n') : source(file);
   const module = device.createShaderModule({ code });
   const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main', constants } });
   const group = device.createBindGroup({

@@ -1,5 +1,5 @@
 // matmul_q8_0: the Q8_0 product kernel's block decoding. The kernel is this file followed by the shared skeleton
-// shaders/matmul_quant.wgsl (bindings, tiling, reduction, output; composed in src/gpu/shaders.ts): read that
+// shaders/matmul.wgsl (bindings, tiling, reduction, output; composed in src/gpu/shaders.ts): read that
 // header for the bindings, overrides and dispatch.
 //
 // Block format (binding 0, w):
@@ -16,7 +16,7 @@ fn unpack_i8x4(word: u32) -> vec4<f32> {
   return vec4<f32>(v >> vec4<u32>(24u));
 }
 
-// See shaders/matmul_quant.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
+// See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {

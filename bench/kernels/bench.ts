@@ -1,17 +1,22 @@
 // Kernel benchmarks, run in a page (bench/kernels/run.mjs serves it and drives Chromium): GB/s and GFLOP/s of
-// each kernel at model-like sizes, and the read-every-byte-once roofline that the matvecs are compared with.
+// each kernel at model-like sizes (the weight products in every type, m = 1 and a 64-token prompt), and the
+// read-every-byte-once roofline that the matvecs are compared with.
 // Times are GPU timestamps (`timestamp-query`) where the adapter has them, else wall time of a submit awaited
 // with onSubmittedWorkDone; GB/s and GFLOP/s use the fastest repetition, the median is reported beside it.
 // The result is put on `window.__kernelBench` (or `__kernelBenchError`).
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
+import { ForwardKernels, type ForwardKernelShapes, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';
 import { Kernels, type KernelsOptions } from '../../src/gpu/kernels.ts';
 import type { KernelShapes } from '../../src/gpu/kernel-shapes.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import * as shaders from '../../src/gpu/shaders.ts';
 import { createGpuTimer, type GpuTimer } from '../../src/gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
-import { packF16, randomF16Bits, randomF32, seededRandom } from '../../test/support/kernel-reference.ts';
+import { QUANT_BLOCKS, randomQuantRows } from '../../test/support/forward-reference.ts';
+import { randomF32, seededRandom } from '../../test/support/kernel-reference.ts';
+
+const PRODUCT_TYPES: ProductWeightType[] = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
 
 interface KernelResult {
   kernel: string;
@@ -25,7 +30,7 @@ interface KernelResult {
   bytesWritten: number;
   gbPerSecond: number;
   gflopPerSecond?: number;
-  /** For matvecs: gbPerSecond / the roofline's. */
+  /** For matvecs (m = 1): weight bytes per second / the roofline's. */
   fractionOfRoofline?: number;
 }
 
@@ -81,6 +86,8 @@ async function run(): Promise<unknown> {
   const gpu = await acquireGpu();
   const shapesParam = params.get('shapes');
   const options: KernelsOptions = shapesParam ? { shapes: JSON.parse(shapesParam) as Partial<KernelShapes> } : {};
+  /** `product` = JSON of the product kernels' shape (WORKGROUP_SIZE, K_SPLIT, TILE_M) to try another. */
+  const productShapeParam = params.get('product');
   const kernels = new Kernels(gpu, options);
   await kernels.prepare();
   const timer = createGpuTimer(gpu, Math.max(64, REPEATS));
@@ -120,65 +127,37 @@ async function run(): Promise<unknown> {
   }
   rooflineData.destroy();
 
-  // Matvecs: f32 and f16 (packed, and native where the adapter has shader-f16).
-  const x = createStorageBuffer(gpu.device, randomF32(random, k));
-  const y = createEmptyStorageBuffer(gpu.device, n * 4);
-  const wF32 = createStorageBuffer(gpu.device, randomF32(random, n * k));
-  const wF16 = createStorageBuffer(gpu.device, packF16(randomF16Bits(random, n * k)));
-  const variants: { name: string; type: 'f32' | 'f16'; using: Kernels; weights: GPUBuffer; bytes: number }[] = [
-    { name: 'matvec_f32', type: 'f32', using: kernels, weights: wF32, bytes: n * k * 4 },
-  ];
-  const packed = kernels.nativeF16 ? new Kernels(gpu, { ...options, nativeF16: false }) : kernels;
-  await packed.prepare();
-  variants.push({ name: 'matvec_f16 (packed)', type: 'f16', using: packed, weights: wF16, bytes: n * k * 2 });
-  if (kernels.nativeF16) variants.push({ name: 'matvec_f16_native', type: 'f16', using: kernels, weights: wF16, bytes: n * k * 2 });
-  for (const v of variants) {
-    if (!wanted(v.name)) continue;
-    const t = await time(gpu, timer, v.name, (b) => v.using.matvec(b, { type: v.type, weights: v.weights, x, y, n, k }));
-    const gbPerSecond = v.bytes / t.seconds / 1e9;
-    results.push({
-      kernel: v.name,
-      shape: { n, k, ...v.using.shapes.matvec },
-      ...t,
-      bytesRead: v.bytes + k * 4,
-      bytesWritten: n * 4,
-      gbPerSecond,
-      gflopPerSecond: (2 * n * k) / t.seconds / 1e9,
-      fractionOfRoofline: gbPerSecond / roofline,
-    });
-  }
-  wF32.destroy();
-  wF16.destroy();
-  x.destroy();
-  y.destroy();
-
-  // Matmuls: a prompt of m tokens through an [mn, mk] matrix.
+  // Weight products (shaders/matmul.wgsl with each type's block decoding): the decode matvec (m = 1) through an
+  // [n, k] matrix, and a prompt of m tokens through an [mn, mk] matrix, for every weight type.
+  const products = new ForwardKernels(gpu, { pipelines: kernels.pipelines, ...(productShapeParam ? { shapes: { product: JSON.parse(productShapeParam) as ForwardKernelShapes['product'] } } : {}) });
   const m = Number(params.get('m') ?? 64);
   const mn = Number(params.get('mn') ?? 1024);
   const mk = Number(params.get('mk') ?? 1024);
-  const X = createStorageBuffer(gpu.device, randomF32(random, m * mk));
-  const Y = createEmptyStorageBuffer(gpu.device, m * mn * 4);
-  for (const type of ['f32', 'f16'] as const) {
-    if (!wanted(`matmul_${type}`)) continue;
-    const bytes = mn * mk * (type === 'f32' ? 4 : 2);
-    const weights =
-      type === 'f32'
-        ? createStorageBuffer(gpu.device, randomF32(random, mn * mk))
-        : createStorageBuffer(gpu.device, packF16(randomF16Bits(random, mn * mk)));
-    const t = await time(gpu, timer, `matmul_${type}`, (b) => kernels.matmul(b, { type, weights, x: X, y: Y, m, n: mn, k: mk }));
-    results.push({
-      kernel: `matmul_${type}`,
-      shape: { m, n: mn, k: mk, ...kernels.shapes.matmul },
-      ...t,
-      bytesRead: bytes + m * mk * 4,
-      bytesWritten: m * mn * 4,
-      gbPerSecond: (bytes + m * mk * 4) / t.seconds / 1e9,
-      gflopPerSecond: (2 * m * mn * mk) / t.seconds / 1e9,
-    });
-    weights.destroy();
+  const types = PRODUCT_TYPES.filter((type) => wanted(`matvec_${type.toLowerCase()}`) || wanted(`matmul_${type.toLowerCase()}`));
+  await products.prepare({ productTypes: types, productVariants: ['plain'] });
+  for (const type of types) {
+    for (const [kernel, rowsIn, cols, tokens] of [[`matvec_${type.toLowerCase()}`, n, k, 1], [`matmul_${type.toLowerCase()}`, mn, mk, m]] as const) {
+      if (!wanted(kernel)) continue;
+      const bytes = (rowsIn * cols / QUANT_BLOCKS[type].elements) * QUANT_BLOCKS[type].bytes;
+      const weights = createStorageBuffer(gpu.device, randomQuantRows(random, type, rowsIn, cols));
+      const x = createStorageBuffer(gpu.device, randomF32(random, tokens * cols));
+      const y = createEmptyStorageBuffer(gpu.device, tokens * rowsIn * 4);
+      const t = await time(gpu, timer, kernel, (b) => products.product(b, { type, weights, x, y, m: tokens, n: rowsIn, k: cols }));
+      const gbPerSecond = bytes / t.seconds / 1e9;
+      results.push({
+        kernel,
+        shape: { m: tokens, n: rowsIn, k: cols, ...products.shapes.product },
+        ...t,
+        bytesRead: bytes + tokens * cols * 4,
+        bytesWritten: tokens * rowsIn * 4,
+        gbPerSecond,
+        gflopPerSecond: (2 * tokens * rowsIn * cols) / t.seconds / 1e9,
+        ...(tokens === 1 ? { fractionOfRoofline: gbPerSecond / roofline } : {}),
+      });
+      for (const b of [weights, x, y]) b.destroy();
+    }
   }
-  X.destroy();
-  Y.destroy();
+  products.destroy();
 
   // Row kernels: rows of a hidden size.
   const rows = 64;

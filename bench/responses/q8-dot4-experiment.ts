@@ -1,5 +1,5 @@
 // An experiment for issue 11's "what would close the gap" (run by `npm run bench -- --q8-dot4`): the decode matvec
-// of a Q8_0 matrix as the engine runs it (ForwardKernels.quantMatmul, m = 1: every int8 unpacked to f32, 32 FMAs
+// of a Q8_0 matrix as the engine runs it (ForwardKernels.product, m = 1: every int8 unpacked to f32, 32 FMAs
 // per block per row) against a prototype that quantizes x to int8 per 32-block (as llama.cpp does with q8_0/q8_1
 // activations) and multiplies packed words with WGSL's dot4I8Packed (8 per block per row, the
 // packed_4x8_integer_dot_product language feature), same weight layout. GPU timestamps, best and median of the
@@ -61,7 +61,7 @@ export async function q8Dot4Experiment(n = 4096, k = 2048, repeats = 8): Promise
   const timer = createGpuTimer(gpu, 64);
   const pipelines = new PipelineCache(gpu.device);
   const fk = new ForwardKernels(gpu, { pipelines });
-  await fk.prepare({ quantTypes: ['Q8_0'] });
+  await fk.prepare({ productTypes: ['Q8_0'] });
   // Random Q8_0 weights (9 words per block), x and its per-block int8 quantization.
   let seed = 12345;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
@@ -117,7 +117,7 @@ export async function q8Dot4Experiment(n = 4096, k = 2048, repeats = 8): Promise
 
   try {
     if (!timer) return { error: 'no timestamp-query' };
-    await time('matmul_q8_0 (engine, m=1)', (b) => fk.quantMatmul(b, { type: 'Q8_0', weights: wBuf, x: xBuf, y: yEngine, m: 1, n, k }));
+    await time('matmul_q8_0 (engine, m=1)', (b) => fk.product(b, { type: 'Q8_0', weights: wBuf, x: xBuf, y: yEngine, m: 1, n, k }));
     let maxRelDiff: number | null = null;
     if (hasDot4) {
       const pipeline = await pipelines.get({ name: 'matvec_q8_0_dot4_prototype', code: DOT4_SHADER }, { WORKGROUP_SIZE: 16 });

@@ -169,3 +169,15 @@ export interface PassTimestampSource {
   timestampWrites(label: string): GPUComputePassTimestampWrites | undefined;
   resolve(encoder: GPUCommandEncoder): void;
 }
+
+/** Bytes a binding makes visible to a kernel. */
+function bindingBytes(b: Binding): number {
+  if ('getMappedRange' in b) return b.size;
+  return b.size ?? b.buffer.size - (b.offset ?? 0);
+}
+
+/** Throws a RangeError naming the kernel and binding when a binding is smaller than the kernel will read or write. */
+export function requireBytes(kernel: string, name: string, b: Binding, bytes: number): void {
+  const have = bindingBytes(b);
+  if (have < bytes) throw new RangeError(`${kernel}: ${name} has ${have} bytes, needs ${bytes}`);
+}

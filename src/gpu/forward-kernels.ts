@@ -1,27 +1,32 @@
-// The forward-pass kernels beyond the basic products and row reductions (kernels.ts) as calls: quantized
-// matmul/matvec with fused dequantization (Q8_0, Q4_0, Q4_K, Q6_K; optional bias and residual), embedding
+// The forward-pass kernels beyond the row reductions (kernels.ts) as calls: the weight products (matmul/matvec
+// for F32, F16, Q8_0, Q4_0, Q4_K, Q6_K, dequantization fused; optional bias and residual), embedding
 // lookup from any table type, RoPE with the KV-cache store, causal GQA attention (split over positions for long
 // decodes), SwiGLU, add, argmax. Each method records its dispatches (one; split attention and argmax over more
 // than one workgroup's values: two) into a ComputeBatch with this adapter's shapes, the params uniform and the
 // workgroup count; `prepare()` compiles the pipelines first so that recording never waits.
 // Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
-import type { Binding, ComputeBatch } from './dispatch.ts';
+import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
 import { isCpuAdapter } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
 import type { TensorType } from '../model/tensor-types.ts';
 
-/** Weight types with a fused-dequantization matmul here (F32/F16 products are in kernels.ts). */
-export type QuantWeightType = Extract<TensorType, 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
+/** Weight types of the product kernels (BF16 is widened to F32 at load). */
+export type ProductWeightType = Extract<TensorType, 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
 /** Embedding table types in GPU memory (BF16 is widened to F32 at load). */
 export type EmbeddingTableType = Extract<TensorType, 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
 export type RopeStyle = 'interleaved' | 'neox';
-export type QuantVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate';
+export type ProductVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate';
 
-export const QUANT_BLOCK_ELEMENTS: Readonly<Record<QuantWeightType, number>> = { Q8_0: 32, Q4_0: 32, Q4_K: 256, Q6_K: 256 };
+/** Weights per block: k (the row length) must be a multiple of it. */
+export const PRODUCT_BLOCK_ELEMENTS: Readonly<Record<ProductWeightType, number>> = { F32: 4, F16: 4, Q8_0: 32, Q4_0: 32, Q4_K: 256, Q6_K: 256 };
+/** Bytes per block in the GPU layout (src/model/tensor-types.ts). */
+const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = { F32: 16, F16: 8, Q8_0: 36, Q4_0: 20, Q4_K: 144, Q6_K: 212 };
 
-const QUANT_KERNELS: Readonly<Record<QuantWeightType, KernelSource>> = {
+const PRODUCT_KERNELS: Readonly<Record<ProductWeightType, KernelSource>> = {
+  F32: shaders.matmulF32,
+  F16: shaders.matmulF16,
   Q8_0: shaders.matmulQ8_0,
   Q4_0: shaders.matmulQ4_0,
   Q4_K: shaders.matmulQ4K,
@@ -32,8 +37,8 @@ const QUANT_KERNELS: Readonly<Record<QuantWeightType, KernelSource>> = {
 const EMBEDDING_TABLE_CODES: Readonly<Record<EmbeddingTableType, number>> = { F32: 0, F16: 1, Q8_0: 2, Q4_0: 3, Q4_K: 4, Q6_K: 5 };
 
 export interface ForwardKernelShapes {
-  /** matmul_q*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows. */
-  quantMatmul: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number };
+  /** matmul_*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows. */
+  product: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number };
   /** embedding, rope, swiglu, add: one invocation per element (or pair). */
   elementwise: { WORKGROUP_SIZE: number };
   /**
@@ -52,7 +57,7 @@ export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
     // no workgroup-memory reductions in the products, small workgroups so that the few rows of attention spread
     // over cores, and few barrier steps in argmax (8 invocations x 128 values).
     return {
-      quantMatmul: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
+      product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
       elementwise: { WORKGROUP_SIZE: 64 },
       attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
@@ -60,7 +65,7 @@ export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
   }
   const size = Math.min(256, gpu.limits.maxComputeInvocationsPerWorkgroup, gpu.limits.maxComputeWorkgroupSizeX);
   return {
-    quantMatmul: { WORKGROUP_SIZE: Math.min(64, size), K_SPLIT: 8, TILE_M: 4 },
+    product: { WORKGROUP_SIZE: Math.min(64, size), K_SPLIT: 8, TILE_M: 4 },
     elementwise: { WORKGROUP_SIZE: Math.min(256, size) },
     attention: { WORKGROUP_SIZE: Math.min(32, size), SPLIT_POSITIONS: 64 },
     argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
@@ -69,12 +74,12 @@ export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
 
 /** What `prepare()` compiles (the engine names its model's types; the small kernels are always compiled). */
 export interface ForwardKernelNeeds {
-  quantTypes?: readonly QuantWeightType[];
+  productTypes?: readonly ProductWeightType[];
   /**
-   * Which fused extras the quantized matmuls are compiled with (each for m = 1 and m > 1); default plain, bias
+   * Which fused extras the products are compiled with (each for m = 1 and m > 1); default plain, bias
    * (Qwen2 q/k/v) and accumulate (residual). Every pipeline costs compile time, on CPU adapters seconds.
    */
-  quantVariants?: readonly QuantVariant[];
+  productVariants?: readonly ProductVariant[];
   embeddingTypes?: readonly EmbeddingTableType[];
   ropeStyles?: readonly RopeStyle[];
   /** Head dimensions to compile attention for as a constant (faster); any other runs the generic pipeline. */
@@ -124,18 +129,18 @@ export class ForwardKernels {
     options: ForwardKernelsOptions = {},
   ) {
     this.shapes = { ...forwardKernelShapesFor(gpu), ...options.shapes };
-    const { TILE_M, K_SPLIT, WORKGROUP_SIZE } = this.shapes.quantMatmul;
+    const { TILE_M, K_SPLIT, WORKGROUP_SIZE } = this.shapes.product;
     if (!(TILE_M >= 1 && TILE_M <= 4) || WORKGROUP_SIZE % K_SPLIT !== 0) {
-      throw new RangeError(`quantMatmul shape: TILE_M must be 1..4 and K_SPLIT divide WORKGROUP_SIZE (got ${JSON.stringify(this.shapes.quantMatmul)})`);
+      throw new RangeError(`product shape: TILE_M must be 1..4 and K_SPLIT divide WORKGROUP_SIZE (got ${JSON.stringify(this.shapes.product)})`);
     }
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     const usage = 0x80 /* STORAGE */ | 0x08; /* COPY_DST */
     this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
   }
 
-  private quantMatmulKernel(type: QuantWeightType, tileM: number, bias: boolean, accumulate: boolean): Prepared {
-    const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.quantMatmul;
-    return { kernel: QUANT_KERNELS[type], constants: { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: bias, ACCUMULATE: accumulate } };
+  private productKernel(type: ProductWeightType, tileM: number, bias: boolean, accumulate: boolean): Prepared {
+    const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.product;
+    return { kernel: PRODUCT_KERNELS[type], constants: { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: bias, ACCUMULATE: accumulate } };
   }
 
   private embeddingKernel(type: EmbeddingTableType): Prepared {
@@ -166,11 +171,11 @@ export class ForwardKernels {
       this.argmaxKernel(0),
       this.argmaxKernel(1),
     ];
-    const variants = needs.quantVariants ?? ['plain', 'bias', 'accumulate'];
-    for (const type of needs.quantTypes ?? []) {
-      for (const tileM of new Set([1, this.shapes.quantMatmul.TILE_M])) {
+    const variants = needs.productVariants ?? ['plain', 'bias', 'accumulate'];
+    for (const type of needs.productTypes ?? []) {
+      for (const tileM of new Set([1, this.shapes.product.TILE_M])) {
         for (const variant of variants) {
-          all.push(this.quantMatmulKernel(type, tileM, variant.startsWith('bias'), variant.endsWith('accumulate')));
+          all.push(this.productKernel(type, tileM, variant.startsWith('bias'), variant.endsWith('accumulate')));
         }
       }
     }
@@ -216,10 +221,10 @@ export class ForwardKernels {
    * columns [yOffset, yOffset + n) of Y rows yStride apart (defaults: 0 and n). m = 1 is the decode matvec.
    * `accumulate` adds into Y (the residual add fused). k must be a multiple of the block size.
    */
-  quantMatmul(
+  product(
     batch: ComputeBatch,
     a: {
-      type: QuantWeightType;
+      type: ProductWeightType;
       weights: Binding;
       x: Binding;
       y: Binding;
@@ -233,13 +238,18 @@ export class ForwardKernels {
     },
   ): void {
     if (a.m === 0 || a.n === 0) return;
-    const block = QUANT_BLOCK_ELEMENTS[a.type];
-    if (a.k % block !== 0) throw new RangeError(`${a.type} matmul: k = ${a.k} is not a multiple of the block size ${block}`);
-    const tileM = a.m === 1 ? 1 : this.shapes.quantMatmul.TILE_M;
-    const p = this.quantMatmulKernel(a.type, tileM, a.bias !== undefined, a.accumulate ?? false);
+    const block = PRODUCT_BLOCK_ELEMENTS[a.type];
+    if (a.k % block !== 0) throw new RangeError(`${a.type} product: k = ${a.k} is not a multiple of the block size ${block}`);
     const yOffset = a.yOffset ?? 0;
-    const params = this.params(a.n, a.k, a.m, yOffset, a.yStride ?? a.n);
-    const rowsPerGroup = (4 * this.shapes.quantMatmul.WORKGROUP_SIZE) / this.shapes.quantMatmul.K_SPLIT;
+    const yStride = a.yStride ?? a.n;
+    requireBytes(`${a.type} product`, 'weights', a.weights, ((a.n * a.k) / block) * PRODUCT_BLOCK_BYTES[a.type]);
+    requireBytes(`${a.type} product`, 'x', a.x, a.m * a.k * 4);
+    requireBytes(`${a.type} product`, 'y', a.y, ((a.m - 1) * yStride + yOffset + a.n) * 4);
+    if (a.bias) requireBytes(`${a.type} product`, 'bias', a.bias, (yOffset + a.n) * 4);
+    const tileM = a.m === 1 ? 1 : this.shapes.product.TILE_M;
+    const p = this.productKernel(a.type, tileM, a.bias !== undefined, a.accumulate ?? false);
+    const params = this.params(a.n, a.k, a.m, yOffset, yStride);
+    const rowsPerGroup = (4 * this.shapes.product.WORKGROUP_SIZE) / this.shapes.product.K_SPLIT;
     const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
     batch.dispatch(this.pipeline(p), [a.weights, a.x, a.bias ?? this.unused[0], a.y, params], workgroups);
   }

@@ -5,17 +5,6 @@
 // neighbouring words.
 import type { GpuAdapterSummary, GpuLimits } from './device.ts';
 
-export interface MatvecShape {
-  WORKGROUP_SIZE: number;
-  /** Invocations sharing one group of 4 rows (power of two dividing WORKGROUP_SIZE). */
-  K_SPLIT: number;
-}
-
-export interface MatmulShape {
-  /** Invocations per workgroup; each computes a 4x4 tile of Y. */
-  WORKGROUP_SIZE: number;
-}
-
 export interface RowReduceShape {
   WORKGROUP_SIZE: number;
   /** Invocations sharing one row (power of two dividing WORKGROUP_SIZE). */
@@ -23,15 +12,8 @@ export interface RowReduceShape {
 }
 
 export interface KernelShapes {
-  matvec: MatvecShape;
-  matmul: MatmulShape;
   /** RMSNorm and softmax. */
   rowReduce: RowReduceShape;
-}
-
-/** Rows of W one matvec workgroup produces. */
-export function matvecRowsPerWorkgroup(shape: MatvecShape): number {
-  return (4 * shape.WORKGROUP_SIZE) / shape.K_SPLIT;
 }
 
 /** Rows one RMSNorm/softmax workgroup handles. */
@@ -48,15 +30,11 @@ export function isCpuAdapter(info: GpuAdapterSummary): boolean {
 export function kernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits): KernelShapes {
   if (isCpuAdapter(info)) {
     return {
-      matvec: { WORKGROUP_SIZE: 16, K_SPLIT: 1 },
-      matmul: { WORKGROUP_SIZE: 16 },
       rowReduce: { WORKGROUP_SIZE: 16, ROW_THREADS: 1 },
     };
   }
   const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
   return {
-    matvec: { WORKGROUP_SIZE: size, K_SPLIT: Math.min(32, size) },
-    matmul: { WORKGROUP_SIZE: Math.min(64, size) },
     rowReduce: { WORKGROUP_SIZE: size, ROW_THREADS: size },
   };
 }

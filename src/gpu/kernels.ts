@@ -3,19 +3,14 @@
 // `prepare()` compiles every pipeline first (asynchronously), so recording never waits on compilation.
 // Buffer layouts follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
-import { GpuError } from './device.ts';
-import type { Binding, ComputeBatch } from './dispatch.ts';
-import { kernelShapesFor, matvecRowsPerWorkgroup, rowsPerWorkgroup, type KernelShapes } from './kernel-shapes.ts';
+import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
+import { kernelShapesFor, rowsPerWorkgroup, type KernelShapes } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
-
-export type WeightType = 'f32' | 'f16';
 
 export interface KernelsOptions {
   /** Override the per-adapter shapes (tests use this to force many small workgroups). */
   shapes?: Partial<KernelShapes>;
-  /** Use the `enable f16` kernels for f16 weights: defaults to whether the device has `shader-f16`. */
-  nativeF16?: boolean;
   pipelines?: PipelineCache;
 }
 
@@ -59,20 +54,6 @@ class ParamsCache {
   }
 }
 
-/** Bytes a binding makes visible to a kernel. */
-function bindingBytes(b: Binding): number {
-  if ('getMappedRange' in b) return b.size;
-  return b.size ?? b.buffer.size - (b.offset ?? 0);
-}
-
-/** Throws a RangeError naming the kernel and binding when a binding is smaller than the kernel will read or write. */
-function requireBytes(kernel: string, name: string, b: Binding, bytes: number): void {
-  const have = bindingBytes(b);
-  if (have < bytes) throw new RangeError(`${kernel}: ${name} has ${have} bytes, needs ${bytes}`);
-}
-
-const WEIGHT_BYTES: Record<WeightType, number> = { f32: 4, f16: 2 };
-
 function u32Params(...values: number[]): ArrayBuffer {
   for (const v of values) {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`Kernel size must be a u32, got ${v}`);
@@ -82,7 +63,6 @@ function u32Params(...values: number[]): ArrayBuffer {
 
 export class Kernels {
   readonly shapes: KernelShapes;
-  readonly nativeF16: boolean;
   readonly pipelines: PipelineCache;
   private readonly params: ParamsCache;
 
@@ -91,21 +71,8 @@ export class Kernels {
     options: KernelsOptions = {},
   ) {
     this.shapes = { ...kernelShapesFor(gpu.adapterInfo, gpu.limits), ...options.shapes };
-    this.nativeF16 = options.nativeF16 ?? gpu.features.f16;
-    if (this.nativeF16 && !gpu.features.f16) {
-      throw new GpuError('limit-exceeded', 'Native f16 kernels asked for, but this device has no shader-f16 feature');
-    }
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     this.params = new ParamsCache(gpu.device);
-  }
-
-  private matvecKernel(type: WeightType): Prepared {
-    const kernel = type === 'f32' ? shaders.matvecF32 : this.nativeF16 ? shaders.matvecF16Native : shaders.matvecF16;
-    return { kernel, constants: { ...this.shapes.matvec } };
-  }
-
-  private matmulKernel(type: WeightType): Prepared {
-    return { kernel: type === 'f32' ? shaders.matmulF32 : shaders.matmulF16, constants: { ...this.shapes.matmul } };
   }
 
   private rowKernel(kernel: KernelSource): Prepared {
@@ -114,10 +81,6 @@ export class Kernels {
 
   private all(): Prepared[] {
     return [
-      this.matvecKernel('f32'),
-      this.matvecKernel('f16'),
-      this.matmulKernel('f32'),
-      this.matmulKernel('f16'),
       this.rowKernel(shaders.rmsnorm),
       this.rowKernel(shaders.softmax),
     ];
@@ -132,35 +95,6 @@ export class Kernels {
     const pipeline = this.pipelines.peek(p.kernel, p.constants);
     if (!pipeline) throw new Error(`Kernel ${p.kernel.name} is not compiled yet: await kernels.prepare() first`);
     return pipeline;
-  }
-
-  /** y[n] = W·x[k], W [n rows, k cols] row-major, f32 or f16 (packed per the conventions). */
-  matvec(batch: ComputeBatch, a: { type: WeightType; weights: Binding; x: Binding; y: Binding; n: number; k: number }): void {
-    if (a.n === 0) return;
-    requireBytes('matvec', 'weights', a.weights, Math.ceil((a.n * a.k * WEIGHT_BYTES[a.type]) / 4) * 4);
-    requireBytes('matvec', 'x', a.x, a.k * 4);
-    requireBytes('matvec', 'y', a.y, a.n * 4);
-    const p = this.matvecKernel(a.type);
-    const params = this.params.get(u32Params(a.n, a.k));
-    batch.dispatch(this.pipeline(p), [a.weights, a.x, a.y, params], Math.ceil(a.n / matvecRowsPerWorkgroup(this.shapes.matvec)));
-  }
-
-  /**
-   * Y[m, n] = X[m, k]·Wᵀ, W [n rows, k cols] row-major, f32 or f16 packed in u32 (there is no native-f16
-   * matmul yet: the packed kernel runs on every adapter).
-   */
-  matmul(
-    batch: ComputeBatch,
-    a: { type: WeightType; weights: Binding; x: Binding; y: Binding; m: number; n: number; k: number },
-  ): void {
-    if (a.m === 0 || a.n === 0) return;
-    requireBytes('matmul', 'weights', a.weights, Math.ceil((a.n * a.k * WEIGHT_BYTES[a.type]) / 4) * 4);
-    requireBytes('matmul', 'x', a.x, a.m * a.k * 4);
-    requireBytes('matmul', 'y', a.y, a.m * a.n * 4);
-    const p = this.matmulKernel(a.type);
-    const params = this.params.get(u32Params(a.m, a.n, a.k));
-    const tiles = Math.ceil(a.m / 4) * Math.ceil(a.n / 4);
-    batch.dispatch(this.pipeline(p), [a.weights, a.x, a.y, params], Math.ceil(tiles / this.shapes.matmul.WORKGROUP_SIZE));
   }
 
   /** Y[r, :] = X[r, :] / sqrt(mean(X[r, :]²) + eps) * weight, rows of length n. */

@@ -7,7 +7,7 @@ import { GpuError } from './device.ts';
 export type OverrideConstants = Readonly<Record<string, number | boolean>>;
 
 export interface KernelSource {
-  /** A short name for labels and errors, e.g. 'matvec_f32'. */
+  /** A short name for labels and errors, e.g. 'matmul_q8_0'. */
   name: string;
   /** The WGSL source text. */
   code: string;

@@ -1,15 +1,12 @@
 // Every WGSL kernel's source, imported with Vite's `?raw`: one named export per kernel, so that other modules
 // import shader code from this one place. Add new kernels to this list (name = file name without .wgsl).
 import type { KernelSource } from './pipeline-cache.ts';
-import matvecF32Code from '../../shaders/matvec_f32.wgsl?raw';
-import matvecF16Code from '../../shaders/matvec_f16.wgsl?raw';
-import matvecF16NativeCode from '../../shaders/matvec_f16_native.wgsl?raw';
 import matmulF32Code from '../../shaders/matmul_f32.wgsl?raw';
 import matmulF16Code from '../../shaders/matmul_f16.wgsl?raw';
 import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import softmaxCode from '../../shaders/softmax.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
-import matmulQuantCode from '../../shaders/matmul_quant.wgsl?raw';
+import matmulCode from '../../shaders/matmul.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
 import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
@@ -25,22 +22,19 @@ import logitsProcessCode from '../../shaders/logits_process.wgsl?raw';
 import logitsBiasCode from '../../shaders/logits_bias.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 
-export const matvecF32: KernelSource = { name: 'matvec_f32', code: matvecF32Code };
-export const matvecF16: KernelSource = { name: 'matvec_f16', code: matvecF16Code };
-export const matvecF16Native: KernelSource = { name: 'matvec_f16_native', code: matvecF16NativeCode };
-export const matmulF32: KernelSource = { name: 'matmul_f32', code: matmulF32Code };
-export const matmulF16: KernelSource = { name: 'matmul_f16', code: matmulF16Code };
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const softmax: KernelSource = { name: 'softmax', code: softmaxCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
-// The quantized product kernels share one skeleton (shaders/matmul_quant.wgsl: bindings, tiling, reduction,
-// output) and differ only in block decoding (shaders/matmul_<type>.wgsl defines BLOCK_WORDS, BLOCK_ELEMENTS and
+// The weight product kernels share one skeleton (shaders/matmul.wgsl: bindings, tiling, reduction, output) and
+// differ only in block decoding (shaders/matmul_<type>.wgsl defines BLOCK_WORDS, BLOCK_ELEMENTS and
 // accumulate_block, which the skeleton calls). WGSL has no #include, so each kernel is composed here and
-// nowhere else; the rest of the code sees four ordinary kernel sources.
-export const matmulQ8_0: KernelSource = { name: 'matmul_q8_0', code: composeWgsl(matmulQ8_0Code, matmulQuantCode) };
-export const matmulQ4_0: KernelSource = { name: 'matmul_q4_0', code: composeWgsl(matmulQ4_0Code, matmulQuantCode) };
-export const matmulQ4K: KernelSource = { name: 'matmul_q4_k', code: composeWgsl(matmulQ4KCode, matmulQuantCode) };
-export const matmulQ6K: KernelSource = { name: 'matmul_q6_k', code: composeWgsl(matmulQ6KCode, matmulQuantCode) };
+// nowhere else; the rest of the code sees one ordinary kernel source per weight type.
+export const matmulF32: KernelSource = { name: 'matmul_f32', code: composeWgsl(matmulF32Code, matmulCode) };
+export const matmulF16: KernelSource = { name: 'matmul_f16', code: composeWgsl(matmulF16Code, matmulCode) };
+export const matmulQ8_0: KernelSource = { name: 'matmul_q8_0', code: composeWgsl(matmulQ8_0Code, matmulCode) };
+export const matmulQ4_0: KernelSource = { name: 'matmul_q4_0', code: composeWgsl(matmulQ4_0Code, matmulCode) };
+export const matmulQ4K: KernelSource = { name: 'matmul_q4_k', code: composeWgsl(matmulQ4KCode, matmulCode) };
+export const matmulQ6K: KernelSource = { name: 'matmul_q6_k', code: composeWgsl(matmulQ6KCode, matmulCode) };
 export const embedding: KernelSource = { name: 'embedding', code: embeddingCode };
 export const rope: KernelSource = { name: 'rope', code: ropeCode };
 export const attention: KernelSource = { name: 'attention', code: attentionCode };

@@ -7,12 +7,12 @@
 // most `maxBatch` tokens), decode is m = 1 and reads its input token from the GPU buffer the previous step's
 // argmax wrote, so the only thing that comes back to the CPU per token is that id (and the logits, when a
 // caller asks for them).
-// Products pick their kernel by tensor type (F32/F16: kernels.ts, quantized: fused dequantization in
-// forward-kernels.ts) and run per row range for tensors split over several buffers.
+// Products use one kernel skeleton for every weight type (ForwardKernels.product: dequantization, bias and the
+// residual add fused), one dispatch per row range of a tensor split over several buffers.
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuError } from '../gpu/device.ts';
 import { ComputeBatch } from '../gpu/dispatch.ts';
-import { ForwardKernels, type EmbeddingTableType, type ForwardKernelShapes, type QuantWeightType } from '../gpu/forward-kernels.ts';
+import { ForwardKernels, PRODUCT_BLOCK_ELEMENTS, type EmbeddingTableType, type ForwardKernelShapes } from '../gpu/forward-kernels.ts';
 import type { KernelShapes } from '../gpu/kernel-shapes.ts';
 import { Kernels } from '../gpu/kernels.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
@@ -105,10 +105,9 @@ export interface StepResult {
   logits?: Float32Array[];
 }
 
-const QUANT_TYPES: readonly QuantWeightType[] = ['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
-
-function isQuant(type: GpuWeightType): type is QuantWeightType {
-  return (QUANT_TYPES as readonly string[]).includes(type);
+/** The matrices the product kernels read (the token embedding is only looked up, unless it is the LM head). */
+function productMatrices(w: DecoderWeights): GpuMatrix[] {
+  return [w.lmHead, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])];
 }
 
 export class Decoder {
@@ -127,14 +126,10 @@ export class Decoder {
   private readonly gate: GPUBuffer;
   private readonly up: GPUBuffer;
   private readonly act: GPUBuffer;
-  /** Products that add into the residual stream write here first (F32/F16 kernels do not accumulate). */
-  private readonly residualScratch: GPUBuffer;
   /** The last position's hidden state, for the last-only LM head. */
   private readonly xLast: GPUBuffer;
   private readonly logits: GPUBuffer;
   private logitsAll: GPUBuffer | null = null;
-  /** Split F32/F16 products write a row range here, then copy it into place. */
-  private splitScratch: GPUBuffer | null = null;
   private readonly tokenIds: GPUBuffer;
   /** argmax output: [token id, logit bits]; also the input token of the next decode step. */
   private readonly nextToken: GPUBuffer;
@@ -192,7 +187,6 @@ export class Decoder {
     this.gate = buf('gate', B * c.intermediate);
     this.up = buf('up', B * c.intermediate);
     this.act = buf('act', B * c.intermediate);
-    this.residualScratch = buf('residual scratch', B * c.hidden);
     this.xLast = buf('x last', c.hidden);
     this.logits = buf('logits', c.vocabSize);
     this.tokenIds = buf('token ids', B);
@@ -204,23 +198,24 @@ export class Decoder {
   /** Builds the decoder: allocates activations and the KV cache, compiles every pipeline it will use. */
   static async create(gpu: GpuContext, config: ModelConfig, weights: DecoderWeights, options: DecoderOptions): Promise<Decoder> {
     if (config.headDim % 4 !== 0) throw new GpuError('limit-exceeded', `head dim ${config.headDim} is not a multiple of 4`);
+    for (const m of productMatrices(weights)) {
+      const block = PRODUCT_BLOCK_ELEMENTS[m.type];
+      if (m.cols % block !== 0) {
+        throw new GpuError('limit-exceeded', `${m.name}: rows of ${m.cols} weights are not a multiple of ${block}, which the ${m.type} product kernel needs`);
+      }
+    }
     const kv = await KvCache.create(gpu, { numLayers: config.layers, numKvHeads: config.kvHeads, headDim: config.headDim, maxSeq: options.maxSeq });
     const decoder = new Decoder(gpu, config, weights, kv, options);
     await decoder.prepare();
     return decoder;
   }
 
-  private matrices(): GpuMatrix[] {
-    const w = this.weights;
-    return [w.tokenEmbedding, w.lmHead, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])];
-  }
-
   private async prepare(): Promise<void> {
-    const quantTypes = [...new Set(this.matrices().map((m) => m.type).filter(isQuant))];
+    const productTypes = [...new Set(productMatrices(this.weights).map((m) => m.type))];
     await Promise.all([
       this.kernels.prepare(),
       this.fk.prepare({
-        quantTypes,
+        productTypes,
         embeddingTypes: [this.weights.tokenEmbedding.type as EmbeddingTableType],
         ropeStyles: [this.config.ropeStyle],
         headDims: [this.config.headDim],
@@ -467,7 +462,8 @@ export class Decoder {
   }
 
   /**
-   * Y[m, rows] (+)= X[m, cols]·Wᵀ (+ bias), per row range of W. `accumulate` adds into Y (the residual).
+   * Y[m, rows] (+)= X[m, cols]·Wᵀ (+ bias), one dispatch per row range of W. `accumulate` adds into Y (the
+   * residual).
    */
   private product(
     batch: ComputeBatch,
@@ -477,59 +473,29 @@ export class Decoder {
     m: number,
     options: { bias?: GpuVector; accumulate?: boolean } = {},
   ): void {
-    const { bias, accumulate = false } = options;
-    if (isQuant(w.type)) {
-      for (const part of w.parts) {
-        this.fk.quantMatmul(batch, {
-          type: w.type,
-          weights: part.buffer,
-          x,
-          y,
-          m,
-          n: part.rowCount,
-          k: w.cols,
-          bias: bias?.buffer,
-          accumulate,
-          yOffset: part.rowStart,
-          yStride: w.rows,
-        });
-      }
-      return;
+    for (const part of w.parts) {
+      this.fk.product(batch, {
+        type: w.type,
+        weights: part.buffer,
+        x,
+        y,
+        m,
+        n: part.rowCount,
+        k: w.cols,
+        bias: options.bias?.buffer,
+        accumulate: options.accumulate ?? false,
+        yOffset: part.rowStart,
+        yStride: w.rows,
+      });
     }
-    const type = w.type === 'F16' ? 'f16' : 'f32';
-    const target = accumulate ? this.residualScratch : y;
-    if (accumulate && m * w.rows > this.maxBatch * this.config.hidden) throw new Error(`accumulating product ${w.name} is wider than the residual stream`);
-    if (w.parts.length === 1) {
-      const weights = w.parts[0].buffer;
-      if (m === 1) this.kernels.matvec(batch, { type, weights, x, y: target, n: w.rows, k: w.cols });
-      else this.kernels.matmul(batch, { type, weights, x, y: target, m, n: w.rows, k: w.cols });
-    } else {
-      const scratch = this.splitScratchFor(m * Math.max(...w.parts.map((p) => p.rowCount)));
-      for (const part of w.parts) {
-        if (m === 1) this.kernels.matvec(batch, { type, weights: part.buffer, x, y: scratch, n: part.rowCount, k: w.cols });
-        else this.kernels.matmul(batch, { type, weights: part.buffer, x, y: scratch, m, n: part.rowCount, k: w.cols });
-        for (let t = 0; t < m; t++) batch.copy(scratch, t * part.rowCount * 4, target, (t * w.rows + part.rowStart) * 4, part.rowCount * 4);
-      }
-    }
-    if (bias) this.fk.add(batch, { a: target, b: bias.buffer, n: m * w.rows, period: w.rows });
-    if (accumulate) this.fk.add(batch, { a: y, b: target, n: m * w.rows });
-  }
-
-  private splitScratchFor(floats: number): GPUBuffer {
-    if (!this.splitScratch || this.splitScratch.size < floats * 4) {
-      this.splitScratch?.destroy();
-      this.splitScratch = createEmptyStorageBuffer(this.gpu.device, floats * 4, 'split product scratch');
-    }
-    return this.splitScratch;
   }
 
   /** Frees the activations and the KV cache (weights belong to the caller). */
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    for (const b of [this.invFreq, this.x, this.xn, this.q, this.k, this.v, this.attn, this.gate, this.up, this.act, this.residualScratch, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
+    for (const b of [this.invFreq, this.x, this.xn, this.q, this.k, this.v, this.attn, this.gate, this.up, this.act, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
     this.logitsAll?.destroy();
-    this.splitScratch?.destroy();
     this.kv.destroy();
     this.kernels.destroy();
     this.fk.destroy();

@@ -192,7 +192,7 @@ describe('Qwen3 q/k norm is rmsnorm over rows of head_dim', () => {
     { m: 5, heads: 4, headDim: 32 },
     { m: 1, heads: 2, headDim: 64 },
   ])('%o', async ({ m, heads, headDim }) => {
-    const basic = new Kernels(gpu, { nativeF16: false });
+    const basic = new Kernels(gpu);
     await basic.prepare();
     const random = seededRandom(m * heads + headDim);
     const q = randomF32(random, m * heads * headDim, 3);

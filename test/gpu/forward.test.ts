@@ -14,7 +14,8 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { argmax, referenceForward, referenceGreedy, referenceModelFromGguf } from '../support/cpu-forward.ts';
 import { FORWARD_CASES, FORWARD_GREEDY, FORWARD_PROMPT, type ForwardFixtureIndex } from './forward-cases.ts';
 import { createStorageBuffer } from '../../src/gpu/transfer.ts';
-import type { DecoderOptions, TokenChooser } from '../../src/model/decoder.ts';
+import { Decoder, type DecoderLayerWeights, type DecoderOptions, type DecoderWeights, type GpuMatrix, type GpuVector, type TokenChooser } from '../../src/model/decoder.ts';
+import type { ModelConfig } from '../../src/model/model-config.ts';
 import { decoderFromGguf, decoderFromHfDir, fetchGguf, loadFixtureIndex, maxAbsDiff, sharedGpu } from './forward-support.ts';
 
 const LLAMA_TOLERANCE: Record<string, number> = { F32: 1e-4, F16: 1e-2, BF16: 5e-2, Q8_0: 0.15, Q4_0: 0.15, Q4_K: 0.2, Q6_K: 0.2 };
@@ -74,6 +75,29 @@ describe('forward pass on WebGPU', () => {
 
 describe('decoder invariants', () => {
   const prompt = FORWARD_PROMPT;
+
+  test('a weight row length that is not whole product blocks is refused before anything is allocated, naming the tensor', async () => {
+    const { gpu } = await sharedGpu();
+    const matrix = (name: string, cols: number): GpuMatrix => ({ name, type: 'F32', rows: 8, cols, parts: [] });
+    const vector = (name: string): GpuVector => ({ name, buffer: gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }), length: 4 });
+    const layer: DecoderLayerWeights = {
+      attnNorm: vector('attn_norm'),
+      wq: matrix('blk.0.attn_q.weight', 66),
+      wk: matrix('blk.0.attn_k.weight', 66),
+      wv: matrix('blk.0.attn_v.weight', 66),
+      wo: matrix('blk.0.attn_output.weight', 64),
+      ffnNorm: vector('ffn_norm'),
+      wGate: matrix('blk.0.ffn_gate.weight', 66),
+      wUp: matrix('blk.0.ffn_up.weight', 66),
+      wDown: matrix('blk.0.ffn_down.weight', 64),
+    };
+    const config = { headDim: 32, layers: 1 } as ModelConfig;
+    const weights: DecoderWeights = { tokenEmbedding: matrix('token_embd.weight', 66), layers: [layer], outputNorm: vector('output_norm'), lmHead: matrix('output.weight', 66) };
+    await expect(Decoder.create(gpu, config, weights, { maxSeq: 16 })).rejects.toThrow(
+      'output.weight: rows of 66 weights are not a multiple of 4, which the F32 product kernel needs',
+    );
+    for (const v of [layer.attnNorm, layer.ffnNorm, weights.outputNorm]) v.buffer.destroy();
+  });
 
   test.each([['qwen2-f32'], ['llama-q8_0'], ['qwen3-q4_k']])('%s: prefill then decode = token by token = chunked prefill', async (id) => {
     const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
@@ -151,9 +175,9 @@ describe('decoder invariants', () => {
   // The shapes real GPUs get (kernel-shapes.ts / forward-kernels.ts for a non-CPU adapter: many lanes per
   // row with workgroup-memory reductions, flash-decoding splits of 64 positions), run here on SwiftShader.
   const GPU_SHAPES: DecoderOptions['shapes'] = {
-    kernels: { matvec: { WORKGROUP_SIZE: 256, K_SPLIT: 32 }, matmul: { WORKGROUP_SIZE: 64 }, rowReduce: { WORKGROUP_SIZE: 256, ROW_THREADS: 256 } },
+    kernels: { rowReduce: { WORKGROUP_SIZE: 256, ROW_THREADS: 256 } },
     forward: {
-      quantMatmul: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 },
+      product: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 },
       elementwise: { WORKGROUP_SIZE: 256 },
       attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 },
       argmax: { WORKGROUP_SIZE: 256, ITEMS_PER_INVOCATION: 8 },

@@ -30,7 +30,7 @@ const SHAPES: { name: string; shape?: RowReduceShape }[] = [
 ];
 
 async function kernelsWith(shape: RowReduceShape | undefined): Promise<Kernels> {
-  const kernels = new Kernels(gpu, { pipelines, nativeF16: false, ...(shape ? { shapes: { rowReduce: shape } } : {}) });
+  const kernels = new Kernels(gpu, { pipelines, ...(shape ? { shapes: { rowReduce: shape } } : {}) });
   await kernels.prepare();
   return kernels;
 }

@@ -1,13 +1,16 @@
-// Plain TypeScript references for the forward-pass kernels (quantized products, embedding, RoPE, attention,
+// Plain TypeScript references for the forward-pass kernels (weight products, embedding, RoPE, attention,
 // SwiGLU, add, argmax), computed in f64 from the kernels' exact inputs, and random data in the GPU weight layouts.
 // The dequantizers here are written from the block definitions (llama.cpp's dequantize_row_* loops), block by
 // block, independently of the WGSL (which decodes by words) and of src/model/dequantize.ts.
 import type { Reference } from './kernel-reference.ts';
 
-export type QuantType = 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
+/** Weight types of the product kernels (F32 and F16 as blocks of 4 weights). */
+export type QuantType = 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
 
 /** Elements per block and bytes per block in the GPU layout (src/model/tensor-types.ts). */
 export const QUANT_BLOCKS: Readonly<Record<QuantType, { elements: number; bytes: number }>> = {
+  F32: { elements: 4, bytes: 16 },
+  F16: { elements: 4, bytes: 8 },
   Q8_0: { elements: 32, bytes: 36 },
   Q4_0: { elements: 32, bytes: 20 },
   Q4_K: { elements: 256, bytes: 144 },
@@ -45,6 +48,12 @@ export function randomQuantRows(random: () => number, type: QuantType, rows: num
     const at = b * bytes;
     for (let i = 0; i < bytes; i++) out[at + i] = Math.floor(random() * 256);
     switch (type) {
+      case 'F32':
+        for (let i = 0; i < 4; i++) view.setFloat32(at + 4 * i, random() * 2 - 1, true);
+        break;
+      case 'F16':
+        for (let i = 0; i < 4; i++) view.setUint16(at + 2 * i, randomHalfBits(random, -8, 0) | (random() < 0.5 ? 0x8000 : 0), true);
+        break;
       case 'Q8_0':
       case 'Q4_0':
         view.setUint16(at, randomHalfBits(random, -12, -7), true);
@@ -77,6 +86,12 @@ export function dequantizeRows(type: QuantType, data: Uint8Array, rows: number, 
     const at = b * bytes;
     const y = b * elements;
     switch (type) {
+      case 'F32':
+        for (let j = 0; j < 4; j++) scaled[y + j] = new DataView(data.buffer, data.byteOffset).getFloat32(at + 4 * j, true);
+        break;
+      case 'F16':
+        for (let j = 0; j < 4; j++) scaled[y + j] = half(at + 2 * j);
+        break;
       case 'Q8_0': {
         const d = half(at);
         for (let j = 0; j < 32; j++) scaled[y + j] = d * int8(data[at + 4 + j]);

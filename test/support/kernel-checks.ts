@@ -1,10 +1,11 @@
-// One check per kernel, shared by the Chromium tests (test/gpu/kernels-*.test.ts) and the Node-on-Dawn tests
+// One check per kernel, shared by the Chromium tests (test/gpu/kernels-rows.test.ts, forward-kernels-matmul.test.ts) and the Node-on-Dawn tests
 // (test/unit/kernels.dawn.test.ts): run the kernel on seeded random data through the real WebGPU device,
 // compare with the TypeScript reference, and check that nothing was written past the output.
 // Each returns null when the kernel is right, else a message saying what is wrong.
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import type { Kernels, WeightType } from '../../src/gpu/kernels.ts';
+import type { ForwardKernels, ProductWeightType } from '../../src/gpu/forward-kernels.ts';
+import type { Kernels } from '../../src/gpu/kernels.ts';
 import { createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
 import {
   f16BitsToNumber,
@@ -22,34 +23,9 @@ import {
   sentinelOutput,
   softmaxReference,
 } from './kernel-reference.ts';
+import { QUANT_BLOCKS, dequantizeRows, quantMatmulReference, randomQuantRows } from './forward-reference.ts';
 
 const U = 2 ** -24;
-
-/** Awkward matvec sizes: no multiple of any tile, K odd/even/multiple of 4 and 8, one row, one column. */
-export const MATVEC_SIZES: [n: number, k: number][] = [
-  [1, 1],
-  [1, 1000],
-  [5, 3],
-  [129, 67],
-  [129, 64],
-  [33, 1000],
-  [7, 8],
-  [1000, 1],
-  [130, 2],
-  [67, 5],
-];
-
-export const MATMUL_SIZES: [m: number, n: number, k: number][] = [
-  [1, 1, 1],
-  [1, 5, 3],
-  [7, 5, 67],
-  [33, 129, 67],
-  [33, 129, 64],
-  [7, 1, 1000],
-  [2, 130, 8],
-  [5, 6, 2],
-  [33, 31, 16],
-];
 
 export const ROW_SIZES: [rows: number, n: number][] = [
   [1, 1],
@@ -60,22 +36,14 @@ export const ROW_SIZES: [rows: number, n: number][] = [
   [130, 2],
 ];
 
-function randomWeights(gpu: GpuContext, type: WeightType, random: () => number, count: number): { buffer: GPUBuffer; values: ArrayLike<number> } {
-  if (type === 'f32') {
-    const w = randomF32(random, count);
-    return { buffer: createStorageBuffer(gpu.device, w), values: w };
-  }
-  const bits = randomF16Bits(random, count);
-  return { buffer: createStorageBuffer(gpu.device, packF16(bits)), values: Array.from(bits, f16BitsToNumber) };
-}
-
 /** Runs `record` with a fresh output of `length` f32s followed by guard words; returns the outputs or a guard message. */
 async function runWithGuardedOutput(
   gpu: GpuContext,
   length: number,
+  initial: Uint32Array,
   record: (batch: ComputeBatch, output: GPUBuffer) => void,
 ): Promise<Float32Array | string> {
-  const output = createStorageBuffer(gpu.device, sentinelOutput(length));
+  const output = createStorageBuffer(gpu.device, initial);
   const batch = new ComputeBatch(gpu, 'kernel check');
   record(batch, output);
   batch.submit();
@@ -85,34 +53,45 @@ async function runWithGuardedOutput(
   return guardViolation(words, length) ?? new Float32Array(words.buffer, 0, length);
 }
 
-export async function checkMatvec(gpu: GpuContext, kernels: Kernels, type: WeightType, n: number, k: number, seed: number): Promise<string | null> {
-  const random = seededRandom(seed);
-  const w = randomWeights(gpu, type, random, n * k);
-  const x = randomF32(random, k);
-  const xBuffer = createStorageBuffer(gpu.device, x);
-  const got = await runWithGuardedOutput(gpu, n, (batch, y) => kernels.matvec(batch, { type, weights: w.buffer, x: xBuffer, y, n, k }));
-  w.buffer.destroy();
-  xBuffer.destroy();
-  return typeof got === 'string' ? got : firstSumMismatch(got, matvecReference(w.values, x, n, k));
+/** One product case: m tokens, n rows, k = blocks·(the type's block), with bias / accumulate / split rows. */
+export interface ProductCase {
+  m: number;
+  n: number;
+  blocks: number;
+  bias?: boolean;
+  accumulate?: boolean;
+  /** Split W into two row ranges dispatched separately (rows [0, split) and [split, n)). */
+  split?: number;
 }
 
-export async function checkMatmul(
-  gpu: GpuContext,
-  kernels: Kernels,
-  type: WeightType,
-  m: number,
-  n: number,
-  k: number,
-  seed: number,
-): Promise<string | null> {
+/**
+ * ForwardKernels.product against the f64 reference on random weights of `type` (every byte random for the
+ * quantized types), written into an output followed by guard words (or accumulated onto random values).
+ * Tolerance: the f32 summation bound, |got - exact| <= (K + 4)·2⁻²⁴·Σ|terms|, where the terms of a Q4_K weight
+ * count its scale and min parts separately (the kernel sums them apart).
+ */
+export async function checkProduct(gpu: GpuContext, kernels: ForwardKernels, type: ProductWeightType, c: ProductCase, seed: number): Promise<string | null> {
   const random = seededRandom(seed);
-  const w = randomWeights(gpu, type, random, n * k);
+  const k = c.blocks * QUANT_BLOCKS[type].elements;
+  const { m, n } = c;
+  const w = randomQuantRows(random, type, n, k);
   const x = randomF32(random, m * k);
+  const bias = c.bias ? randomF32(random, n) : undefined;
+  const y0 = c.accumulate ? randomF32(random, m * n) : undefined;
+  const rowBytes = (k / QUANT_BLOCKS[type].elements) * QUANT_BLOCKS[type].bytes;
+  const ranges = c.split ? [[0, c.split], [c.split, n]] : [[0, n]];
+  const weights = ranges.map(([from, to]) => createStorageBuffer(gpu.device, w.subarray(from * rowBytes, to * rowBytes)));
   const xBuffer = createStorageBuffer(gpu.device, x);
-  const got = await runWithGuardedOutput(gpu, m * n, (batch, y) => kernels.matmul(batch, { type, weights: w.buffer, x: xBuffer, y, m, n, k }));
-  w.buffer.destroy();
-  xBuffer.destroy();
-  return typeof got === 'string' ? got : firstSumMismatch(got, matmulReference(x, w.values, m, n, k));
+  const biasBuffer = bias ? createStorageBuffer(gpu.device, bias) : undefined;
+  const initial = sentinelOutput(m * n);
+  if (y0) initial.set(new Uint32Array(y0.buffer, y0.byteOffset, y0.length));
+  const got = await runWithGuardedOutput(gpu, m * n, initial, (batch, y) => {
+    ranges.forEach(([from, to], i) => {
+      kernels.product(batch, { type, weights: weights[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.accumulate, yOffset: from, yStride: n });
+    });
+  });
+  for (const b of [...weights, xBuffer, biasBuffer]) b?.destroy();
+  return typeof got === 'string' ? got : firstSumMismatch(got, quantMatmulReference(dequantizeRows(type, w, n, k), x, m, n, k, bias, y0));
 }
 
 export async function checkRmsnorm(gpu: GpuContext, kernels: Kernels, rows: number, n: number, seed: number): Promise<string | null> {
@@ -122,7 +101,7 @@ export async function checkRmsnorm(gpu: GpuContext, kernels: Kernels, rows: numb
   const eps = 1e-5;
   const xBuffer = createStorageBuffer(gpu.device, x);
   const wBuffer = createStorageBuffer(gpu.device, weight);
-  const got = await runWithGuardedOutput(gpu, rows * n, (batch, y) =>
+  const got = await runWithGuardedOutput(gpu, rows * n, sentinelOutput(rows * n), (batch, y) =>
     kernels.rmsnorm(batch, { x: xBuffer, weight: wBuffer, y, rows, n, eps }),
   );
   xBuffer.destroy();
@@ -141,7 +120,7 @@ export async function checkSoftmax(gpu: GpuContext, kernels: Kernels, rows: numb
   if (n > 2) x[1] = -1e30;
   for (let i = 0; i < n; i++) x[(rows - 1) * n + i] += 1000;
   const xBuffer = createStorageBuffer(gpu.device, x);
-  const got = await runWithGuardedOutput(gpu, rows * n, (batch, y) => kernels.softmax(batch, { x: xBuffer, y, rows, n }));
+  const got = await runWithGuardedOutput(gpu, rows * n, sentinelOutput(rows * n), (batch, y) => kernels.softmax(batch, { x: xBuffer, y, rows, n }));
   xBuffer.destroy();
   if (typeof got === 'string') return got;
   // exp(d) is within 3 + 2|d| ulp in WGSL, |d| ≤ 2·scale here; the sum adds n·u relative; the division 2.5 ulp.

@@ -1,20 +1,13 @@
-// The kernel checks of test/gpu/kernels-*.test.ts in Node on Dawn (the `webgpu` package), for speed and for the
+// The kernel checks of test/gpu/kernels-rows.test.ts and forward-kernels-matmul.test.ts in Node on Dawn (the `webgpu` package), for speed and for the
 // Node host. Dawn needs a Vulkan driver: run with
 //   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
 // (SwiftShader from Debian's chromium); without an adapter these tests are skipped, saying why.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { create, globals } from 'webgpu';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { ForwardKernels, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';
 import { Kernels } from '../../src/gpu/kernels.ts';
-import {
-  checkMatmul,
-  checkMatvec,
-  checkRmsnorm,
-  checkSoftmax,
-  MATMUL_SIZES,
-  MATVEC_SIZES,
-  ROW_SIZES,
-} from '../support/kernel-checks.ts';
+import { checkProduct, checkRmsnorm, checkSoftmax, ROW_SIZES, type ProductCase } from '../support/kernel-checks.ts';
 
 Object.assign(globalThis, globals);
 // Dawn's GPU object must outlive every device made from it (Node crashes if it is collected first).
@@ -23,6 +16,7 @@ const dawn = create([]);
 let gpu: GpuContext | null = null;
 let missing = '';
 let kernels: Kernels;
+let products: ForwardKernels;
 beforeAll(async () => {
   try {
     gpu = await acquireGpu({ gpu: dawn });
@@ -30,33 +24,31 @@ beforeAll(async () => {
     missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as this file's header says`;
     return;
   }
-  kernels = new Kernels(gpu, { nativeF16: false });
-  await kernels.prepare();
+  kernels = new Kernels(gpu);
+  products = new ForwardKernels(gpu);
+  await Promise.all([kernels.prepare(), products.prepare({ productTypes: PRODUCT_TYPES, productVariants: ['plain', 'bias+accumulate'] })]);
 });
-afterAll(() => gpu?.destroy());
+afterAll(() => {
+  products?.destroy();
+  gpu?.destroy();
+});
 
 function need(ctx: { skip: (note?: string) => void }): GpuContext {
   if (!gpu) ctx.skip(missing);
   return gpu as GpuContext;
 }
 
-describe.each(['f32', 'f16'] as const)('%s weights on Dawn', (type) => {
-  test('matvec', async (ctx) => {
-    const g = need(ctx);
-    for (const [n, k] of MATVEC_SIZES) expect(await checkMatvec(g, kernels, type, n, k, n * 13 + k)).toBeNull();
-  });
-  test('matmul', async (ctx) => {
-    const g = need(ctx);
-    for (const [m, n, k] of MATMUL_SIZES) expect(await checkMatmul(g, kernels, type, m, n, k, m + n * 3 + k)).toBeNull();
-  });
-});
+const PRODUCT_TYPES: ProductWeightType[] = ['F32', 'F16', 'Q8_0', 'Q4_K'];
+const PRODUCT_CASES: ProductCase[] = [
+  { m: 1, n: 67, blocks: 3 },
+  { m: 1, n: 5, blocks: 2, bias: true, accumulate: true },
+  { m: 17, n: 33, blocks: 2 },
+  { m: 6, n: 9, blocks: 1, bias: true, accumulate: true, split: 4 },
+];
 
-test('native f16 matvec on Dawn', async (ctx) => {
+test.for(PRODUCT_TYPES)('%s products (decode and prefill) on Dawn', async (type, ctx) => {
   const g = need(ctx);
-  if (!g.features.f16) ctx.skip(`this Dawn adapter (${g.adapterInfo.description || g.adapterInfo.architecture}) has no shader-f16`);
-  const native = new Kernels(g, { nativeF16: true });
-  await native.prepare();
-  for (const [n, k] of MATVEC_SIZES) expect(await checkMatvec(g, native, 'f16', n, k, n * 17 + k)).toBeNull();
+  for (const c of PRODUCT_CASES) expect(await checkProduct(g, products, type, c, c.m * 31 + c.n)).toBeNull();
 });
 
 test('rmsnorm and softmax on Dawn', async (ctx) => {

@@ -1,5 +1,5 @@
-// matmul_quant: the skeleton shared by the quantized product kernels matmul_q8_0, matmul_q4_0, matmul_q4_k and
-// matmul_q6_k: Y[M, N] (+)= X[M, K] · Wᵀ (+ bias) with W quantized, dequantized on the fly. M = 1 is the decode
+// matmul: the skeleton shared by every weight product kernel (matmul_f32, matmul_f16, matmul_q8_0, matmul_q4_0,
+// matmul_q4_k, matmul_q6_k): Y[M, N] (+)= X[M, K] · Wᵀ (+ bias), W dequantized on the fly. M = 1 is the decode
 // matvec (y = W·x); M > 1 is prefill.
 //
 // Not a kernel by itself. WGSL has no #include, so src/gpu/shaders.ts (composeWgsl) builds each kernel's source
