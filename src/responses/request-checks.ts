@@ -5,7 +5,7 @@ import { EngineError, type ChatMessage, type ConstraintSpec, type Engine, type M
 import type { ResponseStore } from '../store/types.ts';
 import { ApiError, badRequest, fromZodError, notFound } from './errors.ts';
 import { InputItem, LIMITS, type CreateResponseBody, type Tool, type ToolChoice } from './schema.ts';
-import { buildChat, constraintFor, normaliseItems, serveTools, type Sealers, type ServedTools, type SourcedItem } from './translate.ts';
+import { buildChat, constraintFor, normaliseItems, serveTools, toolCallLimit, type Sealers, type ServedTools, type SourcedItem } from './translate.ts';
 import type { z } from 'zod';
 
 /** Read and parse a JSON body within the size bound. */
@@ -47,8 +47,8 @@ export async function resolveModel(engine: Engine, requested: string | null | un
   return model;
 }
 
-/** Checks 2 and 3: what tool_choice may force. */
-export function checkToolChoice(tools: readonly Tool[], toolChoice: ToolChoice): void {
+/** Checks 2 and 3: what tool_choice may force (and that the turn may make the call it forces). */
+export function checkToolChoice(tools: readonly Tool[], toolChoice: ToolChoice, maxToolCalls = Infinity): void {
   if (toolChoice === 'required' && !tools.some((t) => t.type === 'function' || t.type === 'custom')) {
     throw badRequest(
       `tool_choice "required" needs at least one tool of type "function" or "custom"; other tool types cannot be forced.`,
@@ -60,6 +60,14 @@ export function checkToolChoice(tools: readonly Tool[], toolChoice: ToolChoice):
     if (!tools.some((t) => t.type === toolChoice.type && 'name' in t && t.name === name)) {
       throw badRequest(`Tool '${name}' is not declared in tools`, 'tool_choice');
     }
+  }
+  const forced =
+    toolChoice === 'required' ||
+    (typeof toolChoice === 'object' &&
+      (((toolChoice.type === 'function' || toolChoice.type === 'custom') && 'name' in toolChoice) ||
+        (toolChoice.type === 'allowed_tools' && 'mode' in toolChoice && toolChoice.mode === 'required')));
+  if (forced && maxToolCalls === 0) {
+    throw badRequest('tool_choice forces a tool call, but max_tool_calls is 0.', 'max_tool_calls');
   }
 }
 
@@ -89,11 +97,13 @@ export interface PreparedPrompt {
   messages: ChatMessage[];
   served: ServedTools;
   constraint: ConstraintSpec;
+  /** The most tool calls this turn may make (the constraint stops there; the event pipeline drops any beyond). */
+  maxToolCalls: number;
   enableThinking: boolean;
 }
 
 type PromptFields = Pick<CreateResponseBody, 'model' | 'input' | 'instructions' | 'previous_response_id' | 'tools' | 'tool_choice' | 'text' | 'reasoning'> &
-  Partial<Pick<CreateResponseBody, 'conversation' | 'prompt' | 'truncation' | 'max_output_tokens'>>;
+  Partial<Pick<CreateResponseBody, 'conversation' | 'prompt' | 'truncation' | 'max_output_tokens' | 'parallel_tool_calls' | 'max_tool_calls'>>;
 
 /** Fields whose meaning needs server state this runtime does not keep: refused rather than silently ignored. */
 function checkUnsupported(body: PromptFields): void {
@@ -111,7 +121,8 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   checkUnsupported(body);
   const tools = body.tools ?? [];
   const toolChoice = body.tool_choice ?? 'auto';
-  checkToolChoice(tools, toolChoice);
+  const maxToolCalls = toolCallLimit(body);
+  checkToolChoice(tools, toolChoice, maxToolCalls);
   const previous = body.previous_response_id ? await loadPreviousHistory(store, body.previous_response_id) : [];
 
   const chain = await normaliseItems(previous, (i) => `previous_response_id history[${i}]`, sealers);
@@ -129,9 +140,9 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
       (await engine.tokenizePrompt({ model: model.id, messages: chat, tools: served.chatTools, enableThinking })).length + reserve <= model.contextLength;
     messages = await truncateToFit(history, body.instructions, fits);
   }
-  const constraint = constraintFor(served, toolChoice, body.text);
+  const constraint = constraintFor(served, toolChoice, body.text, maxToolCalls);
   if (constraint.kind !== 'none') await checkConstraint(engine, model.id, constraint);
-  return { model, chain, input, messages, served, constraint, enableThinking };
+  return { model, chain, input, messages, served, constraint, maxToolCalls, enableThinking };
 }
 
 /**

@@ -183,11 +183,23 @@ export function serveTools(tools: readonly Tool[], toolChoice: ToolChoice): Serv
 }
 
 /**
- * What decoding is held to. A forced tool call (required / named) wins; otherwise a JSON text format; otherwise,
- * when a tool asks for a guarantee (a `strict` function, a custom tool with a grammar), `tools` in `auto` mode so
- * that calls the model does start follow their schema/grammar; otherwise nothing (free text and free calls).
+ * The `tools` constraint with the most calls the turn may make. `maxCalls` belongs in `ConstraintSpec`
+ * (engine/types.ts); until it is declared there it rides along on the spec, which engines pass through.
  */
-export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text: CreateResponseBody['text']): ConstraintSpec {
+type LimitedToolsConstraint = Extract<ConstraintSpec, { kind: 'tools' }> & { maxCalls?: number };
+
+/** The most tool calls this turn may make: 1 with `parallel_tool_calls: false`, at most `max_tool_calls`. */
+export function toolCallLimit(body: Partial<Pick<CreateResponseBody, 'parallel_tool_calls' | 'max_tool_calls'>>): number {
+  return Math.min(body.parallel_tool_calls === false ? 1 : Infinity, body.max_tool_calls ?? Infinity);
+}
+
+/**
+ * What decoding is held to. A forced tool call (required / named) wins; otherwise a JSON text format; otherwise,
+ * when a tool asks for a guarantee (a `strict` function, a custom tool with a grammar) or the turn's calls are
+ * limited (`maxCalls` finite: parallel_tool_calls false, max_tool_calls), `tools` in `auto` mode so that calls the
+ * model does start follow their schema/grammar and stop at the limit; otherwise nothing (free text and free calls).
+ */
+export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text: CreateResponseBody['text'], maxCalls = Infinity): ConstraintSpec {
   let mode: 'auto' | 'required' | 'named' = 'auto';
   let name: string | undefined;
   if (toolChoice === 'required') mode = 'required';
@@ -198,12 +210,19 @@ export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text:
     mode = 'required';
   }
   const tools = served.constrained;
-  if (tools.length > 0 && mode !== 'auto') return { kind: 'tools', mode, ...(name ? { name } : {}), tools };
+  const limit = maxCalls === Infinity ? {} : { maxCalls };
+  if (tools.length > 0 && mode !== 'auto') {
+    const forced: LimitedToolsConstraint = { kind: 'tools', mode, ...(name ? { name } : {}), tools, ...limit };
+    return forced;
+  }
   const format = text?.format;
   if (format?.type === 'json_schema') return { kind: 'json_schema', schema: format.schema };
   if (format?.type === 'json_object') return { kind: 'json_schema', schema: null };
   const guaranteed = tools.some((t) => (t.type === 'function' ? t.strict : t.grammar !== undefined));
-  if (guaranteed) return { kind: 'tools', mode: 'auto', tools };
+  if (tools.length > 0 && (guaranteed || maxCalls !== Infinity)) {
+    const auto: LimitedToolsConstraint = { kind: 'tools', mode: 'auto', tools, ...limit };
+    return auto;
+  }
   return { kind: 'none' };
 }
 

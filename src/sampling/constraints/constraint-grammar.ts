@@ -2,7 +2,8 @@
 // (whitespace around it allowed). `tools`: the chat format of tool calls -- free text that does not contain the
 // tool-call marker (mode `auto`), or, for `required`/`named`, an optional thinking block and then a call;
 // each call is `<tool_call>{"name": <declared>, "arguments": <its schema>}</tool_call>`, and a custom tool's
-// arguments are `{"input": "<JSON-escaped text matching its Lark/regex grammar>"}`.
+// arguments are `{"input": "<JSON-escaped text matching its Lark/regex grammar>"}`. With `maxCalls` the turn
+// makes at most that many calls: after the last one allowed, the only continuation is the end of the turn.
 import type { ConstrainedTool, ConstraintSpec } from '../../engine/types.ts';
 import { compileGrammar } from './byte-automaton.ts';
 import { ConstraintError } from './constraint-error.ts';
@@ -40,6 +41,19 @@ export interface ChatFormatOptions {
 
 export const DEFAULT_CHAT_FORMAT: ChatFormatOptions = { markers: DEFAULT_MARKERS, thinking: 'optional' };
 
+/**
+ * The `tools` constraint with the most calls the turn may make (`maxCalls`: a non-negative integer; absent: no
+ * limit). The field belongs in `ConstraintSpec` (engine/types.ts); until it is declared there it rides along on
+ * the spec object, which engines pass through unchanged.
+ */
+export type ToolsConstraintSpec = Extract<ConstraintSpec, { kind: 'tools' }> & { maxCalls?: number };
+
+/**
+ * Above this many calls the grammar does not count (each counted call is one more copy of the call in the
+ * automaton); the Responses pipeline still drops calls over the limit.
+ */
+export const MAX_COUNTED_TOOL_CALLS = 128;
+
 export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOptions = DEFAULT_CHAT_FORMAT): Grammar {
   const rules = new Map<string, GrammarExpr>();
   switch (spec.kind) {
@@ -61,7 +75,7 @@ export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOpt
 }
 
 function toolsGrammar(
-  spec: Extract<ConstraintSpec, { kind: 'tools' }>,
+  spec: ToolsConstraintSpec,
   { markers, thinking }: ChatFormatOptions,
   rules: Map<string, GrammarExpr>,
 ): Grammar {
@@ -69,6 +83,10 @@ function toolsGrammar(
   if (spec.mode === 'named') {
     tools = tools.filter((t) => t.name === spec.name);
     if (tools.length === 0) throw new ConstraintError(`Tool '${spec.name ?? ''}' is not declared in tools`);
+  }
+  const maxCalls = callLimit(spec);
+  if (spec.mode !== 'auto' && maxCalls === 0) {
+    throw new ConstraintError('tool_choice requires a tool call, but the turn may make no tool calls (max_tool_calls is 0)');
   }
   if (tools.length === 0) {
     if (spec.mode !== 'auto') throw new ConstraintError('tool_choice requires a tool call, but no function or custom tool is declared');
@@ -90,14 +108,28 @@ function toolsGrammar(
   const call = ref('tool_call');
   if (spec.mode === 'auto') {
     const text = { kind: 'textWithout', literal: markers.toolCallStart } as const;
-    rules.set('start', seq(text, repeat(seq(call, text), 0)));
+    // Text, then calls each followed by text; the last call the limit allows ends the turn.
+    const calls = maxCalls === Infinity ? repeat(seq(call, text), 0) : maxCalls === 0 ? EMPTY : seq(repeat(seq(call, text), 0, maxCalls - 1), optional(call));
+    rules.set('start', seq(text, calls));
   } else {
     const thinkingText = seq({ kind: 'textWithout', literal: markers.thinkEnd }, lit(markers.thinkEnd), ws);
     const thinkingBlock =
       thinking === 'open' ? thinkingText : thinking === 'optional' ? optional(seq(lit(markers.thinkStart), thinkingText)) : EMPTY;
-    rules.set('start', seq(thinkingBlock, call, repeat(seq(ws, call), 0), ws));
+    // Unlimited: calls separated and followed by whitespace. Limited: nothing follows the last call.
+    const calls = maxCalls === Infinity ? seq(call, repeat(seq(ws, call), 0), ws) : seq(call, repeat(seq(ws, call), 0, maxCalls - 1));
+    rules.set('start', seq(thinkingBlock, calls));
   }
   return { rules, start: 'start' };
+}
+
+/** The spec's call limit as the grammar counts it: Infinity when absent or above MAX_COUNTED_TOOL_CALLS. */
+function callLimit(spec: ToolsConstraintSpec): number {
+  const { maxCalls } = spec;
+  if (maxCalls === undefined || maxCalls === Infinity) return Infinity;
+  if (typeof maxCalls !== 'number' || !Number.isInteger(maxCalls) || maxCalls < 0) {
+    throw new ConstraintError(`The tool call limit must be a non-negative integer, not ${String(maxCalls)}`);
+  }
+  return maxCalls > MAX_COUNTED_TOOL_CALLS ? Infinity : maxCalls;
 }
 
 function toolArguments(tool: ConstrainedTool, rules: Map<string, GrammarExpr>, prefix: string): GrammarExpr {
