@@ -1,11 +1,13 @@
-// The service worker's side of the dedicated-worker fallback: when the service worker has no WebGPU (Safari) or
-// is told to (its script URL carries `?engine=worker`), it does not run the engine itself but relays every /v1
-// request to an engine worker that an open page hosts (src/engine-worker/engine-worker.ts), over a MessagePort
+// The service worker's side of the dedicated-worker fallback: when the service worker has no WebGPU (Safari), gets
+// no adapter, or is told to (its script URL carries `?engine=worker`; see src/sw/engine-placement.ts), it does not
+// run the engine itself but relays every /v1 request to an engine worker that an open page hosts (src/engine-worker/engine-worker.ts), over a MessagePort
 // the page offered. The request goes serialized (body as a Blob); the answer comes back as its status and headers,
 // then its body chunk by chunk, streamed to the caller as it arrives; an aborted fetch (or a cancelled body) sends
 // an abort that stops the generation in the engine worker. A host that does not acknowledge a request in time is
 // dropped (its page closed) and the next one is tried; with none left, the pages are asked to offer one; with no
-// page answering, the request gets an OpenAI-shaped 503 instead of hanging.
+// page answering, the request gets an OpenAI-shaped 503 instead of hanging. Every answer it gives carries why the
+// engine runs in a page (header `fallbackReasonHeader`).
+import { fallbackReasonHeader, type EngineFallbackReason } from './engine-placement';
 import {
   engineHostWantedType,
   relayHeartbeatMs,
@@ -24,6 +26,8 @@ export interface EngineRelay {
 }
 
 export interface EngineRelayOptions {
+  /** Why the engine runs in a page's worker, and in words (for the 503 when no page hosts it). */
+  fallback: { reason: EngineFallbackReason; detail: string };
   /** How long a host has to acknowledge a request before it counts as gone (default 10 s). */
   acceptTimeoutMs?: number;
   /** How long to wait for a page to offer a host when there is none (default 10 s). */
@@ -35,7 +39,8 @@ export const relayedHeader = 'x-webgpu-responses-engine';
 
 class HostGone extends Error {}
 
-export function createEngineRelay(scope: string, options: EngineRelayOptions = {}): EngineRelay {
+export function createEngineRelay(scope: string, options: EngineRelayOptions): EngineRelay {
+  const { reason, detail } = options.fallback;
   const acceptTimeoutMs = options.acceptTimeoutMs ?? 10_000;
   const hostWaitMs = options.hostWaitMs ?? 10_000;
   /** Offered hosts, newest last (the newest is used first). */
@@ -83,7 +88,7 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions = {
         const message = 'The page hosting the engine stopped answering (closed?)';
         if (!settled) {
           settled = true;
-          resolve(relayError(502, message));
+          resolve(relayError(502, message, reason));
         } else {
           try {
             body?.error(new Error(message));
@@ -114,6 +119,7 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions = {
           const noBody = data.status === 101 || data.status === 204 || data.status === 304;
           const headers = new Headers(data.headers);
           headers.set(relayedHeader, 'page-worker');
+          headers.set(fallbackReasonHeader, reason);
           resolve(new Response(noBody ? null : stream, { status: data.status, statusText: data.statusText, headers }));
         } else if (data.type === 'chunk') {
           try {
@@ -132,7 +138,7 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions = {
           clearTimeout(timer);
           if (!settled) {
             settled = true;
-            resolve(relayError(502, `The engine worker failed: ${data.message}`));
+            resolve(relayError(502, `The engine worker failed: ${data.message}`, reason));
           } else {
             body?.error(new Error(data.message));
           }
@@ -169,7 +175,8 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions = {
         if (!host) {
           return relayError(
             503,
-            'The engine runs in a page here (this browser has no WebGPU in service workers) and no open page of the app is hosting it: open the app in a tab.',
+            `The engine runs in a page here (${detail}) and no open page of the app is hosting it: open the app in a tab.`,
+            reason,
           );
         }
         try {
@@ -183,6 +190,9 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions = {
   };
 }
 
-function relayError(status: number, message: string): Response {
-  return Response.json({ error: { message, type: 'server_error', param: null, code: 'engine_unavailable' } }, { status });
+function relayError(status: number, message: string, reason: EngineFallbackReason): Response {
+  return Response.json(
+    { error: { message, type: 'server_error', param: null, code: 'engine_unavailable' } },
+    { status, headers: { [fallbackReasonHeader]: reason } },
+  );
 }
