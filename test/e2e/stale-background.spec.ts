@@ -1,0 +1,73 @@
+// A background response whose service worker is stopped mid-run (browser closed, worker stopped) does not stay
+// `in_progress` forever: the next worker, on opening the store, marks it `failed` with an OpenAI-shaped
+// `server_error`, GET shows that, and cancel answers 400 as for any terminal response. A background response of the
+// new, living worker is untouched and can still be cancelled. Real browser, real service worker, real IndexedDB:
+// the worker is stopped through CDP while it generates.
+import { expect, test, type Page } from '@playwright/test';
+import { importLongTalkingModel } from './fixtures/page-requests.ts';
+
+async function openDemo(page: Page) {
+  await page.goto('/');
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+}
+
+async function call(page: Page, method: string, path: string, body?: unknown) {
+  return page.evaluate(
+    async ({ method, path, body }) => {
+      const response = await fetch(path, {
+        method,
+        headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, json: (await response.json()) as Record<string, any> };
+    },
+    { method, path, body },
+  );
+}
+
+async function stopServiceWorker(page: Page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  await cdp.detach();
+}
+
+/** Starts a long background response (random weights talk for thousands of tokens) and waits until it runs. */
+async function startLongBackgroundRun(page: Page, model: string): Promise<string> {
+  const created = await call(page, 'POST', '/v1/responses', {
+    model,
+    background: true,
+    input: 'Tell me a very long story about the sea.',
+    max_output_tokens: 3500,
+    temperature: 0,
+  });
+  expect(created.status, JSON.stringify(created.json)).toBe(200);
+  expect(created.json.status).toBe('queued');
+  const id = created.json.id as string;
+  await expect.poll(async () => (await call(page, 'GET', `/v1/responses/${id}`)).json.status).toBe('in_progress');
+  return id;
+}
+
+test('a background response whose worker was stopped mid-run is failed on the next start; cancel then is a 400', async ({ page }) => {
+  await openDemo(page);
+  const model = await importLongTalkingModel(page);
+  const id = await startLongBackgroundRun(page, model);
+
+  await stopServiceWorker(page);
+  const after = await call(page, 'GET', `/v1/responses/${id}`);
+  expect(after.status).toBe(200);
+  expect(after.json).toMatchObject({ id, status: 'failed', background: true, completed_at: null });
+  expect(after.json.error.code).toBe('server_error');
+  expect(after.json.error.message).toMatch(/stopped .* before it finished/);
+
+  const cancel = await call(page, 'POST', `/v1/responses/${id}/cancel`);
+  expect(cancel.status).toBe(400);
+  expect(cancel.json.error).toMatchObject({ type: 'invalid_request_error', param: 'response_id', message: "Cannot cancel a response with status 'failed'." });
+  expect((await call(page, 'GET', `/v1/responses/${id}`)).json.status).toBe('failed');
+
+  // The living worker's own background run is not touched: it runs, and cancel stops it.
+  const live = await startLongBackgroundRun(page, model);
+  const cancelled = await call(page, 'POST', `/v1/responses/${live}/cancel`);
+  expect(cancelled.status).toBe(200);
+  expect(cancelled.json.status).toBe('cancelled');
+});
