@@ -131,7 +131,7 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
   connect: () => Promise<unknown>;
 } {
   const name = options.name ?? DEFAULT_RESPONSE_DB_NAME;
-  const owner = crypto.randomUUID();
+  const owner = randomOwnerId();
   let connection: Promise<ResponseDb> | undefined;
   let closedByCaller = false;
   let reasoningKey: Promise<CryptoKey> | undefined;
@@ -322,23 +322,34 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
   return { store, connect: database };
 }
 
+/** 128 random bits in hex (crypto.randomUUID() exists only in secure contexts). */
+function randomOwnerId(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 /**
  * Requests the exclusive Web Lock `lockName` and holds it until the returned function is called (or this global
- * dies); resolves once granted, with null where there are no Web Locks.
+ * dies); resolves once granted, with null where there are no Web Locks or they refuse (never rejects: the store
+ * works without, only its unfinished runs may then be taken for abandoned ones by another instance).
  */
 async function holdLock(lockName: string): Promise<(() => void) | null> {
   const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
   if (locks === undefined) return null;
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  await new Promise<void>((granted, refused) => {
-    locks
-      .request(lockName, { mode: 'exclusive' }, () => {
-        granted();
-        return released;
-      })
-      .catch(refused);
-  });
+  try {
+    await new Promise<void>((granted, refused) => {
+      locks
+        .request(lockName, { mode: 'exclusive' }, () => {
+          granted();
+          return released;
+        })
+        .catch(refused);
+    });
+  } catch (error) {
+    console.warn(`webgpu-responses: no Web Lock for this response store (${errorMessage(error)})`);
+    return null;
+  }
   return release;
 }
 
@@ -347,7 +358,7 @@ async function holdLock(lockName: string): Promise<(() => void) | null> {
  * many. The owners are read first and their locks checked after: an owner that wrote a row before it was read held
  * its lock by then, so a lock that is free now means that owner died.
  */
-async function failAbandonedRuns(db: ResponseDb, databaseName: string, self: string): Promise<number> {
+async function failAbandonedRuns(db: ResponseDb, databaseName: string, thisOwner: string): Promise<number> {
   const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
   if (locks === undefined) return 0;
   const unfinished = async (index: IDBPIndex<ResponseDbSchema, ['responses'], 'responses', 'by-status', IDBTransactionMode>) =>
@@ -355,7 +366,7 @@ async function failAbandonedRuns(db: ResponseDb, databaseName: string, self: str
   const reading = db.transaction('responses', 'readonly');
   const candidates = await unfinished(reading.store.index('by-status'));
   await reading.done;
-  const owners = new Set(candidates.flatMap((row) => (row.owner === undefined || row.owner === self ? [] : [row.owner])));
+  const owners = new Set(candidates.flatMap((row) => (row.owner === undefined || row.owner === thisOwner ? [] : [row.owner])));
   const hasOwnerless = candidates.some((row) => row.owner === undefined);
   if (owners.size === 0 && !hasOwnerless) return 0;
   const held = new Set(((await locks.query()).held ?? []).map((lock) => lock.name));
