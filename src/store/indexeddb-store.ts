@@ -15,7 +15,8 @@
 // is finished by the instance that started it, so a row still `queued`/`in_progress` whose owner no longer holds
 // its lock (or that has no owner: written before version 2) will never finish: every open of the database marks
 // such rows `failed` (error `server_error`, ABANDONED_RUN_MESSAGE) in one transaction. Rows of owners that live
-// (another tab's engine worker, this instance) are left alone. Without Web Locks nothing is swept (liveness cannot
+// (another tab's engine worker, this instance) are left alone. Reading an unfinished row of another owner checks
+// again (that owner may have died since this store opened). Without Web Locks nothing is swept (liveness cannot
 // be told).
 
 import {
@@ -89,6 +90,10 @@ const UNFINISHED_STATUSES = ['queued', 'in_progress'] as const;
 /** The `error.message` of a background response whose worker stopped before it finished. */
 export const ABANDONED_RUN_MESSAGE =
   'The worker running this background response stopped (the browser, the tab or the service worker was closed) before it finished; it will not complete. Create the response again.';
+
+function isUnfinished(response: { [key: string]: JsonValue }): boolean {
+  return (UNFINISHED_STATUSES as readonly JsonValue[]).includes(response.status ?? null);
+}
 
 /** The Web Lock a store instance holds while it lives (a response row names its owner; see the top of this file). */
 export function ownerLockName(databaseName: string, owner: string): string {
@@ -226,6 +231,28 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
     }
   }
 
+  /** A stored response with the owner of its row. */
+  function readRecord(id: string): Promise<{ record: StoredResponse; owner: string | undefined } | undefined> {
+    return transact(['responses', 'histories'], 'readonly', `read response ${id}`, async (tx) => {
+      const [response, history] = await Promise.all([
+        tx.objectStore('responses').get(id),
+        tx.objectStore('histories').get(id),
+      ]);
+      if (response === undefined) return undefined;
+      if (history === undefined) {
+        throw new StoreError(`Stored response ${id} has no history; the database is inconsistent.`, 'failed');
+      }
+      const record: StoredResponse = {
+        id: response.id,
+        response: response.response,
+        history: history.history,
+        inputItems: history.inputItems,
+        createdAt: response.createdAt,
+      };
+      return { record, owner: response.owner };
+    });
+  }
+
   async function loadOrCreateReasoningKey(): Promise<CryptoKey> {
     const existing = await transact(['keys'], 'readonly', 'read the reasoning key', (tx) =>
       tx.objectStore('keys').get(REASONING_KEY_ID),
@@ -259,24 +286,14 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
       });
     },
 
-    get(id: string): Promise<StoredResponse | undefined> {
-      return transact(['responses', 'histories'], 'readonly', `read response ${id}`, async (tx) => {
-        const [response, history] = await Promise.all([
-          tx.objectStore('responses').get(id),
-          tx.objectStore('histories').get(id),
-        ]);
-        if (response === undefined) return undefined;
-        if (history === undefined) {
-          throw new StoreError(`Stored response ${id} has no history; the database is inconsistent.`, 'failed');
-        }
-        return {
-          id: response.id,
-          response: response.response,
-          history: history.history,
-          inputItems: history.inputItems,
-          createdAt: response.createdAt,
-        };
-      });
+    async get(id: string): Promise<StoredResponse | undefined> {
+      const found = await readRecord(id);
+      // An unfinished run of another owner may have been abandoned since this store opened: check, then reread.
+      if (found !== undefined && isUnfinished(found.record.response) && found.owner !== owner) {
+        const ended = await failAbandonedRuns(await database(), name, owner);
+        if (ended > 0) return (await readRecord(id))?.record;
+      }
+      return found?.record;
     },
 
     async updateResponse(id: string, response: { [key: string]: JsonValue }): Promise<void> {

@@ -1,7 +1,7 @@
 // Background responses left unfinished by a worker that died (src/store/indexeddb-store.ts): on open, the real
 // IndexedDB store marks `failed` the `queued`/`in_progress` rows whose owner no longer holds its Web Lock, leaves
 // those of living owners (another worker, itself) alone, and does the same for rows of a version-1 database it
-// upgrades. GET then shows the terminal record and cancel refuses it, through the real Responses handler.
+// upgrades; a store already open checks again when it reads an unfinished row of another owner. GET then shows the terminal record and cancel refuses it, through the real Responses handler.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ABANDONED_RUN_MESSAGE,
@@ -82,6 +82,11 @@ async function recordFromAnotherWorker(name: string, record: StoredResponse): Pr
   return { worker, owner: (await wrote).owner };
 }
 
+/** Resolves once the terminated worker's store lock is free (the browser releases it as it tears the worker down). */
+function deathOf(name: string, owner: string): Promise<void> {
+  return navigator.locks.request(ownerLockName(name, owner), async () => undefined);
+}
+
 /** The Responses handler over `store`; GET and cancel of stored responses never reach the engine. */
 function handlerOver(store: IndexedDbResponseStore) {
   const engine = new Proxy({} as Engine, {
@@ -133,33 +138,48 @@ describe('background responses of stopped workers', () => {
     }
   });
 
-  it('are left alone while their worker lives, and failed on the next open once it died', async () => {
+  it('are left alone while their worker lives; once it died, a store that was already open fails one it reads', async () => {
     const name = uniqueName();
     const { worker, owner } = await recordFromAnotherWorker(name, backgroundRecord('resp_other', 'in_progress'));
     const mine = await openStore(name);
     expect(mine.owner).not.toBe(owner);
     await mine.put(backgroundRecord('resp_mine', 'queued'));
 
-    // Another open while both owners live: nothing changes.
+    // Another open and reads while both owners live: nothing changes.
     expect((await (await openStore(name)).get('resp_other'))?.response.status).toBe('in_progress');
+    expect((await mine.get('resp_other'))?.response.status).toBe('in_progress');
 
     worker.terminate();
-    // Wait until the dead worker's lock is free (the browser releases it when it tears the worker down).
-    await navigator.locks.request(ownerLockName(name, owner), async () => undefined);
+    await deathOf(name, owner);
 
-    const next = await openStore(name);
-    const other = await next.get('resp_other');
+    const other = await mine.get('resp_other');
     expect(other?.response.status).toBe('failed');
     expect(other?.response.error).toEqual({ code: 'server_error', message: ABANDONED_RUN_MESSAGE });
-    // This page's first store still lives: its run is not touched.
-    expect((await next.get('resp_mine'))?.response.status).toBe('queued');
+    // This page's store still lives: its own run is not touched, by itself or by a store opened now.
+    expect((await (await openStore(name)).get('resp_mine'))?.response.status).toBe('queued');
+  });
+
+  it('are failed in the database by the next open, before anything is read', async () => {
+    const name = uniqueName();
+    const { worker, owner } = await recordFromAnotherWorker(name, backgroundRecord('resp_gone', 'queued'));
+    worker.terminate();
+    await deathOf(name, owner);
+
+    (await openStore(name)).close();
+    const db = await request(indexedDB.open(name));
+    try {
+      const row = await request(db.transaction('responses', 'readonly').objectStore('responses').get('resp_gone'));
+      expect(row.response).toMatchObject({ status: 'failed', error: { code: 'server_error', message: ABANDONED_RUN_MESSAGE } });
+    } finally {
+      db.close();
+    }
   });
 
   it('GET returns the failed record and cancel refuses it as the spec says for a terminal response', async () => {
     const name = uniqueName();
     const { worker, owner } = await recordFromAnotherWorker(name, backgroundRecord('resp_gone', 'in_progress'));
     worker.terminate();
-    await navigator.locks.request(ownerLockName(name, owner), async () => undefined);
+    await deathOf(name, owner);
 
     const handle = handlerOver(await openStore(name));
     const got = await handle(new Request('http://127.0.0.1/v1/responses/resp_gone'));
