@@ -29,7 +29,9 @@
 // dequantized once per TILE_M tokens and every x value serves 4 rows. K_SPLIT invocations may share the 4 rows (each
 // takes every K_SPLIT-th block; partial sums added in workgroup memory): 1 on CPU adapters, more on GPUs.
 // Overrides: WORKGROUP_SIZE; K_SPLIT (a power of two dividing WORKGROUP_SIZE); TILE_M (1..4 tokens per
-//   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused).
+//   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused);
+//   GATED (SwiGLU: w holds two matrices of n rows each, gate then up, as the weight loader stacks them; Y gets
+//   silu(gate·x) · (up·x), so the gate and up products and the activation are one dispatch reading x once).
 // Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
 //   x and y; see src/gpu/dispatch.ts).
 
@@ -52,6 +54,7 @@ override K_SPLIT: u32 = 1;
 override TILE_M: u32 = 1;
 override HAS_BIAS: bool = false;
 override ACCUMULATE: bool = false;
+override GATED: bool = false;
 
 var<workgroup> partial: array<vec4<f32>, WORKGROUP_SIZE>;
 
@@ -73,6 +76,11 @@ fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> {
   let total = partial[lid - lane];
   workgroupBarrier();
   return total;
+}
+
+// silu(gate) · up, the SwiGLU activation (for gate < -88, exp(-gate) overflows and the quotient goes to -0: silu's limit).
+fn swiglu(gate: vec4<f32>, up: vec4<f32>) -> vec4<f32> {
+  return gate / (1.0 + exp(-gate)) * up;
 }
 
 // Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked.
@@ -127,27 +135,55 @@ fn main(
   let x2 = min(t0 + 2u, m - 1u) * k4;
   let x3 = min(t0 + 3u, m - 1u) * k4;
 
-  // acc_t: token t0 + t, rows row0 .. row0 + 3.
+  // acc_t: token t0 + t, rows row0 .. row0 + 3 (GATED: of the gate; up_t: of the up matrix, n rows further on).
   var acc0 = vec4<f32>(0.0);
   var acc1 = vec4<f32>(0.0);
   var acc2 = vec4<f32>(0.0);
   var acc3 = vec4<f32>(0.0);
+  var up0 = vec4<f32>(0.0);
+  var up1 = vec4<f32>(0.0);
+  var up2 = vec4<f32>(0.0);
+  var up3 = vec4<f32>(0.0);
+  let up_words = n * blocks * BLOCK_WORDS;
   for (var b = lane; b < blocks; b += K_SPLIT) {
     let o = b * BLOCK_WORDS;
-    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b * (BLOCK_ELEMENTS / 4u), x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
+    let xb = b * (BLOCK_ELEMENTS / 4u);
+    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, xb, x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
+    if (GATED) {
+      let u = up_words + o;
+      accumulate_block(w0 + u, w1 + u, w2 + u, w3 + u, xb, x0, x1, x2, x3, &up0, &up1, &up2, &up3);
+    }
   }
 
   if (K_SPLIT > 1u) {
     acc0 = sum_over_split(acc0, lid, lane);
+    if (GATED) {
+      up0 = sum_over_split(up0, lid, lane);
+    }
     if (TILE_M > 1u) {
       acc1 = sum_over_split(acc1, lid, lane);
+      if (GATED) {
+        up1 = sum_over_split(up1, lid, lane);
+      }
     }
     if (TILE_M > 2u) {
       acc2 = sum_over_split(acc2, lid, lane);
+      if (GATED) {
+        up2 = sum_over_split(up2, lid, lane);
+      }
     }
     if (TILE_M > 3u) {
       acc3 = sum_over_split(acc3, lid, lane);
+      if (GATED) {
+        up3 = sum_over_split(up3, lid, lane);
+      }
     }
+  }
+  if (GATED) {
+    acc0 = swiglu(acc0, up0);
+    acc1 = swiglu(acc1, up1);
+    acc2 = swiglu(acc2, up2);
+    acc3 = swiglu(acc3, up3);
   }
   if (lane == 0u) {
     store(t0, row0, acc0);

@@ -1,7 +1,7 @@
 // The forward-pass kernels beyond the row reductions (kernels.ts) as calls: the weight products (matmul/matvec
 // for F32, F16, Q8_0, Q4_0, Q4_K, Q6_K, dequantization fused; optional bias and residual), embedding
 // lookup from any table type, RoPE with the KV-cache store, causal GQA attention (split over positions for long
-// decodes), SwiGLU, add, argmax. Each method records its dispatches (one; split attention and argmax over more
+// decodes), SwiGLU, argmax. Each method records its dispatches (one; split attention and argmax over more
 // than one workgroup's values: two) into a ComputeBatch with this adapter's shapes, the params uniform and the
 // workgroup count; `prepare()` compiles the pipelines first so that recording never waits.
 // Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
@@ -17,7 +17,7 @@ export type ProductWeightType = Extract<TensorType, 'F32' | 'F16' | 'Q8_0' | 'Q4
 /** Embedding table types in GPU memory (BF16 is widened to F32 at load). */
 export type EmbeddingTableType = Extract<TensorType, 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
 export type RopeStyle = 'interleaved' | 'neox';
-export type ProductVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate';
+export type ProductVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate' | 'gated';
 
 /** Weights per block: k (the row length) must be a multiple of it. */
 export const PRODUCT_BLOCK_ELEMENTS: Readonly<Record<ProductWeightType, number>> = { F32: 4, F16: 4, Q8_0: 32, Q4_0: 32, Q4_K: 256, Q6_K: 256 };
@@ -74,12 +74,13 @@ export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
 
 /** What `prepare()` compiles (the engine names its model's types; the small kernels are always compiled). */
 export interface ForwardKernelNeeds {
+  /** The products a model runs, each compiled for m = 1 and m > 1. Every pipeline costs compile time, on CPU adapters seconds. */
+  products?: readonly { type: ProductWeightType; variant: ProductVariant }[];
+  /** Also every combination of these types and variants (default variants: plain, bias, accumulate): tests, benches. */
   productTypes?: readonly ProductWeightType[];
-  /**
-   * Which fused extras the products are compiled with (each for m = 1 and m > 1); default plain, bias
-   * (Qwen2 q/k/v) and accumulate (residual). Every pipeline costs compile time, on CPU adapters seconds.
-   */
   productVariants?: readonly ProductVariant[];
+  /** The separate SwiGLU kernel (for gate and up matrices that are not stacked). */
+  swiglu?: boolean;
   embeddingTypes?: readonly EmbeddingTableType[];
   ropeStyles?: readonly RopeStyle[];
   /** Head dimensions to compile attention for as a constant (faster); any other runs the generic pipeline. */
@@ -138,9 +139,10 @@ export class ForwardKernels {
     this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
   }
 
-  private productKernel(type: ProductWeightType, tileM: number, bias: boolean, accumulate: boolean): Prepared {
+  private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant): Prepared {
     const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.product;
-    return { kernel: PRODUCT_KERNELS[type], constants: { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: bias, ACCUMULATE: accumulate } };
+    const constants = { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant === 'gated' };
+    return { kernel: PRODUCT_KERNELS[type], constants };
   }
 
   private embeddingKernel(type: EmbeddingTableType): Prepared {
@@ -166,18 +168,14 @@ export class ForwardKernels {
       this.attentionKernel(0),
       { kernel: shaders.attentionCombine, constants: { ...this.shapes.elementwise } },
       ...(needs.headDims ?? []).map((headDim) => this.attentionKernel(headDim)),
-      { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } },
-      { kernel: shaders.add, constants: { ...this.shapes.elementwise } },
+      ...(needs.swiglu ? [{ kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } }] : []),
       this.argmaxKernel(0),
       this.argmaxKernel(1),
     ];
     const variants = needs.productVariants ?? ['plain', 'bias', 'accumulate'];
-    for (const type of needs.productTypes ?? []) {
-      for (const tileM of new Set([1, this.shapes.product.TILE_M])) {
-        for (const variant of variants) {
-          all.push(this.productKernel(type, tileM, variant.startsWith('bias'), variant.endsWith('accumulate')));
-        }
-      }
+    const products = [...(needs.products ?? []), ...(needs.productTypes ?? []).flatMap((type) => variants.map((variant) => ({ type, variant })))];
+    for (const { type, variant } of products) {
+      for (const tileM of new Set([1, this.shapes.product.TILE_M])) all.push(this.productKernel(type, tileM, variant));
     }
     for (const type of needs.embeddingTypes ?? []) all.push(this.embeddingKernel(type));
     for (const style of needs.ropeStyles ?? []) all.push(this.ropeKernel(style, true), this.ropeKernel(style, false));
@@ -219,7 +217,9 @@ export class ForwardKernels {
   /**
    * Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for the n rows of W in `weights` (a row range of a split tensor), written at
    * columns [yOffset, yOffset + n) of Y rows yStride apart (defaults: 0 and n). m = 1 is the decode matvec.
-   * `accumulate` adds into Y (the residual add fused). k must be a multiple of the block size.
+   * `accumulate` adds into Y (the residual add fused). `gated`: `weights` holds two matrices of n rows, gate then
+   * up (a stacked tensor part, see the weight loader's groups), and Y gets silu(gate·x)·(up·x) (SwiGLU fused; no
+   * bias or accumulate with it). k must be a multiple of the block size.
    */
   product(
     batch: ComputeBatch,
@@ -233,21 +233,25 @@ export class ForwardKernels {
       k: number;
       bias?: Binding;
       accumulate?: boolean;
+      gated?: boolean;
       yOffset?: number;
       yStride?: number;
     },
   ): void {
     if (a.m === 0 || a.n === 0) return;
+    if (a.gated && (a.bias || a.accumulate)) throw new RangeError(`${a.type} product: a gated product has no bias or accumulate`);
+    const matrices = a.gated ? 2 : 1;
     const block = PRODUCT_BLOCK_ELEMENTS[a.type];
     if (a.k % block !== 0) throw new RangeError(`${a.type} product: k = ${a.k} is not a multiple of the block size ${block}`);
     const yOffset = a.yOffset ?? 0;
     const yStride = a.yStride ?? a.n;
-    requireBytes(`${a.type} product`, 'weights', a.weights, ((a.n * a.k) / block) * PRODUCT_BLOCK_BYTES[a.type]);
+    requireBytes(`${a.type} product`, 'weights', a.weights, ((matrices * a.n * a.k) / block) * PRODUCT_BLOCK_BYTES[a.type]);
     requireBytes(`${a.type} product`, 'x', a.x, a.m * a.k * 4);
     requireBytes(`${a.type} product`, 'y', a.y, ((a.m - 1) * yStride + yOffset + a.n) * 4);
     if (a.bias) requireBytes(`${a.type} product`, 'bias', a.bias, (yOffset + a.n) * 4);
     const tileM = a.m === 1 ? 1 : this.shapes.product.TILE_M;
-    const p = this.productKernel(a.type, tileM, a.bias !== undefined, a.accumulate ?? false);
+    const variant: ProductVariant = a.gated ? 'gated' : a.bias ? (a.accumulate ? 'bias+accumulate' : 'bias') : a.accumulate ? 'accumulate' : 'plain';
+    const p = this.productKernel(a.type, tileM, variant);
     const params = this.params(a.n, a.k, a.m, yOffset, yStride);
     const rowsPerGroup = (4 * this.shapes.product.WORKGROUP_SIZE) / this.shapes.product.K_SPLIT;
     const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
@@ -349,14 +353,6 @@ export class ForwardKernels {
     const params = this.params(a.width, a.m, stride, stride, a.fused ? a.width : 0);
     const p = { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } };
     batch.dispatch(this.pipeline(p), [a.gate, a.up, a.out, params], Math.ceil((a.m * a.width) / this.shapes.elementwise.WORKGROUP_SIZE));
-  }
-
-  /** a[i] += b[i % period] for i < n (period defaults to n: the residual add; a row length: a bias). */
-  add(batch: ComputeBatch, a: { a: Binding; b: Binding; n: number; period?: number }): void {
-    if (a.n === 0) return;
-    const params = this.params(a.n, a.period ?? a.n);
-    const p = { kernel: shaders.add, constants: { ...this.shapes.elementwise } };
-    batch.dispatch(this.pipeline(p), [a.b, a.a, params], Math.ceil(a.n / this.shapes.elementwise.WORKGROUP_SIZE));
   }
 
   /** Values one argmax stage-0 workgroup reduces. */

@@ -1,6 +1,6 @@
 // Assembles the decoder's weights (DecoderWeights) from GPU tensors named as in GGUF (token_embd.weight,
 // blk.N.attn_q.weight, ...; Hugging Face names map onto these in model-config.ts), whatever loaded them.
-import type { DecoderLayerWeights, DecoderWeights, GpuMatrix, GpuVector, GpuWeightType } from './decoder.ts';
+import type { DecoderLayerWeights, DecoderWeights, GateUpWeights, GpuMatrix, GpuVector, GpuWeightType } from './decoder.ts';
 import type { ModelConfig } from './model-config.ts';
 
 /** A tensor in GPU memory as the decoder needs it: a matrix in parts, or an f32 vector. */
@@ -32,6 +32,23 @@ function checkVector(v: GpuVector | undefined, length: number): GpuVector | unde
   return v;
 }
 
+/**
+ * A layer's gate and up matrices: stacked as blk.N.ffn_gate_up.weight (the weights upload stacks them when they
+ * share type and shape), else the two tensors.
+ */
+function gateUpWeights(lookup: GpuTensorLookup, layer: number, c: ModelConfig): GateUpWeights {
+  const p = `blk.${layer}.`;
+  const stacked = optional(lookup, p + 'ffn_gate_up.weight', 'matrix');
+  if (stacked) {
+    if (stacked.stacked !== 2) throw new Error(`Tensor ${stacked.name} should stack 2 matrices (gate, up), it stacks ${stacked.stacked ?? 1}`);
+    return { stacked: checkMatrix(stacked, c.intermediate, c.hidden) };
+  }
+  return {
+    gate: checkMatrix(need(lookup, p + 'ffn_gate.weight', 'matrix'), c.intermediate, c.hidden),
+    up: checkMatrix(need(lookup, p + 'ffn_up.weight', 'matrix'), c.intermediate, c.hidden),
+  };
+}
+
 /** The decoder's weights from loaded tensors, with every shape checked against the config. */
 export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLookup, ropeFreqFactors?: Float32Array): DecoderWeights {
   const c = config;
@@ -52,8 +69,7 @@ export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLoo
       kNorm: checkVector(optional(lookup, p + 'attn_k_norm.weight', 'vector'), c.headDim),
       wo: checkMatrix(need(lookup, p + 'attn_output.weight', 'matrix'), c.hidden, qDim),
       ffnNorm: checkVector(need(lookup, p + 'ffn_norm.weight', 'vector'), c.hidden)!,
-      wGate: checkMatrix(need(lookup, p + 'ffn_gate.weight', 'matrix'), c.intermediate, c.hidden),
-      wUp: checkMatrix(need(lookup, p + 'ffn_up.weight', 'matrix'), c.intermediate, c.hidden),
+      gateUp: gateUpWeights(lookup, l, c),
       wDown: checkMatrix(need(lookup, p + 'ffn_down.weight', 'matrix'), c.hidden, c.intermediate),
     });
   }

@@ -1,7 +1,7 @@
 // The decoder graph of the llama / qwen2 / qwen3 family on WebGPU: the activations, the KV cache and the
 // dispatch sequence of one forward step, recorded into ONE command buffer per step:
 //   embedding -> per layer [rmsnorm, q/k/v products (+bias), q/k RMSNorm (qwen3), RoPE + KV-cache store,
-//   causal GQA attention, output product + residual, rmsnorm, gate/up products, SwiGLU, down product +
+//   causal GQA attention, output product + residual, rmsnorm, gate/up products with SwiGLU (one dispatch), down product +
 //   residual] -> final rmsnorm -> LM head -> argmax.
 // A step runs m tokens at positions [pos0, pos0 + m): prefill uses matmuls over the prompt (in chunks of at
 // most `maxBatch` tokens), decode is m = 1 and reads its input token from the GPU buffer the previous step's
@@ -12,7 +12,7 @@
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuError } from '../gpu/device.ts';
 import { ComputeBatch } from '../gpu/dispatch.ts';
-import { ForwardKernels, PRODUCT_BLOCK_ELEMENTS, type EmbeddingTableType, type ForwardKernelShapes } from '../gpu/forward-kernels.ts';
+import { ForwardKernels, PRODUCT_BLOCK_ELEMENTS, type EmbeddingTableType, type ForwardKernelShapes, type ProductVariant } from '../gpu/forward-kernels.ts';
 import type { KernelShapes } from '../gpu/kernel-shapes.ts';
 import { Kernels } from '../gpu/kernels.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
@@ -38,8 +38,19 @@ export interface GpuMatrix {
   type: GpuWeightType;
   rows: number;
   cols: number;
+  /**
+   * Matrices of this shape held together (default 1): each part's buffer holds its rows of each in turn (the
+   * weight loader's tensor groups; the gate and up matrices stack as 2).
+   */
+  stacked?: number;
   parts: GpuWeightPart[];
 }
+
+/**
+ * A layer's SwiGLU input projections: stacked in shared buffers (one dispatch computes silu(gate·x)·(up·x)), or
+ * apart when a file gives them different types (two products and the SwiGLU kernel).
+ */
+export type GateUpWeights = { stacked: GpuMatrix } | { gate: GpuMatrix; up: GpuMatrix };
 
 /** An f32 vector (norm weights, biases) in GPU memory. */
 export interface GpuVector {
@@ -60,8 +71,7 @@ export interface DecoderLayerWeights {
   kNorm?: GpuVector;
   wo: GpuMatrix;
   ffnNorm: GpuVector;
-  wGate: GpuMatrix;
-  wUp: GpuMatrix;
+  gateUp: GateUpWeights;
   wDown: GpuMatrix;
 }
 
@@ -105,9 +115,13 @@ export interface StepResult {
   logits?: Float32Array[];
 }
 
+function gateUpMatrices(g: GateUpWeights): GpuMatrix[] {
+  return 'stacked' in g ? [g.stacked] : [g.gate, g.up];
+}
+
 /** The matrices the product kernels read (the token embedding is only looked up, unless it is the LM head). */
 function productMatrices(w: DecoderWeights): GpuMatrix[] {
-  return [w.lmHead, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])];
+  return [w.lmHead, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, ...gateUpMatrices(l.gateUp), l.wDown])];
 }
 
 export class Decoder {
@@ -123,8 +137,9 @@ export class Decoder {
   private readonly k: GPUBuffer;
   private readonly v: GPUBuffer;
   private readonly attn: GPUBuffer;
-  private readonly gate: GPUBuffer;
-  private readonly up: GPUBuffer;
+  /** Separate gate and up outputs, for layers whose gate and up are not stacked (else null). */
+  private readonly gate: GPUBuffer | null;
+  private readonly up: GPUBuffer | null;
   private readonly act: GPUBuffer;
   /** The last position's hidden state, for the last-only LM head. */
   private readonly xLast: GPUBuffer;
@@ -184,8 +199,9 @@ export class Decoder {
     this.k = buf('k', B * c.kvHeads * c.headDim);
     this.v = buf('v', B * c.kvHeads * c.headDim);
     this.attn = buf('attn', B * c.heads * c.headDim);
-    this.gate = buf('gate', B * c.intermediate);
-    this.up = buf('up', B * c.intermediate);
+    const separateGateUp = weights.layers.some((l) => !('stacked' in l.gateUp));
+    this.gate = separateGateUp ? buf('gate', B * c.intermediate) : null;
+    this.up = separateGateUp ? buf('up', B * c.intermediate) : null;
     this.act = buf('act', B * c.intermediate);
     this.xLast = buf('x last', c.hidden);
     this.logits = buf('logits', c.vocabSize);
@@ -211,11 +227,19 @@ export class Decoder {
   }
 
   private async prepare(): Promise<void> {
-    const productTypes = [...new Set(productMatrices(this.weights).map((m) => m.type))];
+    const w = this.weights;
+    const products: { type: GpuWeightType; variant: ProductVariant }[] = [{ type: w.lmHead.type, variant: 'plain' }];
+    for (const l of w.layers) {
+      for (const m of [l.wq, l.wk, l.wv]) products.push({ type: m.type, variant: l.bq || l.bk || l.bv ? 'bias' : 'plain' });
+      products.push({ type: l.wo.type, variant: 'accumulate' }, { type: l.wDown.type, variant: 'accumulate' });
+      for (const m of gateUpMatrices(l.gateUp)) products.push({ type: m.type, variant: 'stacked' in l.gateUp ? 'gated' : 'plain' });
+    }
+    const unique = new Map(products.map((p) => [`${p.type} ${p.variant}`, p]));
     await Promise.all([
       this.kernels.prepare(),
       this.fk.prepare({
-        productTypes,
+        products: [...unique.values()],
+        swiglu: w.layers.some((l) => !('stacked' in l.gateUp)),
         embeddingTypes: [this.weights.tokenEmbedding.type as EmbeddingTableType],
         ropeStyles: [this.config.ropeStyle],
         headDims: [this.config.headDim],
@@ -228,7 +252,7 @@ export class Decoder {
     const w = this.weights;
     const bytes = (m: GpuMatrix) => m.parts.reduce((s, p) => s + p.buffer.size, 0);
     let total = bytes(w.lmHead) + (w.tokenEmbedding.cols * 4) /* ~ one row */;
-    for (const l of w.layers) total += [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown].reduce((s, m) => s + bytes(m), 0);
+    for (const l of w.layers) total += [l.wq, l.wk, l.wv, l.wo, ...gateUpMatrices(l.gateUp), l.wDown].reduce((s, m) => s + bytes(m), 0);
     return total;
   }
 
@@ -382,11 +406,14 @@ export class Decoder {
       this.product(batch, L.wo, attnOut, this.x, m, { accumulate: true });
       this.op(batch, 'rmsnorm');
       this.kernels.rmsnorm(batch, { x: this.x, weight: L.ffnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
-      this.op(batch, 'gate/up products');
-      this.product(batch, L.wGate, this.xn, this.gate, m);
-      this.product(batch, L.wUp, this.xn, this.up, m);
-      this.op(batch, 'swiglu');
-      fk.swiglu(batch, { gate: this.gate, up: this.up, out: this.act, m, width: c.intermediate });
+      this.op(batch, 'gate/up products + swiglu');
+      if ('stacked' in L.gateUp) {
+        this.product(batch, L.gateUp.stacked, this.xn, this.act, m, { gated: true });
+      } else {
+        this.product(batch, L.gateUp.gate, this.xn, this.gate!, m);
+        this.product(batch, L.gateUp.up, this.xn, this.up!, m);
+        fk.swiglu(batch, { gate: this.gate!, up: this.up!, out: this.act, m, width: c.intermediate });
+      }
       this.op(batch, 'down product + residual');
       this.product(batch, L.wDown, this.act, this.x, m, { accumulate: true });
     }
@@ -471,8 +498,9 @@ export class Decoder {
     x: GPUBuffer,
     y: GPUBuffer,
     m: number,
-    options: { bias?: GpuVector; accumulate?: boolean } = {},
+    options: { bias?: GpuVector; accumulate?: boolean; gated?: boolean } = {},
   ): void {
+    if ((w.stacked ?? 1) !== (options.gated ? 2 : 1)) throw new Error(`${w.name}: ${w.stacked ?? 1} stacked matrices for a ${options.gated ? 'gated' : 'plain'} product`);
     for (const part of w.parts) {
       this.fk.product(batch, {
         type: w.type,
@@ -484,6 +512,7 @@ export class Decoder {
         k: w.cols,
         bias: options.bias?.buffer,
         accumulate: options.accumulate ?? false,
+        gated: options.gated ?? false,
         yOffset: part.rowStart,
         yStride: w.rows,
       });
@@ -494,8 +523,10 @@ export class Decoder {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    for (const b of [this.invFreq, this.x, this.xn, this.q, this.k, this.v, this.attn, this.gate, this.up, this.act, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
+    for (const b of [this.invFreq, this.x, this.xn, this.q, this.k, this.v, this.attn, this.act, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
     this.logitsAll?.destroy();
+    this.gate?.destroy();
+    this.up?.destroy();
     this.kv.destroy();
     this.kernels.destroy();
     this.fk.destroy();

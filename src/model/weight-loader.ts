@@ -41,7 +41,22 @@ export interface LoadedTensor {
   rows: number;
   /** The last dimension. */
   cols: number;
+  /**
+   * How many tensors this one holds (1, or the members of a TensorGroup): each part's buffer holds its rows of
+   * every member in turn (member j's rows start at byte j · rowCount · bytes per row).
+   */
+  stacked: number;
   parts: GpuTensorPart[];
+}
+
+/**
+ * Tensors of the same type and shape loaded into shared buffers under one name, so that one dispatch can read
+ * them all (the gate and up projections of a SwiGLU layer). Split by rows like any tensor; each part holds the
+ * same row range of every member.
+ */
+export interface TensorGroup {
+  name: string;
+  members: readonly string[];
 }
 
 export interface LoadProgress {
@@ -60,6 +75,8 @@ export interface LoadOptions {
   maxPartBytes?: number;
   /** Extra usage flags for the buffers (STORAGE | COPY_DST always). */
   extraUsage?: GPUBufferUsageFlags;
+  /** Tensors to load together (each member at most once; same type and shape). The members' own names are not in the result. */
+  groups?: readonly TensorGroup[];
 }
 
 export interface LoadedWeights {
@@ -89,83 +106,94 @@ export function safetensorsTensorSources(checkpoint: SafetensorsCheckpoint): Ten
 /** Pending writes beyond which the loader waits for the queue, so staging memory stays bounded. */
 const MAX_UNSETTLED_WRITE_BYTES = 64 << 20;
 
-/** How one tensor's bytes are cut into rows and buffers. */
-class TensorWriter {
-  readonly tensor: LoadedTensor;
-  private readonly rowFileBytes: number;
-  private readonly rowGpuBytes: number;
+/** Bytes per row in the file and on the GPU, rows per write group and per part, for a tensor shape and type. */
+interface RowLayout {
+  rows: number;
+  cols: number;
+  rowFileBytes: number;
+  rowGpuBytes: number;
   /** Rows written together so every write is 4-byte aligned (2 for F16 rows of odd length). */
-  private readonly rowGroup: number;
-  private readonly rowsPerPart: number;
+  rowGroup: number;
+  rowsPerPart: number;
+}
+
+function rowLayout(source: TensorSource, maxPartBytes: number, stacked: number): RowLayout {
+  const { name, type, shape } = source;
+  const cols = shape.length ? shape[shape.length - 1] : 1;
+  const rows = shape.slice(0, -1).reduce((a, b) => a * b, 1);
+  const layout = TENSOR_TYPE_LAYOUTS[type];
+  if (cols % layout.blockElements !== 0) {
+    throw new Error(`Tensor "${name}": rows of ${cols} elements are not whole ${type} blocks of ${layout.blockElements}`);
+  }
+  const rowFileBytes = fileByteSize(type, cols);
+  if (rowFileBytes * rows !== source.byteLength) {
+    throw new Error(`Tensor "${name}": ${type} [${shape.join(', ')}] needs ${rowFileBytes * rows} bytes, the file gives ${source.byteLength}`);
+  }
+  if (rows * cols === 0) throw new Error(`Tensor "${name}" is empty (shape [${shape.join(', ')}])`);
+  const rowGpuBytes = type === 'F16' ? cols * 2 : gpuByteSize(layout.gpuType, cols);
+  const rowGroup = rowGpuBytes % 4 === 0 ? 1 : 2;
+  const groupsPerPart = Math.floor(maxPartBytes / (rowGpuBytes * rowGroup * stacked));
+  if (groupsPerPart < 1) {
+    throw new Error(`Tensor "${name}": one row (${rowGpuBytes * stacked} bytes on the GPU) is larger than the largest buffer allowed (${maxPartBytes} bytes)`);
+  }
+  return { rows, cols, rowFileBytes, rowGpuBytes, rowGroup, rowsPerPart: Math.min(rows, groupsPerPart * rowGroup) };
+}
+
+/** The buffers of a tensor (or of a group's members together): one per row range. */
+function createParts(device: GPUDevice, name: string, layout: RowLayout, stacked: number, usage: GPUBufferUsageFlags, created: GPUBuffer[]): GpuTensorPart[] {
+  const parts: GpuTensorPart[] = [];
+  for (let rowStart = 0; rowStart < layout.rows; rowStart += layout.rowsPerPart) {
+    const rowCount = Math.min(layout.rowsPerPart, layout.rows - rowStart);
+    // Padded to 16 bytes: the product kernels read weights as vec4 words (src/gpu/dispatch.ts conventions).
+    const size = paddedWeightBytes(stacked * rowCount * layout.rowGpuBytes);
+    const label = rowCount === layout.rows ? name : `${name}[rows ${rowStart}..${rowStart + rowCount})`;
+    const buffer = device.createBuffer({ label, size, usage });
+    created.push(buffer);
+    parts.push({ buffer, rowStart, rowCount });
+  }
+  return parts;
+}
+
+/** Cuts one tensor's bytes into rows and writes them into its parts (member `member` of stacked parts). */
+class TensorWriter {
   private carry: Uint8Array = new Uint8Array(0);
   private rowsDone = 0;
 
   constructor(
     private readonly device: GPUDevice,
     readonly source: TensorSource,
-    maxPartBytes: number,
-    usage: GPUBufferUsageFlags,
-    private readonly created: GPUBuffer[],
-  ) {
-    const { name, type, shape } = source;
-    const cols = shape.length ? shape[shape.length - 1] : 1;
-    const rows = shape.slice(0, -1).reduce((a, b) => a * b, 1);
-    const layout = TENSOR_TYPE_LAYOUTS[type];
-    if (cols % layout.blockElements !== 0) {
-      throw new Error(`Tensor "${name}": rows of ${cols} elements are not whole ${type} blocks of ${layout.blockElements}`);
-    }
-    this.rowFileBytes = fileByteSize(type, cols);
-    if (this.rowFileBytes * rows !== source.byteLength) {
-      throw new Error(`Tensor "${name}": ${type} [${shape.join(', ')}] needs ${this.rowFileBytes * rows} bytes, the file gives ${source.byteLength}`);
-    }
-    const gpuType = layout.gpuType;
-    this.rowGpuBytes = type === 'F16' ? cols * 2 : gpuByteSize(gpuType, cols);
-    this.rowGroup = this.rowGpuBytes % 4 === 0 ? 1 : 2;
-    const groupBytes = this.rowGpuBytes * this.rowGroup;
-    const groupsPerPart = Math.floor(maxPartBytes / groupBytes);
-    if (groupsPerPart < 1) {
-      throw new Error(`Tensor "${name}": one row (${this.rowGpuBytes} bytes on the GPU) is larger than the largest buffer allowed (${maxPartBytes} bytes)`);
-    }
-    this.rowsPerPart = Math.min(rows, groupsPerPart * this.rowGroup);
-    if (rows * cols === 0) throw new Error(`Tensor "${name}" is empty (shape [${shape.join(', ')}])`);
-    const parts: GpuTensorPart[] = [];
-    for (let rowStart = 0; rowStart < rows; rowStart += this.rowsPerPart) {
-      const rowCount = Math.min(this.rowsPerPart, rows - rowStart);
-      // Padded to 16 bytes: the product kernels read weights as vec4 words (src/gpu/dispatch.ts conventions).
-      const size = paddedWeightBytes(rowCount * this.rowGpuBytes);
-      const label = rowCount === rows ? name : `${name}[rows ${rowStart}..${rowStart + rowCount})`;
-      const buffer = device.createBuffer({ label, size, usage });
-      created.push(buffer);
-      parts.push({ buffer, rowStart, rowCount });
-    }
-    this.tensor = { name, type: gpuType, fileType: type, shape: [...shape], rows, cols, parts };
-  }
+    private readonly layout: RowLayout,
+    private readonly parts: readonly GpuTensorPart[],
+    private readonly member: number,
+  ) {}
 
   /** Take the next bytes of the tensor; writes every whole row group they complete. Returns bytes written. */
   push(bytes: Uint8Array, last: boolean): number {
+    const { rowFileBytes, rowGpuBytes, rowGroup, rowsPerPart } = this.layout;
     let data = bytes;
     if (this.carry.byteLength) {
       data = new Uint8Array(this.carry.byteLength + bytes.byteLength);
       data.set(this.carry);
       data.set(bytes, this.carry.byteLength);
     }
-    const groupFileBytes = this.rowFileBytes * this.rowGroup;
+    const groupFileBytes = rowFileBytes * rowGroup;
     let usable = Math.floor(data.byteLength / groupFileBytes) * groupFileBytes;
     if (last) usable = data.byteLength; // the final (possibly partial) row group
     let written = 0;
     let at = 0;
     while (at < usable) {
-      const part = this.tensor.parts[Math.floor(this.rowsDone / this.rowsPerPart)];
+      const part = this.parts[Math.floor(this.rowsDone / rowsPerPart)];
       const rowsLeftInPart = part.rowStart + part.rowCount - this.rowsDone;
-      const rows = Math.min(rowsLeftInPart, Math.ceil((usable - at) / this.rowFileBytes));
-      const fileBytes = Math.min(rows * this.rowFileBytes, usable - at);
+      const rows = Math.min(rowsLeftInPart, Math.ceil((usable - at) / rowFileBytes));
+      const fileBytes = Math.min(rows * rowFileBytes, usable - at);
       let gpu = toGpuLayout(this.source.type, data.subarray(at, at + fileBytes));
       if (gpu.byteLength % 4 !== 0) {
         const padded = new Uint8Array((gpu.byteLength + 3) & ~3);
         padded.set(gpu);
         gpu = padded;
       }
-      this.device.queue.writeBuffer(part.buffer, (this.rowsDone - part.rowStart) * this.rowGpuBytes, gpu as Uint8Array<ArrayBuffer>);
+      const offset = (this.member * part.rowCount + this.rowsDone - part.rowStart) * rowGpuBytes;
+      this.device.queue.writeBuffer(part.buffer, offset, gpu as Uint8Array<ArrayBuffer>);
       written += gpu.byteLength;
       this.rowsDone += rows;
       at += fileBytes;
@@ -173,6 +201,60 @@ class TensorWriter {
     this.carry = at < data.byteLength ? data.slice(at) : new Uint8Array(0);
     return written;
   }
+}
+
+/**
+ * The writers of every tensor and the tensors they fill: a plain tensor has its own parts; a group's members
+ * share the group's (same type and shape checked).
+ */
+function planTensors(
+  device: GPUDevice,
+  sources: readonly TensorSource[],
+  groups: readonly TensorGroup[],
+  maxPartBytes: number,
+  usage: GPUBufferUsageFlags,
+  created: GPUBuffer[],
+): { writers: Map<TensorSource, TensorWriter>; tensors: LoadedTensor[]; tensorOf: Map<TensorSource, LoadedTensor> } {
+  const byName = new Map(sources.map((s) => [s.name, s]));
+  const writers = new Map<TensorSource, TensorWriter>();
+  const tensors: LoadedTensor[] = [];
+  const tensorOf = new Map<TensorSource, LoadedTensor>();
+  const grouped = new Set<string>();
+  for (const group of groups) {
+    const members = group.members.map((name) => {
+      const s = byName.get(name);
+      if (!s) throw new Error(`Tensor group "${group.name}": no tensor "${name}"`);
+      if (grouped.has(name)) throw new Error(`Tensor "${name}" is in two groups`);
+      grouped.add(name);
+      return s;
+    });
+    if (members.length === 0) throw new Error(`Tensor group "${group.name}" has no members`);
+    const first = members[0];
+    for (const m of members) {
+      if (m.type !== first.type || m.shape.join() !== first.shape.join()) {
+        throw new Error(`Tensor group "${group.name}": "${m.name}" is ${m.type} [${m.shape.join(', ')}], "${first.name}" is ${first.type} [${first.shape.join(', ')}]`);
+      }
+    }
+    const layout = rowLayout(first, maxPartBytes, members.length);
+    for (const m of members.slice(1)) rowLayout(m, maxPartBytes, members.length); // each member's byte length checked
+    const parts = createParts(device, group.name, layout, members.length, usage, created);
+    const tensor: LoadedTensor = { name: group.name, type: TENSOR_TYPE_LAYOUTS[first.type].gpuType, fileType: first.type, shape: [...first.shape], rows: layout.rows, cols: layout.cols, stacked: members.length, parts };
+    tensors.push(tensor);
+    members.forEach((m, j) => {
+      writers.set(m, new TensorWriter(device, m, layout, parts, j));
+      tensorOf.set(m, tensor);
+    });
+  }
+  for (const s of sources) {
+    if (grouped.has(s.name)) continue;
+    const layout = rowLayout(s, maxPartBytes, 1);
+    const parts = createParts(device, s.name, layout, 1, usage, created);
+    const tensor: LoadedTensor = { name: s.name, type: TENSOR_TYPE_LAYOUTS[s.type].gpuType, fileType: s.type, shape: [...s.shape], rows: layout.rows, cols: layout.cols, stacked: 1, parts };
+    tensors.push(tensor);
+    writers.set(s, new TensorWriter(device, s, layout, parts, 0));
+    tensorOf.set(s, tensor);
+  }
+  return { writers, tensors, tensorOf };
 }
 
 /**
@@ -210,6 +292,11 @@ export async function loadTensorsToGpu(device: GPUDevice, sources: readonly Tens
     if (validation) throw new Error(`GPU error while ${what}: ${validation.message}`);
   };
   try {
+    pushScopes();
+    const plan = planTensors(device, sources, options.groups ?? [], maxPartBytes, usage, created);
+    await checkScopes('creating the weight buffers');
+    /** Members not yet written, per tensor (a group is complete when all its members are). */
+    const unfinished = new Map(plan.tensors.map((t) => [t, t.stacked]));
     for (const [source, list] of bySource) {
       list.sort((a, b) => a.offset - b.offset);
       for (let i = 1; i < list.length; i++) {
@@ -221,9 +308,7 @@ export async function loadTensorsToGpu(device: GPUDevice, sources: readonly Tens
       let fileBytesDone = 0;
       const start = list[0].offset;
       const end = list[list.length - 1].offset + list[list.length - 1].byteLength;
-      pushScopes();
-      const writers = list.map((s) => new TensorWriter(device, s, maxPartBytes, usage, created));
-      await checkScopes(`creating the buffers of ${source.name}`);
+      const writers = list.map((s) => plan.writers.get(s)!);
       let index = 0;
       let position = start;
       let stream: TensorWriter | undefined = writers[0];
@@ -246,7 +331,10 @@ export async function loadTensorsToGpu(device: GPUDevice, sources: readonly Tens
           fileBytesDone += take;
           bytesDone += take;
           if (finished) {
-            tensors.set(stream.tensor.name, stream.tensor);
+            const tensor = plan.tensorOf.get(stream.source)!;
+            const left = (unfinished.get(tensor) ?? 1) - 1;
+            unfinished.set(tensor, left);
+            if (left === 0) tensors.set(tensor.name, tensor);
             stream = writers[++index];
           }
         }

@@ -1,8 +1,8 @@
-// embedding (every table type, whole and split into row ranges), swiglu (separate and fused gate|up), add
-// (residual and bias broadcast), argmax (one and two passes, ties, -inf and NaN) and the Qwen3 q/k norm as
-// kernels.ts's rmsnorm over rows of head_dim, against the TypeScript references.
-// Tolerances: embedding and add are exact (a dequantized weight is exact in f32; one f32 add is the reference
-// rounded once); swiglu within 2e-6 relative (exp and one division in f32); argmax exact.
+// embedding (every table type, whole and split into row ranges), swiglu (separate and fused gate|up), argmax
+// (one and two passes, ties, -inf and NaN) and the Qwen3 q/k norm as kernels.ts's rmsnorm over rows of head_dim,
+// against the TypeScript references.
+// Tolerances: embedding is exact (a dequantized weight is exact in f32); swiglu within 2e-6 relative (exp and one
+// division in f32); argmax exact.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
@@ -17,7 +17,7 @@ let kernels: ForwardKernels;
 beforeAll(async () => {
   gpu = await acquireGpu();
   kernels = new ForwardKernels(gpu);
-  await kernels.prepare({ embeddingTypes: ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'] });
+  await kernels.prepare({ embeddingTypes: ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'], swiglu: true });
 });
 afterAll(() => {
   kernels?.destroy();
@@ -110,26 +110,6 @@ describe('swiglu', () => {
     for (const b of [...inputs, out]) b.destroy();
     gpu.throwIfFailed();
     expect(firstMismatch(got, swigluReference(gate, up), 2e-6, 1e-30)).toBeNull();
-  });
-});
-
-describe('add', () => {
-  test.each([
-    { n: 1000, period: 1000 }, // residual
-    { n: 5 * 67, period: 67 }, // a bias over 5 rows
-    { n: 1, period: 1 },
-  ])('%o', async ({ n, period }) => {
-    const random = seededRandom(n + period);
-    const a = randomF32(random, n, 4);
-    const b = randomF32(random, period, 4);
-    const [ab, bb] = [createStorageBuffer(gpu.device, a), createStorageBuffer(gpu.device, b)];
-    const batch = new ComputeBatch(gpu, 'add test');
-    kernels.add(batch, { a: ab, b: bb, n, period });
-    batch.submit();
-    const got = await readF32(gpu.device, ab, n);
-    for (const buffer of [ab, bb]) buffer.destroy();
-    gpu.throwIfFailed();
-    expect(Array.from(got)).toEqual(Array.from(a, (v, i) => Math.fround(v + b[i % period])));
   });
 });
 

@@ -1,6 +1,7 @@
 // The weight product kernels (matmul_f32, matmul_f16, matmul_q8_0, matmul_q4_0, matmul_q4_k, matmul_q6_k: one
 // skeleton, shaders/matmul.wgsl, with each type's block decoding) against the f64 reference on random blocks,
 // awkward sizes (K one block and several, N = 1, 3, 67, M = 1, 5, 17), with bias, with the residual accumulated,
+// gated (SwiGLU of stacked gate and up matrices),
 // split into row ranges, in the GPU shape (K split over invocations), past the per-dimension workgroup limit;
 // nothing is written past the output (guard words). See test/support/kernel-checks.ts for the tolerance.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -27,6 +28,8 @@ const CASES: ProductCase[] = [
   { m: 17, n: 67, blocks: 3, bias: true },
   { m: 5, n: 20, blocks: 1, bias: true, accumulate: true },
   { m: 5, n: 67, blocks: 2, split: 30 },
+  { m: 1, n: 67, blocks: 3, gated: true },
+  { m: 17, n: 9, blocks: 2, gated: true, split: 4 },
 ];
 
 const TYPES: ProductWeightType[] = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
@@ -35,7 +38,7 @@ describe.each(TYPES)('matmul %s', (type) => {
   let kernels: ForwardKernels;
   beforeAll(async () => {
     kernels = new ForwardKernels(gpu);
-    await kernels.prepare({ productTypes: [type], productVariants: ['plain', 'bias', 'accumulate', 'bias+accumulate'] });
+    await kernels.prepare({ productTypes: [type], productVariants: ['plain', 'bias', 'accumulate', 'bias+accumulate', 'gated'] });
   });
   afterAll(() => kernels?.destroy());
 
@@ -57,8 +60,8 @@ describe.each(TYPES)('matmul %s', (type) => {
     { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 }, // what forwardKernelShapesFor gives a GPU
   ])('GPU shapes: K split over invocations, %o', async (shape) => {
     const split = new ForwardKernels(gpu, { shapes: { product: shape }, pipelines: kernels.pipelines });
-    await split.prepare({ productTypes: [type], productVariants: ['bias+accumulate'] }); // compile time: one variant
-    for (const c of [{ m: 1, n: 67, blocks: 3, bias: true, accumulate: true }, { m: 7, n: 9, blocks: 5, bias: true, accumulate: true }]) {
+    await split.prepare({ productTypes: [type], productVariants: ['bias+accumulate', 'gated'] }); // compile time: two variants
+    for (const c of [{ m: 1, n: 67, blocks: 3, bias: true, accumulate: true }, { m: 7, n: 9, blocks: 5, bias: true, accumulate: true }, { m: 6, n: 13, blocks: 3, gated: true }]) {
       expect(await checkProduct(gpu, split, type, c, c.n + c.blocks)).toBeNull();
     }
     split.destroy();

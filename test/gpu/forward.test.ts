@@ -87,8 +87,7 @@ describe('decoder invariants', () => {
       wv: matrix('blk.0.attn_v.weight', 66),
       wo: matrix('blk.0.attn_output.weight', 64),
       ffnNorm: vector('ffn_norm'),
-      wGate: matrix('blk.0.ffn_gate.weight', 66),
-      wUp: matrix('blk.0.ffn_up.weight', 66),
+      gateUp: { stacked: { ...matrix('blk.0.ffn_gate_up.weight', 66), stacked: 2 } },
       wDown: matrix('blk.0.ffn_down.weight', 64),
     };
     const config = { headDim: 32, layers: 1 } as ModelConfig;
@@ -125,6 +124,24 @@ describe('decoder invariants', () => {
     } finally {
       whole.destroy();
       chunked.destroy();
+    }
+  });
+
+  test.each([['qwen3-q4_k'], ['llama-f16']])('%s: gate and up stacked (one gated dispatch) = loaded apart (two products and the SwiGLU kernel), bit for bit', async (id) => {
+    const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
+    const stacked = await decoderFromGguf(file, { maxPartBytes: 4096 });
+    const apart = await decoderFromGguf(file, { maxPartBytes: 4096, stackGateUp: false });
+    try {
+      expect('stacked' in stacked.decoder.weights.layers[0].gateUp).toBe(true);
+      expect('stacked' in apart.decoder.weights.layers[0].gateUp).toBe(false);
+      const a = (await stacked.decoder.forward(prompt, { logits: 'all' })).logits!;
+      const b = (await apart.decoder.forward(prompt, { logits: 'all' })).logits!;
+      const decodeA = (await stacked.decoder.forward([5], { logits: 'last' })).logits!;
+      const decodeB = (await apart.decoder.forward([5], { logits: 'last' })).logits!;
+      expect(maxAbsDiff([...a, ...decodeA], [...b, ...decodeB])).toBe(0);
+    } finally {
+      stacked.destroy();
+      apart.destroy();
     }
   });
 

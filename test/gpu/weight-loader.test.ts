@@ -98,6 +98,49 @@ describe.each(TYPES)('%s model', (type) => {
 });
 
 describe('weight loader', () => {
+  test.each(['Q8_0', 'F16'] as const)('a group of %s tensors shares buffers: each part holds its rows of every member, in member order', async (type) => {
+    const files = modelFiles({ arch: 'llama', type, layers: 1, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96 });
+    const gguf = await readGguf(new BlobSource(files.get('model.gguf')!, 'model.gguf'));
+    const sources = ggufTensorSources(gguf);
+    const gate = sources.find((s) => s.name === 'blk.0.ffn_gate.weight')!;
+    const up = sources.find((s) => s.name === 'blk.0.ffn_up.weight')!;
+    // Parts of about a third of one member: the 96 rows split into row ranges holding both members' rows.
+    const maxPartBytes = Math.ceil((2 * gate.byteLength) / 3 / 64) * 64 + 64;
+    const loaded = await loadTensorsToGpu(device, sources, {
+      maxPartBytes,
+      extraUsage: GPUBufferUsage.COPY_SRC,
+      groups: [{ name: 'blk.0.ffn_gate_up.weight', members: [gate.name, up.name] }],
+    });
+    try {
+      expect(loaded.tensors.has(gate.name)).toBe(false);
+      expect(loaded.tensors.has(up.name)).toBe(false);
+      const group = loaded.tensors.get('blk.0.ffn_gate_up.weight')!;
+      expect(group).toMatchObject({ stacked: 2, rows: 96, cols: 64, type });
+      expect(group.parts.length).toBeGreaterThan(2);
+      const expected = [gate, up].map(async (s) => dequantizeGguf(s.type, await s.source.read(s.offset, s.byteLength)));
+      const [gateValues, upValues] = await Promise.all(expected);
+      for (const part of group.parts) {
+        expect(part.buffer.size).toBeLessThanOrEqual(maxPartBytes);
+        const elements = part.rowCount * group.cols;
+        const values = dequantizeGpuLayout(group.type, await readBack(part.buffer, part.buffer.size), 2 * elements);
+        const from = part.rowStart * group.cols;
+        expect(firstDifference(values.subarray(0, elements), gateValues.subarray(from, from + elements))).toBe(-1);
+        expect(firstDifference(values.subarray(elements), upValues.subarray(from, from + elements))).toBe(-1);
+      }
+    } finally {
+      loaded.destroy();
+    }
+  });
+
+  test('a group of tensors of different types or shapes is refused, naming both', async () => {
+    const files = modelFiles({ arch: 'llama', type: 'F32', layers: 1, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96 });
+    const sources = ggufTensorSources(await readGguf(new BlobSource(files.get('model.gguf')!, 'model.gguf')));
+    await expect(loadTensorsToGpu(device, sources, { groups: [{ name: 'g', members: ['blk.0.ffn_gate.weight', 'blk.0.ffn_down.weight'] }] })).rejects.toThrow(
+      'Tensor group "g": "blk.0.ffn_down.weight" is F32 [64, 96], "blk.0.ffn_gate.weight" is F32 [96, 64]',
+    );
+    await expect(loadTensorsToGpu(device, sources, { groups: [{ name: 'g', members: ['blk.0.ffn_gate.weight', 'nope'] }] })).rejects.toThrow('Tensor group "g": no tensor "nope"');
+  });
+
   test('sharded safetensors load under GGUF names with progress per file', async () => {
     const files = modelFiles({ arch: 'llama', type: 'BF16', layers: 2, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96, shards: 2 });
     const checkpoint = await readSafetensorsCheckpoint(async (name) => {

@@ -22,6 +22,7 @@ import {
   seededRandom,
   sentinelOutput,
   softmaxReference,
+  type Reference,
 } from './kernel-reference.ts';
 import { QUANT_BLOCKS, dequantizeRows, quantMatmulReference, randomQuantRows } from './forward-reference.ts';
 
@@ -62,6 +63,8 @@ export interface ProductCase {
   accumulate?: boolean;
   /** Split W into two row ranges dispatched separately (rows [0, split) and [split, n)). */
   split?: number;
+  /** SwiGLU: W is a gate and an up matrix of n rows each, stacked per row range; Y = silu(gate·x)·(up·x). */
+  gated?: boolean;
 }
 
 /**
@@ -75,23 +78,55 @@ export async function checkProduct(gpu: GpuContext, kernels: ForwardKernels, typ
   const k = c.blocks * QUANT_BLOCKS[type].elements;
   const { m, n } = c;
   const w = randomQuantRows(random, type, n, k);
+  const wUp = c.gated ? randomQuantRows(random, type, n, k) : undefined;
   const x = randomF32(random, m * k);
   const bias = c.bias ? randomF32(random, n) : undefined;
   const y0 = c.accumulate ? randomF32(random, m * n) : undefined;
   const rowBytes = (k / QUANT_BLOCKS[type].elements) * QUANT_BLOCKS[type].bytes;
   const ranges = c.split ? [[0, c.split], [c.split, n]] : [[0, n]];
-  const weights = ranges.map(([from, to]) => createStorageBuffer(gpu.device, w.subarray(from * rowBytes, to * rowBytes)));
+  // A row range's buffer: its rows of W (gated: then the same rows of the up matrix, as the weight loader stacks them).
+  const weights = ranges.map(([from, to]) => {
+    const rows = w.subarray(from * rowBytes, to * rowBytes);
+    if (!wUp) return createStorageBuffer(gpu.device, rows);
+    const stacked = new Uint8Array(2 * rows.byteLength);
+    stacked.set(rows);
+    stacked.set(wUp.subarray(from * rowBytes, to * rowBytes), rows.byteLength);
+    return createStorageBuffer(gpu.device, stacked);
+  });
   const xBuffer = createStorageBuffer(gpu.device, x);
   const biasBuffer = bias ? createStorageBuffer(gpu.device, bias) : undefined;
   const initial = sentinelOutput(m * n);
   if (y0) initial.set(new Uint32Array(y0.buffer, y0.byteOffset, y0.length));
   const got = await runWithGuardedOutput(gpu, m * n, initial, (batch, y) => {
     ranges.forEach(([from, to], i) => {
-      kernels.product(batch, { type, weights: weights[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.accumulate, yOffset: from, yStride: n });
+      kernels.product(batch, {
+        type, weights: weights[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.accumulate, gated: c.gated, yOffset: from, yStride: n,
+      });
     });
   });
   for (const b of [...weights, xBuffer, biasBuffer]) b?.destroy();
-  return typeof got === 'string' ? got : firstSumMismatch(got, quantMatmulReference(dequantizeRows(type, w, n, k), x, m, n, k, bias, y0));
+  if (typeof got === 'string') return got;
+  const reference = quantMatmulReference(dequantizeRows(type, w, n, k), x, m, n, k, bias, y0);
+  return firstSumMismatch(got, wUp ? swigluOfProducts(reference, quantMatmulReference(dequantizeRows(type, wUp, n, k), x, m, n, k)) : reference);
+}
+
+/**
+ * silu(gate)·up of two product references, with the error bound carried through: the products' errors
+ * (γ·magnitude each) scaled by |silu'(gate)| ≤ 1.1 and |silu(gate)|, plus 64 f32 ulps of the result for the
+ * activation itself (exp and the division).
+ */
+function swigluOfProducts(gate: Reference, up: Reference): Reference {
+  const gamma = (gate.terms + 2) * 2 ** -24;
+  const values = new Float64Array(gate.values.length);
+  const magnitude = new Float64Array(gate.values.length);
+  for (let i = 0; i < values.length; i++) {
+    const g = gate.values[i];
+    const u = up.values[i];
+    const silu = g / (1 + Math.exp(-g));
+    values[i] = silu * u;
+    magnitude[i] = 1.1 * Math.abs(u) * gate.magnitude[i] + Math.abs(silu) * up.magnitude[i] + (Math.abs(values[i]) * 64 * 2 ** -24) / gamma;
+  }
+  return { values, magnitude, terms: gate.terms };
 }
 
 export async function checkRmsnorm(gpu: GpuContext, kernels: Kernels, rows: number, n: number, seed: number): Promise<string | null> {

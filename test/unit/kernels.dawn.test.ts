@@ -26,7 +26,7 @@ beforeAll(async () => {
   }
   kernels = new Kernels(gpu);
   products = new ForwardKernels(gpu);
-  await Promise.all([kernels.prepare(), products.prepare({ productTypes: PRODUCT_TYPES, productVariants: ['plain', 'bias+accumulate'] })]);
+  await Promise.all([kernels.prepare(), products.prepare({ productTypes: PRODUCT_TYPES, productVariants: ['plain', 'bias+accumulate', 'gated'] })]);
 });
 afterAll(() => {
   products?.destroy();
@@ -44,6 +44,8 @@ const PRODUCT_CASES: ProductCase[] = [
   { m: 1, n: 5, blocks: 2, bias: true, accumulate: true },
   { m: 17, n: 33, blocks: 2 },
   { m: 6, n: 9, blocks: 1, bias: true, accumulate: true, split: 4 },
+  { m: 1, n: 21, blocks: 2, gated: true },
+  { m: 9, n: 10, blocks: 1, gated: true, split: 4 },
 ];
 
 test.for(PRODUCT_TYPES)('%s products (decode and prefill) on Dawn', async (type, ctx) => {
