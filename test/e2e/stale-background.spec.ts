@@ -2,9 +2,33 @@
 // `in_progress` forever: the next worker, on opening the store, marks it `failed` with an OpenAI-shaped
 // `server_error`, GET shows that, and cancel answers 400 as for any terminal response. A background response of the
 // new, living worker is untouched and can still be cancelled. Real browser, real service worker, real IndexedDB:
-// the worker is stopped through CDP while it generates.
+// the worker is stopped through CDP while it generates. The same with the engine in pages' dedicated workers (the
+// fallback): a run in tab A's engine worker is left alone by tab B's engine worker while A lives, and reads failed
+// from B once tab A was closed. That fixture page (test/e2e/fixtures/worker-fallback.html) is built here with Vite.
 import { expect, test, type Page } from '@playwright/test';
+import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
 import { importLongTalkingModel } from './fixtures/page-requests.ts';
+
+const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
+const fallbackPagePath = '/e2e/stale-background/test/e2e/fixtures/worker-fallback.html';
+
+test.beforeAll(async () => {
+  test.setTimeout(120_000);
+  await build({
+    root: repositoryRoot,
+    configFile: false,
+    logLevel: 'warn',
+    base: './',
+    publicDir: false,
+    build: {
+      outDir: 'dist/app/e2e/stale-background',
+      emptyOutDir: true,
+      target: 'es2022',
+      rollupOptions: { input: 'test/e2e/fixtures/worker-fallback.html' },
+    },
+  });
+});
 
 async function openDemo(page: Page) {
   await page.goto('/');
@@ -70,4 +94,28 @@ test('a background response whose worker was stopped mid-run is failed on the ne
   const cancelled = await call(page, 'POST', `/v1/responses/${live}/cancel`);
   expect(cancelled.status).toBe(200);
   expect(cancelled.json.status).toBe('cancelled');
+});
+
+test('engine in page workers: tab B leaves tab A\'s run alone while A lives, and reads it failed once A was closed', async ({ context }) => {
+  const tabA = await context.newPage();
+  await tabA.goto(fallbackPagePath);
+  await tabA.evaluate(() => window.shimReady);
+  const model = await importLongTalkingModel(tabA);
+  const id = await startLongBackgroundRun(tabA, model);
+  expect(await tabA.evaluate(() => window.engineFallback.worker !== null)).toBe(true);
+
+  // Tab B offers its own engine worker at once: from now on the service worker relays /v1 to it (the newest host).
+  const tabB = await context.newPage();
+  await tabB.goto(`${fallbackPagePath}?eager`);
+  await tabB.evaluate(() => window.shimReady);
+  expect(await tabB.evaluate(() => window.engineFallback.worker !== null)).toBe(true);
+  // B's engine worker opened the store while A's worker runs the response: it is still running.
+  expect((await call(tabB, 'GET', `/v1/responses/${id}`)).json.status).toBe('in_progress');
+
+  await tabA.close();
+  await expect.poll(async () => (await call(tabB, 'GET', `/v1/responses/${id}`)).json.status).toBe('failed');
+  const after = await call(tabB, 'GET', `/v1/responses/${id}`);
+  expect(after.json.error.code).toBe('server_error');
+  const cancel = await call(tabB, 'POST', `/v1/responses/${id}/cancel`);
+  expect(cancel.status).toBe(400);
 });
