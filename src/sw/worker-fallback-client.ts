@@ -1,7 +1,8 @@
 // The page's side of the dedicated-worker fallback: startEngineWorkerFallback() makes this page a host of the
 // engine worker (src/engine-worker/engine-worker.ts) for the service worker. The worker is started and offered
 // (a MessagePort to it) when the service worker asks — it asks when it cannot run the engine itself (no WebGPU in
-// service workers, as in Safari, or registered as `sw.js?engine=worker` to force it) and has no host, e.g. after
+// service workers, as in Safari; no adapter there, as in some browsers and profiles; or registered as
+// `sw.js?engine=worker` to force it; see src/sw/engine-placement.ts) and has no host, e.g. after
 // a restart — or at once with `eager: true`. Where the service worker runs the engine itself it never asks, so
 // calling this on every page costs nothing there: installResponsesShim() can always call it.
 import {
