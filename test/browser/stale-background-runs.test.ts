@@ -83,8 +83,8 @@ async function recordFromAnotherWorker(name: string, record: StoredResponse): Pr
 }
 
 /** Resolves once the terminated worker's store lock is free (the browser releases it as it tears the worker down). */
-function deathOf(name: string, owner: string): Promise<void> {
-  return navigator.locks.request(ownerLockName(name, owner), async () => undefined);
+async function deathOf(name: string, owner: string): Promise<void> {
+  await navigator.locks.request(ownerLockName(name, owner), () => undefined);
 }
 
 /** The Responses handler over `store`; GET and cancel of stored responses never reach the engine. */
