@@ -1,5 +1,7 @@
 // rope: rotary position embedding, in place on q and k for the m tokens at positions pos0 .. pos0 + m - 1, and
-// (WRITE_KV_CACHE) the rotated k and the v of those tokens stored into the KV cache at their positions.
+// (WRITE_KV_CACHE) the rotated k and the v of those tokens stored into the KV cache at their positions. With
+// QK_NORM (Qwen3) each q and k head is first RMS-normalised with its weights (q_norm / k_norm), so the
+// per-head norm costs no dispatch of its own.
 //
 // Rotation of pair (i0, i1) with frequency index p (0 .. head_dim/2 - 1), angle = position * inv_freq[p]:
 //   x[i0]' = x[i0] cos - x[i1] sin,  x[i1]' = x[i0] sin + x[i1] cos.
@@ -17,10 +19,13 @@
 //   4 k_cache  array<f32>  this layer's K cache [n_kv_heads, max_seq, head_dim]: rotated k of token t goes to
 //                          position pos0 + t (when WRITE_KV_CACHE; bind any buffer otherwise).
 //   5 v_cache  array<f32>  this layer's V cache, same layout (when WRITE_KV_CACHE).
-//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq }.
-// Overrides: WORKGROUP_SIZE; NEOX; WRITE_KV_CACHE. head_dim must be even; pos0 + m <= max_seq.
-// Dispatch: 1-D, ceil(m * (n_heads + 2 * n_kv_heads) * head_dim / 2 / WORKGROUP_SIZE) workgroups; one invocation
-//   per rotated pair (q heads, then k heads, then v heads for the cache copy).
+//   6 q_norm   array<f32>  [head_dim] RMSNorm weights of q heads (read only when QK_NORM; bind any buffer otherwise).
+//   7 k_norm   array<f32>  [head_dim] of k heads (likewise).
+//   8 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, eps: f32 }.
+// Overrides: WORKGROUP_SIZE; NEOX; WRITE_KV_CACHE; QK_NORM. head_dim must be even; pos0 + m <= max_seq.
+// Dispatch: 1-D, ceil(m * (n_heads + 2 * n_kv_heads) / WORKGROUP_SIZE) workgroups; one invocation per head of a
+//   token (q heads, then k heads, then v heads for the cache copy), which owns its head: it may read the whole
+//   head (the norm) before writing it in place.
 
 struct Params {
   m: u32,
@@ -29,6 +34,7 @@ struct Params {
   head_dim: u32,
   pos0: u32,
   max_seq: u32,
+  eps: f32,
 }
 
 @group(0) @binding(0) var<storage, read> inv_freq: array<f32>;
@@ -37,11 +43,14 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> k: array<f32>;
 @group(0) @binding(4) var<storage, read_write> k_cache: array<f32>;
 @group(0) @binding(5) var<storage, read_write> v_cache: array<f32>;
-@group(0) @binding(6) var<uniform> params: Params;
+@group(0) @binding(6) var<storage, read> q_norm: array<f32>;
+@group(0) @binding(7) var<storage, read> k_norm: array<f32>;
+@group(0) @binding(8) var<uniform> params: Params;
 
 override WORKGROUP_SIZE: u32 = 64;
 override NEOX: bool = false;
 override WRITE_KV_CACHE: bool = true;
+override QK_NORM: bool = false;
 
 // pi/2 in three parts (Cody-Waite): turns * PIO2_HIGH and turns * PIO2_MID are exact for |turns| < 2^15.
 const PIO2_HIGH: f32 = 1.5703125;
@@ -77,6 +86,31 @@ fn rotation(position: u32, p: u32) -> vec2<f32> {
   }
 }
 
+// 1 / sqrt(mean of squares + eps) of the head_dim values from base (as rmsnorm.wgsl forms it).
+fn rms_scale_q(base: u32) -> f32 {
+  var sum = 0.0;
+  for (var i = 0u; i < params.head_dim; i++) {
+    sum += q[base + i] * q[base + i];
+  }
+  return inverseSqrt(sum / f32(params.head_dim) + params.eps);
+}
+
+fn rms_scale_k(base: u32) -> f32 {
+  var sum = 0.0;
+  for (var i = 0u; i < params.head_dim; i++) {
+    sum += k[base + i] * k[base + i];
+  }
+  return inverseSqrt(sum / f32(params.head_dim) + params.eps);
+}
+
+// Element indices of rotation pair p.
+fn pair_indices(p: u32, pairs: u32) -> vec2<u32> {
+  if (NEOX) {
+    return vec2<u32>(p, p + pairs);
+  }
+  return vec2<u32>(2u * p, 2u * p + 1u);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
@@ -89,47 +123,63 @@ fn main(
   let pairs = head_dim / 2u;
   let slots = n_heads + 2u * n_kv;
   let index = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE + lid;
-  if (index >= params.m * slots * pairs) {
+  if (index >= params.m * slots) {
     return;
   }
-  let t = index / (slots * pairs);
-  let slot = (index / pairs) % slots;
-  let p = index % pairs;
+  let t = index / slots;
+  let slot = index % slots;
   let position = params.pos0 + t;
-  var i0 = 2u * p;
-  var i1 = 2u * p + 1u;
-  if (NEOX) {
-    i0 = p;
-    i1 = p + pairs;
-  }
 
   if (slot < n_heads) {
     let base = (t * n_heads + slot) * head_dim;
-    let cs = rotation(position, p);
-    let a = q[base + i0];
-    let b = q[base + i1];
-    q[base + i0] = a * cs.x - b * cs.y;
-    q[base + i1] = a * cs.y + b * cs.x;
+    var scale = 1.0;
+    if (QK_NORM) {
+      scale = rms_scale_q(base);
+    }
+    for (var p = 0u; p < pairs; p++) {
+      let i = pair_indices(p, pairs);
+      let cs = rotation(position, p);
+      var a = q[base + i.x];
+      var b = q[base + i.y];
+      if (QK_NORM) {
+        a = a * scale * q_norm[i.x];
+        b = b * scale * q_norm[i.y];
+      }
+      q[base + i.x] = a * cs.x - b * cs.y;
+      q[base + i.y] = a * cs.y + b * cs.x;
+    }
   } else if (slot < n_heads + n_kv) {
     let head = slot - n_heads;
     let base = (t * n_kv + head) * head_dim;
-    let cs = rotation(position, p);
-    let a = k[base + i0];
-    let b = k[base + i1];
-    let a_rotated = a * cs.x - b * cs.y;
-    let b_rotated = a * cs.y + b * cs.x;
-    k[base + i0] = a_rotated;
-    k[base + i1] = b_rotated;
-    if (WRITE_KV_CACHE) {
-      let cache = (head * params.max_seq + position) * head_dim;
-      k_cache[cache + i0] = a_rotated;
-      k_cache[cache + i1] = b_rotated;
+    let cache = (head * params.max_seq + position) * head_dim;
+    var scale = 1.0;
+    if (QK_NORM) {
+      scale = rms_scale_k(base);
+    }
+    for (var p = 0u; p < pairs; p++) {
+      let i = pair_indices(p, pairs);
+      let cs = rotation(position, p);
+      var a = k[base + i.x];
+      var b = k[base + i.y];
+      if (QK_NORM) {
+        a = a * scale * k_norm[i.x];
+        b = b * scale * k_norm[i.y];
+      }
+      let a_rotated = a * cs.x - b * cs.y;
+      let b_rotated = a * cs.y + b * cs.x;
+      k[base + i.x] = a_rotated;
+      k[base + i.y] = b_rotated;
+      if (WRITE_KV_CACHE) {
+        k_cache[cache + i.x] = a_rotated;
+        k_cache[cache + i.y] = b_rotated;
+      }
     }
   } else if (WRITE_KV_CACHE) {
     let head = slot - n_heads - n_kv;
     let base = (t * n_kv + head) * head_dim;
     let cache = (head * params.max_seq + position) * head_dim;
-    v_cache[cache + 2u * p] = v[base + 2u * p];
-    v_cache[cache + 2u * p + 1u] = v[base + 2u * p + 1u];
+    for (var i = 0u; i < head_dim; i++) {
+      v_cache[cache + i] = v[base + i];
+    }
   }
 }

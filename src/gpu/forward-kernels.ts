@@ -83,6 +83,8 @@ export interface ForwardKernelNeeds {
   swiglu?: boolean;
   embeddingTypes?: readonly EmbeddingTableType[];
   ropeStyles?: readonly RopeStyle[];
+  /** Also compile RoPE with the q/k RMSNorm fused (Qwen3). */
+  ropeQkNorm?: boolean;
   /** Head dimensions to compile attention for as a constant (faster); any other runs the generic pipeline. */
   headDims?: readonly number[];
 }
@@ -149,8 +151,8 @@ export class ForwardKernels {
     return { kernel: shaders.embedding, constants: { ...this.shapes.elementwise, TABLE_TYPE: EMBEDDING_TABLE_CODES[type] } };
   }
 
-  private ropeKernel(style: RopeStyle, writeKvCache: boolean): Prepared {
-    return { kernel: shaders.rope, constants: { ...this.shapes.elementwise, NEOX: style === 'neox', WRITE_KV_CACHE: writeKvCache } };
+  private ropeKernel(style: RopeStyle, writeKvCache: boolean, qkNorm: boolean): Prepared {
+    return { kernel: shaders.rope, constants: { ...this.shapes.elementwise, NEOX: style === 'neox', WRITE_KV_CACHE: writeKvCache, QK_NORM: qkNorm } };
   }
 
   /** headDim 0: the generic pipeline (head dim from the params). */
@@ -178,7 +180,9 @@ export class ForwardKernels {
       for (const tileM of new Set([1, this.shapes.product.TILE_M])) all.push(this.productKernel(type, tileM, variant));
     }
     for (const type of needs.embeddingTypes ?? []) all.push(this.embeddingKernel(type));
-    for (const style of needs.ropeStyles ?? []) all.push(this.ropeKernel(style, true), this.ropeKernel(style, false));
+    for (const style of needs.ropeStyles ?? []) {
+      for (const qkNorm of needs.ropeQkNorm ? [false, true] : [false]) all.push(this.ropeKernel(style, true, qkNorm), this.ropeKernel(style, false, qkNorm));
+    }
     await Promise.all(all.map((p) => this.pipelines.get(p.kernel, p.constants)));
   }
 
@@ -289,6 +293,8 @@ export class ForwardKernels {
       headDim: number;
       pos0: number;
       kvCache?: { v: Binding; kCache: Binding; vCache: Binding; maxSeq: number };
+      /** RMS-normalise each q and k head with these weights ([headDim] each) before rotating it (Qwen3). */
+      qkNorm?: { q: Binding; k: Binding; eps: number };
     },
   ): void {
     if (a.m === 0) return;
@@ -296,10 +302,22 @@ export class ForwardKernels {
     if (cache && a.pos0 + a.m > cache.maxSeq) {
       throw new RangeError(`rope: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${cache.maxSeq}`);
     }
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0);
-    const pairs = (a.m * (a.nHeads + 2 * a.nKvHeads) * a.headDim) / 2;
-    const bindings = [a.invFreq, cache?.v ?? this.unused[0], a.q, a.k, cache?.kCache ?? this.unused[1], cache?.vCache ?? this.unused[2], params];
-    batch.dispatch(this.pipeline(this.ropeKernel(a.style, cache !== undefined)), bindings, Math.ceil(pairs / this.shapes.elementwise.WORKGROUP_SIZE));
+    const norm = a.qkNorm;
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0, { f32: norm?.eps ?? 0 });
+    const heads = a.m * (a.nHeads + 2 * a.nKvHeads);
+    const bindings = [
+      a.invFreq,
+      cache?.v ?? this.unused[0],
+      a.q,
+      a.k,
+      cache?.kCache ?? this.unused[1],
+      cache?.vCache ?? this.unused[2],
+      norm?.q ?? this.unused[0],
+      norm?.k ?? this.unused[0],
+      params,
+    ];
+    const kernel = this.ropeKernel(a.style, cache !== undefined, norm !== undefined);
+    batch.dispatch(this.pipeline(kernel), bindings, Math.ceil(heads / this.shapes.elementwise.WORKGROUP_SIZE));
   }
 
   /**

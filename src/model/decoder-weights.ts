@@ -57,6 +57,9 @@ export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLoo
   const layers: DecoderLayerWeights[] = [];
   for (let l = 0; l < c.layers; l++) {
     const p = `blk.${l}.`;
+    if (!lookup(p + 'attn_q_norm.weight') !== !lookup(p + 'attn_k_norm.weight')) {
+      throw new Error(`Layer ${l} has a q norm or a k norm but not both (${p}attn_q_norm.weight, ${p}attn_k_norm.weight)`);
+    }
     layers.push({
       attnNorm: checkVector(need(lookup, p + 'attn_norm.weight', 'vector'), c.hidden)!,
       wq: checkMatrix(need(lookup, p + 'attn_q.weight', 'matrix'), qDim, c.hidden),

@@ -1,6 +1,6 @@
 // The decoder graph of the llama / qwen2 / qwen3 family on WebGPU: the activations, the KV cache and the
 // dispatch sequence of one forward step, recorded into ONE command buffer per step:
-//   embedding -> per layer [rmsnorm, q/k/v products (+bias), q/k RMSNorm (qwen3), RoPE + KV-cache store,
+//   embedding -> per layer [rmsnorm, q/k/v products (+bias), q/k RMSNorm (qwen3) + RoPE + KV-cache store,
 //   causal GQA attention, output product + residual, rmsnorm, gate/up products with SwiGLU (one dispatch), down product +
 //   residual] -> final rmsnorm -> LM head -> argmax.
 // A step runs m tokens at positions [pos0, pos0 + m): prefill uses matmuls over the prompt (in chunks of at
@@ -194,7 +194,7 @@ export class Decoder {
       'rope inv_freq',
     );
     this.x = buf('x', B * c.hidden);
-    this.xn = buf('xn', B * Math.max(c.hidden, c.heads * c.headDim));
+    this.xn = buf('xn', B * c.hidden);
     this.q = buf('q', B * c.heads * c.headDim);
     this.k = buf('k', B * c.kvHeads * c.headDim);
     this.v = buf('v', B * c.kvHeads * c.headDim);
@@ -242,6 +242,7 @@ export class Decoder {
         swiglu: w.layers.some((l) => !('stacked' in l.gateUp)),
         embeddingTypes: [this.weights.tokenEmbedding.type as EmbeddingTableType],
         ropeStyles: [this.config.ropeStyle],
+        ropeQkNorm: w.layers.some((l) => l.qNorm && l.kNorm),
         headDims: [this.config.headDim],
       }),
     ]);
@@ -369,32 +370,26 @@ export class Decoder {
       this.product(batch, L.wq, this.xn, this.q, m, { bias: L.bq });
       this.product(batch, L.wk, this.xn, this.k, m, { bias: L.bk });
       this.product(batch, L.wv, this.xn, this.v, m, { bias: L.bv });
-      if (L.qNorm) this.op(batch, 'q/k norm');
-      if (L.qNorm) this.kernels.rmsnorm(batch, { x: this.q, weight: L.qNorm.buffer, y: this.attn, rows: m * c.heads, n: c.headDim, eps: c.rmsEps });
-      if (L.kNorm) this.kernels.rmsnorm(batch, { x: this.k, weight: L.kNorm.buffer, y: this.xn, rows: m * c.kvHeads, n: c.headDim, eps: c.rmsEps });
-      // Qwen3 normalised q into `attn` and k into `xn` (no in-place rmsnorm); RoPE runs in place on them.
-      const q = L.qNorm ? this.attn : this.q;
-      const k = L.kNorm ? this.xn : this.k;
-      this.op(batch, 'rope + kv store');
+      this.op(batch, L.qNorm ? 'q/k norm + rope + kv store' : 'rope + kv store');
       fk.rope(batch, {
         style: c.ropeStyle,
         invFreq: this.invFreq,
-        q,
-        k,
+        q: this.q,
+        k: this.k,
         m,
         nHeads: c.heads,
         nKvHeads: c.kvHeads,
         headDim: c.headDim,
         pos0,
         kvCache: { v: this.v, kCache: this.kv.keys[l], vCache: this.kv.values[l], maxSeq: this.kv.shape.maxSeq },
+        qkNorm: L.qNorm && L.kNorm ? { q: L.qNorm.buffer, k: L.kNorm.buffer, eps: c.rmsEps } : undefined,
       });
-      const attnOut = L.qNorm ? this.q : this.attn;
       this.op(batch, 'attention');
       fk.attention(batch, {
-        q,
+        q: this.q,
         kCache: this.kv.keys[l],
         vCache: this.kv.values[l],
-        out: attnOut,
+        out: this.attn,
         m,
         nHeads: c.heads,
         nKvHeads: c.kvHeads,
@@ -403,7 +398,7 @@ export class Decoder {
         maxSeq: this.kv.shape.maxSeq,
       });
       this.op(batch, 'output product + residual');
-      this.product(batch, L.wo, attnOut, this.x, m, { accumulate: true });
+      this.product(batch, L.wo, this.attn, this.x, m, { accumulate: true });
       this.op(batch, 'rmsnorm');
       this.kernels.rmsnorm(batch, { x: this.x, weight: L.ffnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
       this.op(batch, 'gate/up products + swiglu');

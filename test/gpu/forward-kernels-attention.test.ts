@@ -22,7 +22,7 @@ let kernels: ForwardKernels;
 beforeAll(async () => {
   gpu = await acquireGpu();
   kernels = new ForwardKernels(gpu);
-  await kernels.prepare({ ropeStyles: ['interleaved', 'neox'], headDims: [32, 128] }); // 64: the generic pipeline
+  await kernels.prepare({ ropeStyles: ['interleaved', 'neox'], ropeQkNorm: true, headDims: [32, 128] }); // 64: the generic pipeline
 });
 afterAll(() => {
   kernels?.destroy();
@@ -55,6 +55,20 @@ interface RopeCase {
   m: number;
   pos0: number;
   llama3?: boolean;
+  /** Qwen3: RMS-normalise each q and k head (random weights) before rotating. */
+  qkNorm?: boolean;
+}
+
+/** Each head of x [rows of headDim] RMS-normalised with weights w, in f64 (the q/k norm of Qwen3). */
+function headNormReference(x: Float32Array, headDim: number, w: Float32Array, eps: number): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let base = 0; base < x.length; base += headDim) {
+    let squares = 0;
+    for (let i = 0; i < headDim; i++) squares += x[base + i] * x[base + i];
+    const scale = 1 / Math.sqrt(squares / headDim + eps);
+    for (let i = 0; i < headDim; i++) out[base + i] = x[base + i] * scale * w[i];
+  }
+  return out;
 }
 
 describe('rope', () => {
@@ -65,6 +79,8 @@ describe('rope', () => {
     { style: 'neox', headDim: 64, nHeads: 4, nKvHeads: 1, m: 1, pos0: 69 },
     { style: 'neox', headDim: 64, nHeads: 4, nKvHeads: 2, m: 3, pos0: 3000 },
     { style: 'interleaved', headDim: 64, nHeads: 4, nKvHeads: 2, m: 3, pos0: 5000, llama3: true },
+    { style: 'neox', headDim: 32, nHeads: 4, nKvHeads: 2, m: 1, pos0: 9, qkNorm: true },
+    { style: 'neox', headDim: 128, nHeads: 2, nKvHeads: 1, m: 5, pos0: 300, qkNorm: true },
   ];
   test.each(cases)('%o', async (c) => {
     const random = seededRandom(c.headDim * 100 + c.m + c.pos0);
@@ -77,9 +93,13 @@ describe('rope', () => {
     const q = randomF32(random, c.m * c.nHeads * c.headDim);
     const k = randomF32(random, c.m * c.nKvHeads * c.headDim);
     const v = randomF32(random, c.m * c.nKvHeads * c.headDim);
+    const qNorm = randomF32(random, c.headDim, 2);
+    const kNorm = randomF32(random, c.headDim, 2);
     const cacheSize = c.nKvHeads * maxSeq * c.headDim;
     const sentinel = new Float32Array(cacheSize).fill(-7);
     const buffers = {
+      qNorm: createStorageBuffer(gpu.device, qNorm),
+      kNorm: createStorageBuffer(gpu.device, kNorm),
       invFreq: createStorageBuffer(gpu.device, invFreq),
       q: createStorageBuffer(gpu.device, q),
       k: createStorageBuffer(gpu.device, k),
@@ -99,6 +119,7 @@ describe('rope', () => {
       headDim: c.headDim,
       pos0: c.pos0,
       kvCache: { v: buffers.v, kCache: buffers.kCache, vCache: buffers.vCache, maxSeq },
+      qkNorm: c.qkNorm ? { q: buffers.qNorm, k: buffers.kNorm, eps: 1e-6 } : undefined,
     });
     batch.submit();
     const gotQ = await readF32(gpu.device, buffers.q, q.length);
@@ -109,8 +130,11 @@ describe('rope', () => {
     gpu.throwIfFailed();
 
     const neox = c.style === 'neox';
-    expect(firstPairMismatch(gotQ, ropeReference(q, c.m, c.nHeads, c.headDim, c.pos0, invFreq, neox), q, c.headDim, neox)).toBeNull();
-    expect(firstPairMismatch(gotK, ropeReference(k, c.m, c.nKvHeads, c.headDim, c.pos0, invFreq, neox), k, c.headDim, neox)).toBeNull();
+    // With the norm, the rotation's input is the normalised head (rounded to f32, as the kernel holds it).
+    const qIn = c.qkNorm ? Float32Array.from(headNormReference(q, c.headDim, qNorm, 1e-6)) : q;
+    const kIn = c.qkNorm ? Float32Array.from(headNormReference(k, c.headDim, kNorm, 1e-6)) : k;
+    expect(firstPairMismatch(gotQ, ropeReference(qIn, c.m, c.nHeads, c.headDim, c.pos0, invFreq, neox), qIn, c.headDim, neox)).toBeNull();
+    expect(firstPairMismatch(gotK, ropeReference(kIn, c.m, c.nKvHeads, c.headDim, c.pos0, invFreq, neox), kIn, c.headDim, neox)).toBeNull();
     // The cache holds exactly the rotated k and the v at positions pos0.., and nothing else changed.
     let cacheMismatch: string | null = null;
     for (let h = 0; h < c.nKvHeads && !cacheMismatch; h++) {
