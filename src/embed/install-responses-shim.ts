@@ -1,7 +1,8 @@
 // installResponsesShim(): what a page (the demo, a web IDE) calls to get `/v1/*` answered by the in-browser runtime.
 // It registers the service worker, waits until the worker controls this page, reports model-load progress that the
 // worker broadcasts, and resolves once `GET /v1/models` answers from the worker. Where the service worker has no
-// WebGPU (Safari), it asks this page to host the engine in a dedicated worker and relays /v1 to it.
+// WebGPU (Safari) or no adapter (src/sw/engine-placement.ts), it asks this page to host the engine in a dedicated
+// worker and relays /v1 to it.
 import { startEngineWorkerFallback, type EngineWorkerFallback } from '../sw/worker-fallback-client';
 
 export interface ShimProgress {
@@ -22,7 +23,7 @@ export interface InstallResponsesShimOptions {
   timeoutMs?: number;
   /**
    * Run the engine in a dedicated worker of this page and relay /v1 to it even where the service worker has WebGPU
-   * (Safari needs no option: its worker asks the page).
+   * (a worker without WebGPU or without an adapter needs no option: it asks the page).
    */
   forceWorkerFallback?: boolean;
 }
