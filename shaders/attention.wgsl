@@ -5,14 +5,16 @@
 //   group = n_heads / n_kv_heads (query heads sharing one KV head), scale usually 1/sqrt(head_dim).
 //
 // Bindings (group 0):
-//   0 q        array<vec4<f32>>  [m, n_heads, head_dim] (after RoPE).
+//   0 q        array<vec4<f32>>  query t's heads [n_heads, head_dim] (after RoPE) at t * q_stride floats (the q
+//                                part of the decoder's qkv rows, or q_stride = n_heads * head_dim for a plain q).
 //   1 k_cache  array<vec4<f32>>  this layer's K cache [n_kv_heads, max_seq, head_dim] f32.
 //   2 v_cache  array<vec4<f32>>  this layer's V cache [n_kv_heads, max_seq, head_dim] f32.
 //   3 out      array<vec4<f32>>  splits = 1: the result [m, n_heads, head_dim].
 //                                splits > 1: partial records [m, n_heads, splits] of head_dim/4 + 1 vec4 each:
 //                                (running max, softmax denominator, 0, 0), then the unnormalised Σ weight·V;
 //                                attention_combine.wgsl merges them into the result (flash-decoding).
-//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32, splits, split_len }.
+//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32, splits, split_len, q_stride }
+//              (q_stride a multiple of 4).
 //              Split s of query t covers positions [s*split_len, min((s+1)*split_len, pos0 + t + 1)) (may be
 //              empty); split_len a multiple of 4 when splits > 1.
 // head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
@@ -33,6 +35,7 @@ struct Params {
   scale: f32,
   splits: u32,
   split_len: u32,
+  q_stride: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
@@ -66,7 +69,7 @@ fn main(
   let head = row % n_heads;
   let kv_head = head / (n_heads / params.n_kv_heads);
   let hd4 = select(params.head_dim, HEAD_DIM, HEAD_DIM > 0u) / 4u;
-  let q_base = row * hd4;
+  let q_base = t * (params.q_stride / 4u) + head * hd4;
   // Positions [begin, end) of this split; the causal limit is pos0 + t.
   let end = min(params.pos0 + t + 1u, select(params.pos0 + t + 1u, (split + 1u) * params.split_len, splits > 1u));
   let begin = split * params.split_len;
@@ -111,7 +114,8 @@ fn main(
     return;
   }
   let inverse = 1.0 / denominator;
+  let out_base = row * hd4;
   for (var i = 0u; i < hd4; i++) {
-    out[q_base + i] = acc[i] * inverse;
+    out[out_base + i] = acc[i] * inverse;
   }
 }

@@ -1,4 +1,4 @@
-// rope: rotary position embedding, in place on q and k for the m tokens at positions pos0 .. pos0 + m - 1, and
+// rope: rotary position embedding, in place on the q and k heads for the m tokens at positions pos0 .. pos0 + m - 1, and
 // (WRITE_KV_CACHE) the rotated k and the v of those tokens stored into the KV cache at their positions. With
 // QK_NORM (Qwen3) each q and k head is first RMS-normalised with its weights (q_norm / k_norm), so the
 // per-head norm costs no dispatch of its own.
@@ -13,15 +13,14 @@
 //
 // Bindings (group 0):
 //   0 inv_freq array<f32>  [head_dim / 2].
-//   1 v        array<f32>  [m, n_kv_heads, head_dim] (read only when WRITE_KV_CACHE; bind any buffer otherwise).
-//   2 q        array<f32>  [m, n_heads, head_dim], rotated in place.
-//   3 k        array<f32>  [m, n_kv_heads, head_dim], rotated in place.
-//   4 k_cache  array<f32>  this layer's K cache [n_kv_heads, max_seq, head_dim]: rotated k of token t goes to
+//   1 qkv      array<f32>  [m, n_heads + 2 * n_kv_heads, head_dim]: each token's q heads, k heads, v heads (the
+//                          q/k/v products' output); q and k heads rotated in place, v only read.
+//   2 k_cache  array<f32>  this layer's K cache [n_kv_heads, max_seq, head_dim]: rotated k of token t goes to
 //                          position pos0 + t (when WRITE_KV_CACHE; bind any buffer otherwise).
-//   5 v_cache  array<f32>  this layer's V cache, same layout (when WRITE_KV_CACHE).
-//   6 q_norm   array<f32>  [head_dim] RMSNorm weights of q heads (read only when QK_NORM; bind any buffer otherwise).
-//   7 k_norm   array<f32>  [head_dim] of k heads (likewise).
-//   8 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, eps: f32 }.
+//   3 v_cache  array<f32>  this layer's V cache, same layout (when WRITE_KV_CACHE).
+//   4 q_norm   array<f32>  [head_dim] RMSNorm weights of q heads (read only when QK_NORM; bind any buffer otherwise).
+//   5 k_norm   array<f32>  [head_dim] of k heads (likewise).
+//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, eps: f32 }.
 // Overrides: WORKGROUP_SIZE; NEOX; WRITE_KV_CACHE; QK_NORM. head_dim must be even; pos0 + m <= max_seq.
 // Dispatch: 1-D, ceil(m * (n_heads + 2 * n_kv_heads) / WORKGROUP_SIZE) workgroups; one invocation per head of a
 //   token (q heads, then k heads, then v heads for the cache copy), which owns its head: it may read the whole
@@ -38,14 +37,12 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> inv_freq: array<f32>;
-@group(0) @binding(1) var<storage, read> v: array<f32>;
-@group(0) @binding(2) var<storage, read_write> q: array<f32>;
-@group(0) @binding(3) var<storage, read_write> k: array<f32>;
-@group(0) @binding(4) var<storage, read_write> k_cache: array<f32>;
-@group(0) @binding(5) var<storage, read_write> v_cache: array<f32>;
-@group(0) @binding(6) var<storage, read> q_norm: array<f32>;
-@group(0) @binding(7) var<storage, read> k_norm: array<f32>;
-@group(0) @binding(8) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> qkv: array<f32>;
+@group(0) @binding(2) var<storage, read_write> k_cache: array<f32>;
+@group(0) @binding(3) var<storage, read_write> v_cache: array<f32>;
+@group(0) @binding(4) var<storage, read> q_norm: array<f32>;
+@group(0) @binding(5) var<storage, read> k_norm: array<f32>;
+@group(0) @binding(6) var<uniform> params: Params;
 
 override WORKGROUP_SIZE: u32 = 64;
 override NEOX: bool = false;
@@ -87,18 +84,10 @@ fn rotation(position: u32, p: u32) -> vec2<f32> {
 }
 
 // 1 / sqrt(mean of squares + eps) of the head_dim values from base (as rmsnorm.wgsl forms it).
-fn rms_scale_q(base: u32) -> f32 {
+fn rms_scale(base: u32) -> f32 {
   var sum = 0.0;
   for (var i = 0u; i < params.head_dim; i++) {
-    sum += q[base + i] * q[base + i];
-  }
-  return inverseSqrt(sum / f32(params.head_dim) + params.eps);
-}
-
-fn rms_scale_k(base: u32) -> f32 {
-  var sum = 0.0;
-  for (var i = 0u; i < params.head_dim; i++) {
-    sum += k[base + i] * k[base + i];
+    sum += qkv[base + i] * qkv[base + i];
   }
   return inverseSqrt(sum / f32(params.head_dim) + params.eps);
 }
@@ -129,57 +118,40 @@ fn main(
   let t = index / slots;
   let slot = index % slots;
   let position = params.pos0 + t;
+  // Every slot is a head of head_dim values: q heads, then k heads, then v heads of token t.
+  let base = (t * slots + slot) * head_dim;
 
-  if (slot < n_heads) {
-    let base = (t * n_heads + slot) * head_dim;
+  if (slot < n_heads + n_kv) {
+    let is_q = slot < n_heads;
     var scale = 1.0;
     if (QK_NORM) {
-      scale = rms_scale_q(base);
+      scale = rms_scale(base);
     }
-    for (var p = 0u; p < pairs; p++) {
-      let i = pair_indices(p, pairs);
-      let cs = rotation(position, p);
-      var a = q[base + i.x];
-      var b = q[base + i.y];
-      if (QK_NORM) {
-        a = a * scale * q_norm[i.x];
-        b = b * scale * q_norm[i.y];
-      }
-      q[base + i.x] = a * cs.x - b * cs.y;
-      q[base + i.y] = a * cs.y + b * cs.x;
-    }
-  } else if (slot < n_heads + n_kv) {
-    let head = slot - n_heads;
-    let base = (t * n_kv + head) * head_dim;
+    let head = slot - n_heads; // the KV head, for k slots
     let cache = (head * params.max_seq + position) * head_dim;
-    var scale = 1.0;
-    if (QK_NORM) {
-      scale = rms_scale_k(base);
-    }
     for (var p = 0u; p < pairs; p++) {
       let i = pair_indices(p, pairs);
       let cs = rotation(position, p);
-      var a = k[base + i.x];
-      var b = k[base + i.y];
+      var a = qkv[base + i.x];
+      var b = qkv[base + i.y];
       if (QK_NORM) {
-        a = a * scale * k_norm[i.x];
-        b = b * scale * k_norm[i.y];
+        a = a * scale * select(k_norm[i.x], q_norm[i.x], is_q);
+        b = b * scale * select(k_norm[i.y], q_norm[i.y], is_q);
       }
       let a_rotated = a * cs.x - b * cs.y;
       let b_rotated = a * cs.y + b * cs.x;
-      k[base + i.x] = a_rotated;
-      k[base + i.y] = b_rotated;
-      if (WRITE_KV_CACHE) {
+      qkv[base + i.x] = a_rotated;
+      qkv[base + i.y] = b_rotated;
+      if (WRITE_KV_CACHE && !is_q) {
         k_cache[cache + i.x] = a_rotated;
         k_cache[cache + i.y] = b_rotated;
       }
     }
   } else if (WRITE_KV_CACHE) {
     let head = slot - n_heads - n_kv;
-    let base = (t * n_kv + head) * head_dim;
     let cache = (head * params.max_seq + position) * head_dim;
     for (var i = 0u; i < head_dim; i++) {
-      v_cache[cache + i] = v[base + i];
+      v_cache[cache + i] = qkv[base + i];
     }
   }
 }

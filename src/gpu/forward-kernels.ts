@@ -285,14 +285,14 @@ export class ForwardKernels {
     a: {
       style: RopeStyle;
       invFreq: Binding;
-      q: Binding;
-      k: Binding;
+      /** [m, nHeads + 2 nKvHeads, headDim]: each token's q, k and v heads; q and k rotated in place. */
+      qkv: Binding;
       m: number;
       nHeads: number;
       nKvHeads: number;
       headDim: number;
       pos0: number;
-      kvCache?: { v: Binding; kCache: Binding; vCache: Binding; maxSeq: number };
+      kvCache?: { kCache: Binding; vCache: Binding; maxSeq: number };
       /** RMS-normalise each q and k head with these weights ([headDim] each) before rotating it (Qwen3). */
       qkNorm?: { q: Binding; k: Binding; eps: number };
     },
@@ -302,31 +302,23 @@ export class ForwardKernels {
     if (cache && a.pos0 + a.m > cache.maxSeq) {
       throw new RangeError(`rope: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${cache.maxSeq}`);
     }
+    const heads = a.m * (a.nHeads + 2 * a.nKvHeads);
+    requireBytes('rope', 'qkv', a.qkv, heads * a.headDim * 4);
     const norm = a.qkNorm;
     const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0, { f32: norm?.eps ?? 0 });
-    const heads = a.m * (a.nHeads + 2 * a.nKvHeads);
-    const bindings = [
-      a.invFreq,
-      cache?.v ?? this.unused[0],
-      a.q,
-      a.k,
-      cache?.kCache ?? this.unused[1],
-      cache?.vCache ?? this.unused[2],
-      norm?.q ?? this.unused[0],
-      norm?.k ?? this.unused[0],
-      params,
-    ];
+    const bindings = [a.invFreq, a.qkv, cache?.kCache ?? this.unused[1], cache?.vCache ?? this.unused[2], norm?.q ?? this.unused[0], norm?.k ?? this.unused[0], params];
     const kernel = this.ropeKernel(a.style, cache !== undefined, norm !== undefined);
     batch.dispatch(this.pipeline(kernel), bindings, Math.ceil(heads / this.shapes.elementwise.WORKGROUP_SIZE));
   }
 
   /**
-   * Causal GQA attention of q [m, nHeads, headDim] (query t at position pos0 + t) over the layer's KV cache
-   * positions [0, pos0 + t], into out [m, nHeads, headDim]. scale defaults to 1/sqrt(headDim).
+   * Causal GQA attention of q (query t at position pos0 + t: its [nHeads, headDim] heads at t·qStride floats;
+   * qStride defaults to nHeads·headDim) over the layer's KV cache positions [0, pos0 + t], into out
+   * [m, nHeads, headDim]. scale defaults to 1/sqrt(headDim).
    */
   attention(
     batch: ComputeBatch,
-    a: { q: Binding; kCache: Binding; vCache: Binding; out: Binding; m: number; nHeads: number; nKvHeads: number; headDim: number; pos0: number; maxSeq: number; scale?: number },
+    a: { q: Binding; qStride?: number; kCache: Binding; vCache: Binding; out: Binding; m: number; nHeads: number; nKvHeads: number; headDim: number; pos0: number; maxSeq: number; scale?: number },
   ): void {
     if (a.m === 0) return;
     if (a.headDim % 4 !== 0 || a.headDim > 256) throw new RangeError(`attention: head dim ${a.headDim} must be a multiple of 4, at most 256`);
@@ -338,7 +330,9 @@ export class ForwardKernels {
     const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.shapes.attention;
     const positions = a.pos0 + 1;
     const splits = a.m === 1 && SPLIT_POSITIONS > 0 && positions > SPLIT_POSITIONS ? Math.ceil(positions / SPLIT_POSITIONS) : 1;
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale }, splits, splits > 1 ? SPLIT_POSITIONS : 0);
+    const qStride = a.qStride ?? a.nHeads * a.headDim;
+    if (qStride % 4 !== 0 || qStride < a.nHeads * a.headDim) throw new RangeError(`attention: q stride ${qStride} must be a multiple of 4, at least ${a.nHeads * a.headDim}`);
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale }, splits, splits > 1 ? SPLIT_POSITIONS : 0, qStride);
     const invocations = a.m * a.nHeads * splits;
     if (splits === 1) {
       batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, a.out, params], Math.ceil(invocations / WORKGROUP_SIZE));

@@ -133,9 +133,10 @@ export class Decoder {
   // Activations, f32, sized for maxBatch tokens.
   private readonly x: GPUBuffer;
   private readonly xn: GPUBuffer;
-  private readonly q: GPUBuffer;
-  private readonly k: GPUBuffer;
-  private readonly v: GPUBuffer;
+  /** Each token's q, k and v heads in one row [heads + 2 kvHeads, headDim] (the q/k/v products write its columns). */
+  private readonly qkv: GPUBuffer;
+  /** Per layer, the q, k and v biases as one vector (Qwen2), indexed like a qkv row; null without biases. */
+  private readonly qkvBias: (GPUBuffer | null)[];
   private readonly attn: GPUBuffer;
   /** Separate gate and up outputs, for layers whose gate and up are not stacked (else null). */
   private readonly gate: GPUBuffer | null;
@@ -195,9 +196,19 @@ export class Decoder {
     );
     this.x = buf('x', B * c.hidden);
     this.xn = buf('xn', B * c.hidden);
-    this.q = buf('q', B * c.heads * c.headDim);
-    this.k = buf('k', B * c.kvHeads * c.headDim);
-    this.v = buf('v', B * c.kvHeads * c.headDim);
+    const qDim = c.heads * c.headDim;
+    const kvDim = c.kvHeads * c.headDim;
+    this.qkv = buf('qkv', B * (qDim + 2 * kvDim));
+    const biasCopies = device.createCommandEncoder({ label: 'qkv biases' });
+    this.qkvBias = weights.layers.map((L, l) => {
+      if (!L.bq && !L.bk && !L.bv) return null;
+      const bias = buf(`blk.${l} qkv bias`, qDim + 2 * kvDim);
+      for (const [b, at, n] of [[L.bq, 0, qDim], [L.bk, qDim, kvDim], [L.bv, qDim + kvDim, kvDim]] as const) {
+        if (b) biasCopies.copyBufferToBuffer(b.buffer, 0, bias, at * 4, n * 4);
+      }
+      return bias;
+    });
+    device.queue.submit([biasCopies.finish()]);
     this.attn = buf('attn', B * c.heads * c.headDim);
     const separateGateUp = weights.layers.some((l) => !('stacked' in l.gateUp));
     this.gate = separateGateUp ? buf('gate', B * c.intermediate) : null;
@@ -367,26 +378,28 @@ export class Decoder {
       this.op(batch, 'rmsnorm');
       this.kernels.rmsnorm(batch, { x: this.x, weight: L.attnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
       this.op(batch, 'q/k/v products');
-      this.product(batch, L.wq, this.xn, this.q, m, { bias: L.bq });
-      this.product(batch, L.wk, this.xn, this.k, m, { bias: L.bk });
-      this.product(batch, L.wv, this.xn, this.v, m, { bias: L.bv });
+      const qkvDim = (c.heads + 2 * c.kvHeads) * c.headDim;
+      const bias = this.qkvBias[l] ?? undefined;
+      this.product(batch, L.wq, this.xn, this.qkv, m, { bias, column: 0, stride: qkvDim });
+      this.product(batch, L.wk, this.xn, this.qkv, m, { bias, column: c.heads * c.headDim, stride: qkvDim });
+      this.product(batch, L.wv, this.xn, this.qkv, m, { bias, column: (c.heads + c.kvHeads) * c.headDim, stride: qkvDim });
       this.op(batch, L.qNorm ? 'q/k norm + rope + kv store' : 'rope + kv store');
       fk.rope(batch, {
         style: c.ropeStyle,
         invFreq: this.invFreq,
-        q: this.q,
-        k: this.k,
+        qkv: this.qkv,
         m,
         nHeads: c.heads,
         nKvHeads: c.kvHeads,
         headDim: c.headDim,
         pos0,
-        kvCache: { v: this.v, kCache: this.kv.keys[l], vCache: this.kv.values[l], maxSeq: this.kv.shape.maxSeq },
+        kvCache: { kCache: this.kv.keys[l], vCache: this.kv.values[l], maxSeq: this.kv.shape.maxSeq },
         qkNorm: L.qNorm && L.kNorm ? { q: L.qNorm.buffer, k: L.kNorm.buffer, eps: c.rmsEps } : undefined,
       });
       this.op(batch, 'attention');
       fk.attention(batch, {
-        q: this.q,
+        q: this.qkv,
+        qStride: qkvDim,
         kCache: this.kv.keys[l],
         vCache: this.kv.values[l],
         out: this.attn,
@@ -493,7 +506,7 @@ export class Decoder {
     x: GPUBuffer,
     y: GPUBuffer,
     m: number,
-    options: { bias?: GpuVector; accumulate?: boolean; gated?: boolean } = {},
+    options: { bias?: GPUBuffer; accumulate?: boolean; gated?: boolean; column?: number; stride?: number } = {},
   ): void {
     if ((w.stacked ?? 1) !== (options.gated ? 2 : 1)) throw new Error(`${w.name}: ${w.stacked ?? 1} stacked matrices for a ${options.gated ? 'gated' : 'plain'} product`);
     for (const part of w.parts) {
@@ -505,11 +518,11 @@ export class Decoder {
         m,
         n: part.rowCount,
         k: w.cols,
-        bias: options.bias?.buffer,
+        bias: options.bias,
         accumulate: options.accumulate ?? false,
         gated: options.gated ?? false,
-        yOffset: part.rowStart,
-        yStride: w.rows,
+        yOffset: (options.column ?? 0) + part.rowStart,
+        yStride: options.stride ?? w.rows,
       });
     }
   }
@@ -518,7 +531,7 @@ export class Decoder {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    for (const b of [this.invFreq, this.x, this.xn, this.q, this.k, this.v, this.attn, this.act, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
+    for (const b of [this.invFreq, this.x, this.xn, this.qkv, ...this.qkvBias.filter((b) => b !== null), this.attn, this.act, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
     this.logitsAll?.destroy();
     this.gate?.destroy();
     this.up?.destroy();

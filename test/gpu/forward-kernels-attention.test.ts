@@ -47,6 +47,34 @@ function firstPairMismatch(got: Float32Array, expected: Float64Array, input: Flo
   return null;
 }
 
+/** Each token's q heads, k heads and v heads in one row, as the decoder's qkv buffer holds them. */
+function packQkv(q: Float32Array, k: Float32Array, v: Float32Array | null, m: number, nHeads: number, nKvHeads: number, headDim: number): Float32Array {
+  const qn = nHeads * headDim;
+  const kn = nKvHeads * headDim;
+  const out = new Float32Array(m * (qn + 2 * kn));
+  for (let t = 0; t < m; t++) {
+    const row = t * (qn + 2 * kn);
+    out.set(q.subarray(t * qn, (t + 1) * qn), row);
+    out.set(k.subarray(t * kn, (t + 1) * kn), row + qn);
+    if (v) out.set(v.subarray(t * kn, (t + 1) * kn), row + qn + kn);
+  }
+  return out;
+}
+
+/** The q, k and v parts of packed qkv rows. */
+function unpackQkv(qkv: Float32Array, m: number, nHeads: number, nKvHeads: number, headDim: number): { q: Float32Array; k: Float32Array; v: Float32Array } {
+  const qn = nHeads * headDim;
+  const kn = nKvHeads * headDim;
+  const [q, k, v] = [new Float32Array(m * qn), new Float32Array(m * kn), new Float32Array(m * kn)];
+  for (let t = 0; t < m; t++) {
+    const row = t * (qn + 2 * kn);
+    q.set(qkv.subarray(row, row + qn), t * qn);
+    k.set(qkv.subarray(row + qn, row + qn + kn), t * kn);
+    v.set(qkv.subarray(row + qn + kn, row + qn + 2 * kn), t * kn);
+  }
+  return { q, k, v };
+}
+
 interface RopeCase {
   style: RopeStyle;
   headDim: number;
@@ -101,9 +129,7 @@ describe('rope', () => {
       qNorm: createStorageBuffer(gpu.device, qNorm),
       kNorm: createStorageBuffer(gpu.device, kNorm),
       invFreq: createStorageBuffer(gpu.device, invFreq),
-      q: createStorageBuffer(gpu.device, q),
-      k: createStorageBuffer(gpu.device, k),
-      v: createStorageBuffer(gpu.device, v),
+      qkv: createStorageBuffer(gpu.device, packQkv(q, k, v, c.m, c.nHeads, c.nKvHeads, c.headDim)),
       kCache: createStorageBuffer(gpu.device, sentinel),
       vCache: createStorageBuffer(gpu.device, sentinel),
     };
@@ -111,19 +137,19 @@ describe('rope', () => {
     kernels.rope(batch, {
       style: c.style,
       invFreq: buffers.invFreq,
-      q: buffers.q,
-      k: buffers.k,
+      qkv: buffers.qkv,
       m: c.m,
       nHeads: c.nHeads,
       nKvHeads: c.nKvHeads,
       headDim: c.headDim,
       pos0: c.pos0,
-      kvCache: { v: buffers.v, kCache: buffers.kCache, vCache: buffers.vCache, maxSeq },
+      kvCache: { kCache: buffers.kCache, vCache: buffers.vCache, maxSeq },
       qkNorm: c.qkNorm ? { q: buffers.qNorm, k: buffers.kNorm, eps: 1e-6 } : undefined,
     });
     batch.submit();
-    const gotQ = await readF32(gpu.device, buffers.q, q.length);
-    const gotK = await readF32(gpu.device, buffers.k, k.length);
+    const got = unpackQkv(await readF32(gpu.device, buffers.qkv, c.m * (c.nHeads + 2 * c.nKvHeads) * c.headDim), c.m, c.nHeads, c.nKvHeads, c.headDim);
+    const [gotQ, gotK] = [got.q, got.k];
+    expect(Array.from(got.v), 'v is left as it was').toEqual(Array.from(v));
     const kCache = await readF32(gpu.device, buffers.kCache, cacheSize);
     const vCache = await readF32(gpu.device, buffers.vCache, cacheSize);
     for (const b of Object.values(buffers)) b.destroy();
@@ -159,13 +185,12 @@ describe('rope', () => {
     const invFreq = ropeInverseFrequencies({ headDim: 32, theta: 1000000 });
     const q = randomF32(random, 2 * 4 * 32);
     const k = randomF32(random, 2 * 2 * 32);
-    const [qb, kb, fb] = [q, k, invFreq].map((d) => createStorageBuffer(gpu.device, d));
+    const [qkvb, fb] = [packQkv(q, k, null, 2, 4, 2, 32), invFreq].map((d) => createStorageBuffer(gpu.device, d));
     const batch = new ComputeBatch(gpu, 'rope test');
-    kernels.rope(batch, { style: 'neox', invFreq: fb, q: qb, k: kb, m: 2, nHeads: 4, nKvHeads: 2, headDim: 32, pos0: 11 });
+    kernels.rope(batch, { style: 'neox', invFreq: fb, qkv: qkvb, m: 2, nHeads: 4, nKvHeads: 2, headDim: 32, pos0: 11 });
     batch.submit();
-    const gotQ = await readF32(gpu.device, qb, q.length);
-    const gotK = await readF32(gpu.device, kb, k.length);
-    for (const b of [qb, kb, fb]) b.destroy();
+    const { q: gotQ, k: gotK } = unpackQkv(await readF32(gpu.device, qkvb, 2 * 8 * 32), 2, 4, 2, 32);
+    for (const b of [qkvb, fb]) b.destroy();
     gpu.throwIfFailed();
     expect(firstPairMismatch(gotQ, ropeReference(q, 2, 4, 32, 11, invFreq, true), q, 32, true)).toBeNull();
     expect(firstPairMismatch(gotK, ropeReference(k, 2, 2, 32, 11, invFreq, true), k, 32, true)).toBeNull();
@@ -175,23 +200,23 @@ describe('rope', () => {
 test('params uniforms of many positions are recycled: 700 positions, then an early one again', async () => {
   const random = seededRandom(9);
   const invFreq = ropeInverseFrequencies({ headDim: 32, theta: 10000 });
-  const scratch = [randomF32(random, 4 * 32), randomF32(random, 2 * 32)].map((d) => createStorageBuffer(gpu.device, d));
+  const scratch = createStorageBuffer(gpu.device, randomF32(random, 8 * 32));
   const freq = createStorageBuffer(gpu.device, invFreq);
   for (let start = 0; start < 700; start += 100) {
     const batch = new ComputeBatch(gpu, 'many positions');
     for (let pos0 = start; pos0 < start + 100; pos0++) {
-      kernels.rope(batch, { style: 'neox', invFreq: freq, q: scratch[0], k: scratch[1], m: 1, nHeads: 4, nKvHeads: 2, headDim: 32, pos0 });
+      kernels.rope(batch, { style: 'neox', invFreq: freq, qkv: scratch, m: 1, nHeads: 4, nKvHeads: 2, headDim: 32, pos0 });
     }
     batch.submit();
   }
   const q = randomF32(random, 4 * 32);
   const k = randomF32(random, 2 * 32);
-  const [qb, kb] = [q, k].map((d) => createStorageBuffer(gpu.device, d));
+  const qkvb = createStorageBuffer(gpu.device, packQkv(q, k, null, 1, 4, 2, 32));
   const batch = new ComputeBatch(gpu, 'early position again');
-  kernels.rope(batch, { style: 'neox', invFreq: freq, q: qb, k: kb, m: 1, nHeads: 4, nKvHeads: 2, headDim: 32, pos0: 3 });
+  kernels.rope(batch, { style: 'neox', invFreq: freq, qkv: qkvb, m: 1, nHeads: 4, nKvHeads: 2, headDim: 32, pos0: 3 });
   batch.submit();
-  const gotQ = await readF32(gpu.device, qb, q.length);
-  for (const b of [...scratch, freq, qb, kb]) b.destroy();
+  const gotQ = unpackQkv(await readF32(gpu.device, qkvb, 8 * 32), 1, 4, 2, 32).q;
+  for (const b of [scratch, freq, qkvb]) b.destroy();
   gpu.throwIfFailed();
   expect(firstPairMismatch(gotQ, ropeReference(q, 1, 4, 32, 3, invFreq, true), q, 32, true)).toBeNull();
 });
@@ -268,17 +293,16 @@ describe('attention', () => {
       const outputs: Float32Array[] = [];
       for (const [from, to] of steps) {
         const m = to - from;
-        const [qb, kb, vb] = [slice(q, from, to, nHeads), slice(k, from, to, nKvHeads), slice(v, from, to, nKvHeads)].map((d) =>
-          createStorageBuffer(gpu.device, d),
-        );
+        // The decoder's layout: q, k, v heads of a token in one row; attention reads the q part of each row.
+        const qkvb = createStorageBuffer(gpu.device, packQkv(slice(q, from, to, nHeads), slice(k, from, to, nKvHeads), slice(v, from, to, nKvHeads), m, nHeads, nKvHeads, headDim));
         const out = createStorageBuffer(gpu.device, new Float32Array(m * nHeads * headDim));
         const batch = new ComputeBatch(gpu, 'rope + attention');
         const shape = { m, nHeads, nKvHeads, headDim, pos0: from };
-        kernels.rope(batch, { style: 'interleaved', invFreq: freq, q: qb, k: kb, ...shape, kvCache: { v: vb, kCache, vCache, maxSeq } });
-        kernels.attention(batch, { q: qb, kCache, vCache, out, ...shape, maxSeq });
+        kernels.rope(batch, { style: 'interleaved', invFreq: freq, qkv: qkvb, ...shape, kvCache: { kCache, vCache, maxSeq } });
+        kernels.attention(batch, { q: qkvb, qStride: (nHeads + 2 * nKvHeads) * headDim, kCache, vCache, out, ...shape, maxSeq });
         batch.submit();
         outputs.push(await readF32(gpu.device, out, m * nHeads * headDim));
-        for (const b of [qb, kb, vb, out]) b.destroy();
+        for (const b of [qkvb, out]) b.destroy();
       }
       for (const b of [kCache, vCache, freq]) b.destroy();
       gpu.throwIfFailed();
