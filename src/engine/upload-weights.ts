@@ -2,9 +2,9 @@
 // the weight loader (src/model/weight-loader.ts: each file read once, rows converted to the GPU layout, split
 // by rows past the binding limit); vectors stored in other types (F16 norms of Hugging Face checkpoints,
 // quantized odd cases) are read on their own and widened to f32 on the CPU (they are tiny); rope_freqs stays
-// on the CPU (the decoder folds it into its inverse frequencies). Each layer's SwiGLU gate and up matrices load
-// stacked as one tensor, blk.N.ffn_gate_up.weight, when they share type and shape (always, in practice), so that
-// the decoder runs them and the activation as one dispatch.
+// on the CPU (the decoder folds it into its inverse frequencies). Where they share a type, each layer's q, k and v
+// matrices load as one concatenated matrix (blk.N.attn_qkv.weight) and its SwiGLU gate and up matrices stacked
+// (blk.N.ffn_gate_up.weight), so that the decoder runs each set as one dispatch.
 import { createStorageBuffer } from '../gpu/transfer.ts';
 import { gpuWeightType, type GpuTensor } from '../model/decoder-weights.ts';
 import { dequantizeGguf } from '../model/dequantize.ts';
@@ -25,8 +25,11 @@ export interface UploadOptions {
   signal?: AbortSignal;
   /** Largest buffer per part (defaults to the adapter's binding limit); tests lower it to force splits. */
   maxPartBytes?: number;
-  /** Stack each layer's gate and up matrices where they match (default true; false loads them apart, as for files where they differ). */
-  stackGateUp?: boolean;
+  /**
+   * Load each layer's q/k/v as one matrix and its gate/up stacked where they match (default true; false loads
+   * them apart, as for files where they differ in type).
+   */
+  groupLayerMatrices?: boolean;
 }
 
 function isCpuSide(t: TensorSource): boolean {
@@ -38,16 +41,28 @@ export function gateUpName(layer: number): string {
   return `blk.${layer}.ffn_gate_up.weight`;
 }
 
-/** blk.N.ffn_gate + blk.N.ffn_up groups, for the layers where both exist with the same type and shape. */
-function gateUpGroups(sources: readonly TensorSource[]): TensorGroup[] {
+/** The name of a layer's concatenated q, k and v matrices. */
+export function qkvName(layer: number): string {
+  return `blk.${layer}.attn_qkv.weight`;
+}
+
+/**
+ * Per layer, blk.N.attn_q/k/v concatenated (same type and row length) and blk.N.ffn_gate/up stacked (same type
+ * and shape), where the file's tensors allow it.
+ */
+function layerGroups(sources: readonly TensorSource[]): TensorGroup[] {
   const byName = new Map(sources.map((s) => [s.name, s]));
   const groups: TensorGroup[] = [];
-  for (const gate of sources) {
-    const match = /^blk\.(\d+)\.ffn_gate\.weight$/.exec(gate.name);
+  for (const source of sources) {
+    const match = /^blk\.(\d+)\.attn_q\.weight$/.exec(source.name);
     if (!match) continue;
-    const up = byName.get(`blk.${match[1]}.ffn_up.weight`);
-    if (up && up.type === gate.type && up.shape.join() === gate.shape.join()) {
-      groups.push({ name: gateUpName(Number(match[1])), members: [gate.name, up.name] });
+    const layer = Number(match[1]);
+    const [q, k, v, gate, up] = ['attn_q', 'attn_k', 'attn_v', 'ffn_gate', 'ffn_up'].map((n) => byName.get(`blk.${layer}.${n}.weight`));
+    if (q && k && v && [k, v].every((t) => t.type === q.type && t.shape.length === 2 && t.shape[1] === q.shape[1])) {
+      groups.push({ name: qkvName(layer), members: [q.name, k.name, v.name], layout: 'concatenated' });
+    }
+    if (gate && up && up.type === gate.type && up.shape.join() === gate.shape.join()) {
+      groups.push({ name: gateUpName(layer), members: [gate.name, up.name] });
     }
   }
   return groups;
@@ -60,7 +75,7 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
     signal: options.signal,
     maxPartBytes: options.maxPartBytes,
     extraUsage: GPUBufferUsage.COPY_SRC,
-    groups: options.stackGateUp === false ? [] : gateUpGroups(gpuSide),
+    groups: options.groupLayerMatrices === false ? [] : layerGroups(gpuSide),
   });
   const extra: GPUBuffer[] = [];
   const tensors = new Map<string, GpuTensor>();

@@ -1,6 +1,6 @@
 // Assembles the decoder's weights (DecoderWeights) from GPU tensors named as in GGUF (token_embd.weight,
 // blk.N.attn_q.weight, ...; Hugging Face names map onto these in model-config.ts), whatever loaded them.
-import type { DecoderLayerWeights, DecoderWeights, GateUpWeights, GpuMatrix, GpuVector, GpuWeightType } from './decoder.ts';
+import type { DecoderLayerWeights, DecoderWeights, GateUpWeights, GpuMatrix, GpuVector, GpuWeightType, QkvWeights } from './decoder.ts';
 import type { ModelConfig } from './model-config.ts';
 
 /** A tensor in GPU memory as the decoder needs it: a matrix in parts, or an f32 vector. */
@@ -30,6 +30,20 @@ function checkMatrix(m: GpuMatrix, rows: number, cols: number): GpuMatrix {
 function checkVector(v: GpuVector | undefined, length: number): GpuVector | undefined {
   if (v && v.length !== length) throw new Error(`Tensor ${v.name} has ${v.length} values, expected ${length}`);
   return v;
+}
+
+/** A layer's q, k and v matrices: concatenated as blk.N.attn_qkv.weight (the weights upload does that when they share a type), else the three tensors. */
+function qkvWeights(lookup: GpuTensorLookup, layer: number, c: ModelConfig): QkvWeights {
+  const p = `blk.${layer}.`;
+  const qDim = c.heads * c.headDim;
+  const kvDim = c.kvHeads * c.headDim;
+  const concatenated = optional(lookup, p + 'attn_qkv.weight', 'matrix');
+  if (concatenated) return { concatenated: checkMatrix(concatenated, qDim + 2 * kvDim, c.hidden) };
+  return {
+    q: checkMatrix(need(lookup, p + 'attn_q.weight', 'matrix'), qDim, c.hidden),
+    k: checkMatrix(need(lookup, p + 'attn_k.weight', 'matrix'), kvDim, c.hidden),
+    v: checkMatrix(need(lookup, p + 'attn_v.weight', 'matrix'), kvDim, c.hidden),
+  };
 }
 
 /**
@@ -62,9 +76,7 @@ export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLoo
     }
     layers.push({
       attnNorm: checkVector(need(lookup, p + 'attn_norm.weight', 'vector'), c.hidden)!,
-      wq: checkMatrix(need(lookup, p + 'attn_q.weight', 'matrix'), qDim, c.hidden),
-      wk: checkMatrix(need(lookup, p + 'attn_k.weight', 'matrix'), kvDim, c.hidden),
-      wv: checkMatrix(need(lookup, p + 'attn_v.weight', 'matrix'), kvDim, c.hidden),
+      qkv: qkvWeights(lookup, l, c),
       bq: checkVector(optional(lookup, p + 'attn_q.bias', 'vector'), qDim),
       bk: checkVector(optional(lookup, p + 'attn_k.bias', 'vector'), kvDim),
       bv: checkVector(optional(lookup, p + 'attn_v.bias', 'vector'), kvDim),

@@ -46,6 +46,9 @@ export interface GpuMatrix {
   parts: GpuWeightPart[];
 }
 
+/** A layer's q, k and v projections: one concatenated matrix (rows q, then k, then v; one dispatch), or apart. */
+export type QkvWeights = { concatenated: GpuMatrix } | { q: GpuMatrix; k: GpuMatrix; v: GpuMatrix };
+
 /**
  * A layer's SwiGLU input projections: stacked in shared buffers (one dispatch computes silu(gate·x)·(up·x)), or
  * apart when a file gives them different types (two products and the SwiGLU kernel).
@@ -61,9 +64,7 @@ export interface GpuVector {
 
 export interface DecoderLayerWeights {
   attnNorm: GpuVector;
-  wq: GpuMatrix;
-  wk: GpuMatrix;
-  wv: GpuMatrix;
+  qkv: QkvWeights;
   bq?: GpuVector;
   bk?: GpuVector;
   bv?: GpuVector;
@@ -115,13 +116,17 @@ export interface StepResult {
   logits?: Float32Array[];
 }
 
+function qkvMatrices(q: QkvWeights): GpuMatrix[] {
+  return 'concatenated' in q ? [q.concatenated] : [q.q, q.k, q.v];
+}
+
 function gateUpMatrices(g: GateUpWeights): GpuMatrix[] {
   return 'stacked' in g ? [g.stacked] : [g.gate, g.up];
 }
 
 /** The matrices the product kernels read (the token embedding is only looked up, unless it is the LM head). */
 function productMatrices(w: DecoderWeights): GpuMatrix[] {
-  return [w.lmHead, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, ...gateUpMatrices(l.gateUp), l.wDown])];
+  return [w.lmHead, ...w.layers.flatMap((l) => [...qkvMatrices(l.qkv), l.wo, ...gateUpMatrices(l.gateUp), l.wDown])];
 }
 
 export class Decoder {
@@ -241,7 +246,7 @@ export class Decoder {
     const w = this.weights;
     const products: { type: GpuWeightType; variant: ProductVariant }[] = [{ type: w.lmHead.type, variant: 'plain' }];
     for (const l of w.layers) {
-      for (const m of [l.wq, l.wk, l.wv]) products.push({ type: m.type, variant: l.bq || l.bk || l.bv ? 'bias' : 'plain' });
+      for (const m of qkvMatrices(l.qkv)) products.push({ type: m.type, variant: l.bq || l.bk || l.bv ? 'bias' : 'plain' });
       products.push({ type: l.wo.type, variant: 'accumulate' }, { type: l.wDown.type, variant: 'accumulate' });
       for (const m of gateUpMatrices(l.gateUp)) products.push({ type: m.type, variant: 'stacked' in l.gateUp ? 'gated' : 'plain' });
     }
@@ -264,7 +269,7 @@ export class Decoder {
     const w = this.weights;
     const bytes = (m: GpuMatrix) => m.parts.reduce((s, p) => s + p.buffer.size, 0);
     let total = bytes(w.lmHead) + (w.tokenEmbedding.cols * 4) /* ~ one row */;
-    for (const l of w.layers) total += [l.wq, l.wk, l.wv, l.wo, ...gateUpMatrices(l.gateUp), l.wDown].reduce((s, m) => s + bytes(m), 0);
+    for (const l of w.layers) total += [...qkvMatrices(l.qkv), l.wo, ...gateUpMatrices(l.gateUp), l.wDown].reduce((s, m) => s + bytes(m), 0);
     return total;
   }
 
@@ -380,9 +385,13 @@ export class Decoder {
       this.op(batch, 'q/k/v products');
       const qkvDim = (c.heads + 2 * c.kvHeads) * c.headDim;
       const bias = this.qkvBias[l] ?? undefined;
-      this.product(batch, L.wq, this.xn, this.qkv, m, { bias, column: 0, stride: qkvDim });
-      this.product(batch, L.wk, this.xn, this.qkv, m, { bias, column: c.heads * c.headDim, stride: qkvDim });
-      this.product(batch, L.wv, this.xn, this.qkv, m, { bias, column: (c.heads + c.kvHeads) * c.headDim, stride: qkvDim });
+      if ('concatenated' in L.qkv) {
+        this.product(batch, L.qkv.concatenated, this.xn, this.qkv, m, { bias });
+      } else {
+        this.product(batch, L.qkv.q, this.xn, this.qkv, m, { bias, column: 0, stride: qkvDim });
+        this.product(batch, L.qkv.k, this.xn, this.qkv, m, { bias, column: c.heads * c.headDim, stride: qkvDim });
+        this.product(batch, L.qkv.v, this.xn, this.qkv, m, { bias, column: (c.heads + c.kvHeads) * c.headDim, stride: qkvDim });
+      }
       this.op(batch, L.qNorm ? 'q/k norm + rope + kv store' : 'rope + kv store');
       fk.rope(batch, {
         style: c.ropeStyle,

@@ -50,13 +50,17 @@ export interface LoadedTensor {
 }
 
 /**
- * Tensors of the same type and shape loaded into shared buffers under one name, so that one dispatch can read
- * them all (the gate and up projections of a SwiGLU layer). Split by rows like any tensor; each part holds the
- * same row range of every member.
+ * Tensors loaded into shared buffers under one name, so that one dispatch can read them all. Split by rows like
+ * any tensor.
+ * - 'stacked' (the default): members of the same type and shape (a SwiGLU layer's gate and up); each part holds
+ *   the same row range of every member, in member order (LoadedTensor.stacked = the member count).
+ * - 'concatenated': members of the same type and row length (q, k and v projections); the rows of one matrix,
+ *   member after member.
  */
 export interface TensorGroup {
   name: string;
   members: readonly string[];
+  layout?: 'stacked' | 'concatenated';
 }
 
 export interface LoadProgress {
@@ -132,11 +136,16 @@ function rowLayout(source: TensorSource, maxPartBytes: number, stacked: number):
   if (rows * cols === 0) throw new Error(`Tensor "${name}" is empty (shape [${shape.join(', ')}])`);
   const rowGpuBytes = type === 'F16' ? cols * 2 : gpuByteSize(layout.gpuType, cols);
   const rowGroup = rowGpuBytes % 4 === 0 ? 1 : 2;
+  return { rows, cols, rowFileBytes, rowGpuBytes, rowGroup, rowsPerPart: rowsPerPart(name, rows, rowGpuBytes, rowGroup, maxPartBytes, stacked) };
+}
+
+/** Rows per buffer: as many whole row groups (of `stacked` rows each, one per member) as fit in maxPartBytes. */
+function rowsPerPart(name: string, rows: number, rowGpuBytes: number, rowGroup: number, maxPartBytes: number, stacked: number): number {
   const groupsPerPart = Math.floor(maxPartBytes / (rowGpuBytes * rowGroup * stacked));
   if (groupsPerPart < 1) {
     throw new Error(`Tensor "${name}": one row (${rowGpuBytes * stacked} bytes on the GPU) is larger than the largest buffer allowed (${maxPartBytes} bytes)`);
   }
-  return { rows, cols, rowFileBytes, rowGpuBytes, rowGroup, rowsPerPart: Math.min(rows, groupsPerPart * rowGroup) };
+  return Math.min(rows, groupsPerPart * rowGroup);
 }
 
 /** The buffers of a tensor (or of a group's members together): one per row range. */
@@ -154,10 +163,13 @@ function createParts(device: GPUDevice, name: string, layout: RowLayout, stacked
   return parts;
 }
 
-/** Cuts one tensor's bytes into rows and writes them into its parts (member `member` of stacked parts). */
+/**
+ * Cuts one tensor's bytes into rows and writes them into its parts: from row `rowBase` of the parts' rows (a
+ * concatenated group's member), as member `member` of stacked parts (0 otherwise).
+ */
 class TensorWriter {
   private carry: Uint8Array = new Uint8Array(0);
-  private rowsDone = 0;
+  private rowsDone: number;
 
   constructor(
     private readonly device: GPUDevice,
@@ -165,7 +177,11 @@ class TensorWriter {
     private readonly layout: RowLayout,
     private readonly parts: readonly GpuTensorPart[],
     private readonly member: number,
-  ) {}
+    private readonly rowBase = 0,
+  ) {
+    if (rowBase % layout.rowGroup !== 0) throw new Error(`Tensor "${source.name}": its rows would start inside a row pair of its group (F16 rows of odd length)`);
+    this.rowsDone = rowBase;
+  }
 
   /** Take the next bytes of the tensor; writes every whole row group they complete. Returns bytes written. */
   push(bytes: Uint8Array, last: boolean): number {
@@ -230,19 +246,26 @@ function planTensors(
     });
     if (members.length === 0) throw new Error(`Tensor group "${group.name}" has no members`);
     const first = members[0];
+    const concatenated = group.layout === 'concatenated';
     for (const m of members) {
-      if (m.type !== first.type || m.shape.join() !== first.shape.join()) {
+      const same = concatenated ? m.shape.at(-1) === first.shape.at(-1) && m.shape.length === first.shape.length : m.shape.join() === first.shape.join();
+      if (m.type !== first.type || !same) {
         throw new Error(`Tensor group "${group.name}": "${m.name}" is ${m.type} [${m.shape.join(', ')}], "${first.name}" is ${first.type} [${first.shape.join(', ')}]`);
       }
     }
-    const layout = rowLayout(first, maxPartBytes, members.length);
-    for (const m of members.slice(1)) rowLayout(m, maxPartBytes, members.length); // each member's byte length checked
-    const parts = createParts(device, group.name, layout, members.length, usage, created);
-    const tensor: LoadedTensor = { name: group.name, type: TENSOR_TYPE_LAYOUTS[first.type].gpuType, fileType: first.type, shape: [...first.shape], rows: layout.rows, cols: layout.cols, stacked: members.length, parts };
+    const stacked = concatenated ? 1 : members.length;
+    const layouts = members.map((m) => rowLayout(m, maxPartBytes, stacked)); // each member's byte length checked
+    const rows = concatenated ? layouts.reduce((a, l) => a + l.rows, 0) : layouts[0].rows;
+    const layout = { ...layouts[0], rows, rowsPerPart: rowsPerPart(group.name, rows, layouts[0].rowGpuBytes, layouts[0].rowGroup, maxPartBytes, stacked) };
+    const parts = createParts(device, group.name, layout, stacked, usage, created);
+    const shape = concatenated ? [rows, layout.cols] : [...first.shape];
+    const tensor: LoadedTensor = { name: group.name, type: TENSOR_TYPE_LAYOUTS[first.type].gpuType, fileType: first.type, shape, rows, cols: layout.cols, stacked, parts };
     tensors.push(tensor);
+    let rowBase = 0;
     members.forEach((m, j) => {
-      writers.set(m, new TensorWriter(device, m, layout, parts, j));
+      writers.set(m, new TensorWriter(device, m, layout, parts, concatenated ? 0 : j, concatenated ? rowBase : 0));
       tensorOf.set(m, tensor);
+      rowBase += layouts[j].rows;
     });
   }
   for (const s of sources) {
@@ -296,7 +319,8 @@ export async function loadTensorsToGpu(device: GPUDevice, sources: readonly Tens
     const plan = planTensors(device, sources, options.groups ?? [], maxPartBytes, usage, created);
     await checkScopes('creating the weight buffers');
     /** Members not yet written, per tensor (a group is complete when all its members are). */
-    const unfinished = new Map(plan.tensors.map((t) => [t, t.stacked]));
+    const unfinished = new Map<LoadedTensor, number>();
+    for (const t of plan.tensorOf.values()) unfinished.set(t, (unfinished.get(t) ?? 0) + 1);
     for (const [source, list] of bySource) {
       list.sort((a, b) => a.offset - b.offset);
       for (let i = 1; i < list.length; i++) {

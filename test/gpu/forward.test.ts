@@ -82,9 +82,7 @@ describe('decoder invariants', () => {
     const vector = (name: string): GpuVector => ({ name, buffer: gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }), length: 4 });
     const layer: DecoderLayerWeights = {
       attnNorm: vector('attn_norm'),
-      wq: matrix('blk.0.attn_q.weight', 66),
-      wk: matrix('blk.0.attn_k.weight', 66),
-      wv: matrix('blk.0.attn_v.weight', 66),
+      qkv: { q: matrix('blk.0.attn_q.weight', 66), k: matrix('blk.0.attn_k.weight', 66), v: matrix('blk.0.attn_v.weight', 66) },
       wo: matrix('blk.0.attn_output.weight', 64),
       ffnNorm: vector('ffn_norm'),
       gateUp: { stacked: { ...matrix('blk.0.ffn_gate_up.weight', 66), stacked: 2 } },
@@ -127,13 +125,15 @@ describe('decoder invariants', () => {
     }
   });
 
-  test.each([['qwen3-q4_k'], ['llama-f16']])('%s: gate and up stacked (one gated dispatch) = loaded apart (two products and the SwiGLU kernel), bit for bit', async (id) => {
+  test.each([['qwen3-q4_k'], ['llama-f16'], ['qwen2-q8_0']])('%s: q/k/v as one matrix and gate/up stacked (one dispatch each) = loaded apart (five products and the SwiGLU kernel), bit for bit', async (id) => {
     const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
     const stacked = await decoderFromGguf(file, { maxPartBytes: 4096 });
-    const apart = await decoderFromGguf(file, { maxPartBytes: 4096, stackGateUp: false });
+    const apart = await decoderFromGguf(file, { maxPartBytes: 4096, groupLayerMatrices: false });
     try {
       expect('stacked' in stacked.decoder.weights.layers[0].gateUp).toBe(true);
+      expect('concatenated' in stacked.decoder.weights.layers[0].qkv).toBe(true);
       expect('stacked' in apart.decoder.weights.layers[0].gateUp).toBe(false);
+      expect('concatenated' in apart.decoder.weights.layers[0].qkv).toBe(false);
       const a = (await stacked.decoder.forward(prompt, { logits: 'all' })).logits!;
       const b = (await apart.decoder.forward(prompt, { logits: 'all' })).logits!;
       const decodeA = (await stacked.decoder.forward([5], { logits: 'last' })).logits!;

@@ -132,6 +132,34 @@ describe('weight loader', () => {
     }
   });
 
+  test('a concatenated group (q, k, v) is one matrix of their rows, split into parts anywhere', async () => {
+    const files = modelFiles({ arch: 'llama', type: 'Q8_0', layers: 1, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96 });
+    const sources = ggufTensorSources(await readGguf(new BlobSource(files.get('model.gguf')!, 'model.gguf')));
+    const members = ['blk.0.attn_q.weight', 'blk.0.attn_k.weight', 'blk.0.attn_v.weight'].map((n) => sources.find((s) => s.name === n)!);
+    // 64 + 32 + 32 rows of 64 Q8_0 weights (72 bytes on the GPU): parts of 17 rows cut inside every member.
+    const loaded = await loadTensorsToGpu(device, sources, {
+      maxPartBytes: 17 * 72,
+      extraUsage: GPUBufferUsage.COPY_SRC,
+      groups: [{ name: 'blk.0.attn_qkv.weight', members: members.map((m) => m.name), layout: 'concatenated' }],
+    });
+    try {
+      const qkv = loaded.tensors.get('blk.0.attn_qkv.weight')!;
+      expect(qkv).toMatchObject({ rows: 128, cols: 64, stacked: 1, shape: [128, 64] });
+      expect(qkv.parts.map((p) => p.rowCount)).toEqual([17, 17, 17, 17, 17, 17, 17, 9]);
+      const expected = new Float32Array(128 * 64);
+      let at = 0;
+      for (const m of members) {
+        const values = dequantizeGguf(m.type, await m.source.read(m.offset, m.byteLength));
+        expected.set(values, at);
+        at += values.length;
+      }
+      expect(firstDifference(await gpuValues(qkv), expected)).toBe(-1);
+      for (const m of members) expect(loaded.tensors.has(m.name)).toBe(false);
+    } finally {
+      loaded.destroy();
+    }
+  });
+
   test('a group of tensors of different types or shapes is refused, naming both', async () => {
     const files = modelFiles({ arch: 'llama', type: 'F32', layers: 1, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96 });
     const sources = ggufTensorSources(await readGguf(new BlobSource(files.get('model.gguf')!, 'model.gguf')));
