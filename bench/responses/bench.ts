@@ -331,6 +331,7 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
     await generateTimed(engine, cfg.id, 'Warm up: say something.', 4);
     const decode = await generateTimed(engine, cfg.id, 'Tell me a long story about a fox and a dog.', cfg.decodeTokens);
     const decodeTokS = decode.decodeMs > 0 ? ((decode.tokens - 1) * 1000) / decode.decodeMs : 0;
+    out.dispatches_per_token = (await engine.modelStats(cfg.id)).lastStepDispatches;
     out.decode = {
       tokens: decode.tokens,
       finish_reason: decode.finishReason,

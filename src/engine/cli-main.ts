@@ -35,7 +35,7 @@ export type CliResult =
       usage: { promptTokens: number; cachedTokens: number; completionTokens: number };
       timings: CliTimings;
       adapter: string;
-      model: { parameters: number; weight_gpu_bytes: number; weight_bytes_per_token: number };
+      model: { parameters: number; weight_gpu_bytes: number; weight_bytes_per_token: number; dispatches_per_token: number };
       /** GPU ms per op of one prefill step over the prompt and one decode step (with --profile). */
       profile?: { prefill: OpTime[] | null; decode: OpTime[] | null };
     };
@@ -109,7 +109,7 @@ export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: 
         decode_tok_s: round(decodeMs > 0 ? ((tokens.length - 1) * 1000) / decodeMs : 0),
       },
       adapter: info,
-      model: { parameters: stats.parameters, weight_gpu_bytes: stats.weightGpuBytes, weight_bytes_per_token: stats.weightBytesPerToken },
+      model: { parameters: stats.parameters, weight_gpu_bytes: stats.weightGpuBytes, weight_bytes_per_token: stats.weightBytesPerToken, dispatches_per_token: stats.lastStepDispatches },
       ...(profile ? { profile } : {}),
     };
   } finally {

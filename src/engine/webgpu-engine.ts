@@ -155,12 +155,12 @@ export class WebGpuEngine implements Engine {
   }
 
   /** Sizes of a loaded model: GPU bytes of its weights and the weight bytes one decode step reads. */
-  async modelStats(modelName: string): Promise<{ weightGpuBytes: number; weightBytesPerToken: number; parameters: number }> {
+  async modelStats(modelName: string): Promise<{ weightGpuBytes: number; weightBytesPerToken: number; parameters: number; lastStepDispatches: number }> {
     const model = await this.loadedModel(this.registry.resolve(modelName));
     const c = model.opened.config;
     const perLayer = c.hidden * c.heads * c.headDim * 2 + c.hidden * c.kvHeads * c.headDim * 2 + 3 * c.hidden * c.intermediate;
     const parameters = c.layers * perLayer + c.vocabSize * c.hidden * (c.tiedEmbeddings ? 1 : 2);
-    return { weightGpuBytes: model.uploaded.bytes, weightBytesPerToken: model.decoder.weightBytesPerToken(), parameters };
+    return { weightGpuBytes: model.uploaded.bytes, weightBytesPerToken: model.decoder.weightBytesPerToken(), parameters, lastStepDispatches: model.decoder.lastStepDispatches };
   }
 
   /**

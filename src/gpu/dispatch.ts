@@ -118,6 +118,8 @@ export class ComputeBatch {
   readonly encoder: GPUCommandEncoder;
   private pass: GPUComputePassEncoder | null = null;
   private submitted = false;
+  /** Dispatches recorded so far (benchmarks report dispatches per decoded token). */
+  dispatches = 0;
 
   constructor(
     private readonly gpu: GpuContext,
@@ -137,6 +139,7 @@ export class ComputeBatch {
 
   dispatch(pipeline: GPUComputePipeline, bindings: readonly Binding[], workgroups: WorkgroupCount): this {
     dispatch(this.gpu, this.pass ?? this.beginPass(), pipeline, bindings, workgroups);
+    this.dispatches++;
     return this;
   }
 

@@ -159,6 +159,8 @@ export class Decoder {
   /** The token id `nextToken` holds on the GPU (after a successful step), so decode can read it there. */
   private gpuNextToken: number | null = null;
   private destroyed = false;
+  /** Dispatches the last step recorded (a decode step after decoding: what one token costs in dispatches). */
+  lastStepDispatches = 0;
   /** The chooser of the step being recorded (null: argmax). */
   private chooser: TokenChooser | null = null;
   /** While profiling: every op gets its own timed compute pass. */
@@ -328,6 +330,7 @@ export class Decoder {
     this.gpuNextToken = null;
     const batch = new ComputeBatch(this.gpu, `forward m=${m} pos=${pos0}`, this.timer);
     this.record(batch, fromGpu ? this.nextToken : this.tokenIds, m, pos0, mode);
+    this.lastStepDispatches = batch.dispatches;
     let logitsReadback: GPUBuffer | null = null;
     const logitsRows = mode === 'all' ? m : mode === 'last' ? 1 : 0;
     const logitsBytes = logitsRows * this.config.vocabSize * 4;
