@@ -2,7 +2,8 @@
 // whose edges are byte ranges, epsilons or calls (push a return state, enter another rule). Code-point sets
 // become UTF-8 byte-range sequences, so the matcher works on the bytes tokens decode to, partial characters
 // included. Compilation rejects left recursion and rules that match nothing, and prunes every state that can no
-// longer finish its rule, so a live matcher configuration can always be completed.
+// longer finish its rule, so a live matcher configuration can always be completed. A `without` region becomes
+// two marks (enter the region of literal k, leave it): the matcher tracks the literal through the region.
 import { ConstraintError } from './constraint-error.ts';
 import type { CodePointSet, Grammar, GrammarExpr } from './grammar-ir.ts';
 import { ANY_CHAR, range, setOfChars, subtract } from './grammar-ir.ts';
@@ -17,6 +18,10 @@ export interface ByteAutomaton {
   epsilons: Int32Array[];
   /** Per state: calls as flat pairs [ruleStartState, returnState, ...]. */
   calls: Int32Array[];
+  /** Per state: region marks as flat pairs [target, action]: action k >= 0 enters the region of `excluded[k]`, -1 leaves it. */
+  marks: Int32Array[];
+  /** The literals `without` regions exclude, as UTF-8 bytes (indexed by a mark's action). */
+  excluded: Uint8Array[];
   /** Per state: 1 when it is the final state of a rule. */
   isFinal: Uint8Array;
   /** The start rule's entry and final states. */
@@ -76,6 +81,8 @@ class AutomatonBuilder {
   byteEdges: number[][] = [];
   epsilons: number[][] = [];
   calls: number[][] = [];
+  marks: number[][] = [];
+  excluded: string[] = [];
   ruleOfState: number[] = [];
   ruleStart = new Map<string, number>();
   ruleFinal = new Map<string, number>();
@@ -90,6 +97,7 @@ class AutomatonBuilder {
     this.byteEdges.push([]);
     this.epsilons.push([]);
     this.calls.push([]);
+    this.marks.push([]);
     this.ruleOfState.push(this.currentRule);
     return this.byteEdges.length - 1;
   }
@@ -164,6 +172,16 @@ class AutomatonBuilder {
       }
       case 'textWithout':
         return this.textWithout(e.literal, from);
+      case 'without': {
+        if (e.literal === '') throw new ConstraintError('without needs a non-empty literal');
+        let index = this.excluded.indexOf(e.literal);
+        if (index < 0) index = this.excluded.push(e.literal) - 1;
+        const inside = this.newState();
+        this.marks[from].push(inside, index);
+        const after = this.newState();
+        this.marks[this.expr(e.item, inside)].push(after, -1);
+        return after;
+      }
     }
   }
 
@@ -226,6 +244,7 @@ class AutomatonBuilder {
 /** Compiles a grammar into a byte-level pushdown automaton; throws ConstraintError for unusable grammars. */
 export function compileGrammar(grammar: Grammar): ByteAutomaton {
   if (!grammar.rules.has(grammar.start)) throw new ConstraintError(`The grammar has no start rule '${grammar.start}'`);
+  checkRegionsDoNotNest(grammar);
   const b = new AutomatonBuilder(grammar);
   b.build();
   const n = b.byteEdges.length;
@@ -245,6 +264,7 @@ export function compileGrammar(grammar: Grammar): ByteAutomaton {
       const bytes = b.byteEdges[s];
       for (let i = 0; i < bytes.length && !ok; i += 3) ok = canFinish[bytes[i + 2]] === 1;
       for (const t of b.epsilons[s]) if (!ok) ok = canFinish[t] === 1;
+      for (let i = 0; i < b.marks[s].length && !ok; i += 2) ok = canFinish[b.marks[s][i]] === 1;
       const calls = b.calls[s];
       for (let i = 0; i < calls.length && !ok; i += 2) ok = productive[ruleIndexByStart.get(calls[i])!] === 1 && canFinish[calls[i + 1]] === 1;
       if (ok) {
@@ -262,7 +282,11 @@ export function compileGrammar(grammar: Grammar): ByteAutomaton {
   const byteEdges: Int32Array[] = [];
   const epsilons: Int32Array[] = [];
   const calls: Int32Array[] = [];
+  const marks: Int32Array[] = [];
   for (let s = 0; s < n; s++) {
+    const ms: number[] = [];
+    for (let i = 0; i < b.marks[s].length; i += 2) if (canFinish[b.marks[s][i]]) ms.push(b.marks[s][i], b.marks[s][i + 1]);
+    marks.push(Int32Array.from(ms));
     const bytes: number[] = [];
     const be = b.byteEdges[s];
     for (let i = 0; i < be.length; i += 3) if (canFinish[be[i + 2]]) bytes.push(be[i], be[i + 1], be[i + 2]);
@@ -294,6 +318,7 @@ export function compileGrammar(grammar: Grammar): ByteAutomaton {
         }
       };
       for (const t of epsilons[s]) visit(t);
+      for (let i = 0; i < marks[s].length; i += 2) visit(marks[s][i]);
       const cs = calls[s];
       for (let i = 0; i < cs.length; i += 2) {
         const callee = ruleIndexByStart.get(cs[i])!;
@@ -336,8 +361,50 @@ export function compileGrammar(grammar: Grammar): ByteAutomaton {
     byteEdges,
     epsilons,
     calls,
+    marks,
+    excluded: b.excluded.map((literal) => new TextEncoder().encode(literal)),
     isFinal,
     startState: startOf[startIndex],
     startFinal: finalOf[startIndex],
   };
+}
+
+/** A `without` region must not contain another (directly or through the rules it uses): the matcher tracks one literal. */
+function checkRegionsDoNotNest(grammar: Grammar): void {
+  const containsRegion = (e: GrammarExpr, seen: Set<string>): boolean => {
+    switch (e.kind) {
+      case 'without':
+        return true;
+      case 'seq':
+      case 'alt':
+        return e.items.some((item) => containsRegion(item, seen));
+      case 'repeat':
+        return containsRegion(e.item, seen);
+      case 'rule': {
+        if (seen.has(e.name)) return false;
+        seen.add(e.name);
+        const rule = grammar.rules.get(e.name);
+        return rule !== undefined && containsRegion(rule, seen);
+      }
+      default:
+        return false;
+    }
+  };
+  const check = (e: GrammarExpr): void => {
+    switch (e.kind) {
+      case 'without':
+        if (containsRegion(e.item, new Set())) throw new ConstraintError('Exclusion regions (without) cannot nest');
+        return;
+      case 'seq':
+      case 'alt':
+        e.items.forEach(check);
+        return;
+      case 'repeat':
+        check(e.item);
+        return;
+      default:
+        return;
+    }
+  };
+  for (const expr of grammar.rules.values()) check(expr);
 }

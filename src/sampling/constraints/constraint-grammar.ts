@@ -4,10 +4,28 @@
 // each call is `<tool_call>{"name": <declared>, "arguments": <its schema>}</tool_call>`, and a custom tool's
 // arguments are `{"input": "<JSON-escaped text matching its Lark/regex grammar>"}`. With `maxCalls` the turn
 // makes at most that many calls: after the last one allowed, the only continuation is the end of the turn.
+// A call's JSON never holds the end marker as raw text (inside strings it is written with an escape, e.g.
+// `<\/tool_call>` or `</tool_call\u003e`), so the first end marker after `<tool_call>` ends the call for any
+// reader, the Responses output parser included.
 import type { ConstrainedTool, ConstraintSpec } from '../../engine/types.ts';
 import { compileGrammar } from './byte-automaton.ts';
 import { ConstraintError } from './constraint-error.ts';
-import { EMPTY, type Grammar, type GrammarExpr, alt, embedJsonEscaped, lit, optional, ref, repeat, seq } from './grammar-ir.ts';
+import {
+  EMPTY,
+  type Grammar,
+  type GrammarExpr,
+  alt,
+  contains,
+  embedJsonEscaped,
+  lit,
+  optional,
+  ref,
+  repeat,
+  seq,
+  setOfChars,
+  withEscapedSpelling,
+  without,
+} from './grammar-ir.ts';
 import { addGenericJsonRules, anyJsonObjectExpr, jsonSchemaExpr } from './json-schema.ts';
 import { parseLark } from './lark-parser.ts';
 import { parseRegex } from './regex-parser.ts';
@@ -104,7 +122,8 @@ function toolsGrammar(
     rules.set(`${prefix}call`, body);
     return ref(`${prefix}call`);
   });
-  rules.set('tool_call', seq(lit(markers.toolCallStart), ws, alt(...calls), ws, lit(markers.toolCallEnd)));
+  const body = excludeEndMarker(alt(...calls), markers.toolCallEnd, rules);
+  rules.set('tool_call', seq(lit(markers.toolCallStart), ws, body, ws, lit(markers.toolCallEnd)));
   const call = ref('tool_call');
   if (spec.mode === 'auto') {
     const text = { kind: 'textWithout', literal: markers.toolCallStart } as const;
@@ -120,6 +139,52 @@ function toolsGrammar(
     rules.set('start', seq(thinkingBlock, calls));
   }
   return { rules, start: 'start' };
+}
+
+/** Characters JSON text may hold outside strings (structure, whitespace, numbers, literals), or never plainly. */
+const NOT_ONLY_IN_STRINGS = setOfChars(' \t\n\r{}[],:"\\0123456789+-.eEtrufalsn');
+
+/**
+ * The call's JSON (`body`) held to never contain `marker` as raw text. The marker's last character is one JSON
+ * only writes inside strings, so the marker can only occur there, and every place in the call's JSON that
+ * writes that character plainly may also write its escape (`>` as `\u003e`): wherever the raw text would
+ * complete the marker, the escaped spelling remains, so no value becomes inexpressible and the matcher never
+ * reaches a dead end. Rules the body uses are rewritten in place (only JSON inside the call uses them with that
+ * character). A marker whose last character can stand outside JSON strings is left unguarded.
+ */
+function excludeEndMarker(body: GrammarExpr, marker: string, rules: Map<string, GrammarExpr>): GrammarExpr {
+  const last = [...marker].at(-1)?.codePointAt(0);
+  if (last === undefined || last > 0xffff || contains(NOT_ONLY_IN_STRINGS, last)) return body;
+  for (const name of rulesUsedBy(body, rules)) rules.set(name, withEscapedSpelling(rules.get(name)!, last));
+  return without(withEscapedSpelling(body, last), marker);
+}
+
+/** Names of the rules `expr` uses, directly or through other rules. */
+function rulesUsedBy(expr: GrammarExpr, rules: Map<string, GrammarExpr>): Set<string> {
+  const used = new Set<string>();
+  const visit = (e: GrammarExpr): void => {
+    switch (e.kind) {
+      case 'seq':
+      case 'alt':
+        e.items.forEach(visit);
+        return;
+      case 'repeat':
+      case 'without':
+        visit(e.item);
+        return;
+      case 'rule': {
+        if (used.has(e.name)) return;
+        used.add(e.name);
+        const rule = rules.get(e.name);
+        if (rule) visit(rule);
+        return;
+      }
+      default:
+        return;
+    }
+  };
+  visit(expr);
+  return used;
 }
 
 /** The spec's call limit as the grammar counts it: Infinity when absent or above MAX_COUNTED_TOOL_CALLS. */

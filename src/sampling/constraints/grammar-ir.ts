@@ -18,7 +18,14 @@ export type GrammarExpr =
   | { kind: 'repeat'; item: GrammarExpr; min: number; max: number }
   | { kind: 'rule'; name: string }
   /** Any text (any code points) that does not contain `literal` (used for free text before a marker). */
-  | { kind: 'textWithout'; literal: string };
+  | { kind: 'textWithout'; literal: string }
+  /**
+   * Text matching `item` whose bytes (those matched inside called rules included) never contain `literal`. The
+   * matcher tracks the literal through the region, so `item` itself stays a plain grammar; the grammar's author
+   * must leave a way around the literal wherever it could complete (an alternative spelling of its last
+   * character), or the matcher can reach a dead end. Regions do not nest.
+   */
+  | { kind: 'without'; item: GrammarExpr; literal: string };
 
 export interface Grammar {
   rules: Map<string, GrammarExpr>;
@@ -54,6 +61,9 @@ export function optional(item: GrammarExpr): GrammarExpr {
 }
 export function ref(name: string): GrammarExpr {
   return { kind: 'rule', name };
+}
+export function without(item: GrammarExpr, literal: string): GrammarExpr {
+  return { kind: 'without', item, literal };
 }
 
 // ---- code-point sets ---------------------------------------------------------------------------------------
@@ -154,14 +164,55 @@ function jsonEscapesOf(cp: number): GrammarExpr {
   if (hex !== hex.toUpperCase()) forms.push(lit(`\\u${hex.toUpperCase()}`));
   const short = SHORT_ESCAPES[cp];
   if (short) forms.unshift(lit(short));
-  if (cp === 0x2f) forms.push(lit('\\/'));
   return alt(...forms);
+}
+
+/** `/`, which a JSON string may write plainly or as `\/`. */
+const SOLIDUS = 0x2f;
+
+/**
+ * The ways a JSON string may write `cp`, a character it can also write plainly: itself, then `\/` for `/`, else
+ * `\uXXXX` (BMP only; hex letters in either case).
+ */
+export function jsonSpellingsOf(cp: number): GrammarExpr {
+  const plain = lit(String.fromCodePoint(cp));
+  if (cp === SOLIDUS) return alt(plain, lit('\\/'));
+  if (cp > 0xffff) return plain;
+  const hex = [...cp.toString(16).padStart(4, '0')].map((d) => (/[a-f]/.test(d) ? chars(setOfChars(d + d.toUpperCase())) : lit(d)));
+  return alt(plain, seq(lit('\\u'), ...hex));
+}
+
+/**
+ * `expr` (JSON-escaped text, not following rules) with every plain `cp` -- in a character set or a literal --
+ * also spellable as its escape (jsonSpellingsOf). Only for text where a plain `cp` can stand inside a JSON string
+ * alone, never in its structure or inside an escape sequence.
+ */
+export function withEscapedSpelling(expr: GrammarExpr, cp: number): GrammarExpr {
+  switch (expr.kind) {
+    case 'chars':
+      return contains(expr.set, cp) ? alt(chars(subtract(expr.set, single(cp))), jsonSpellingsOf(cp)) : expr;
+    case 'literal': {
+      const ch = String.fromCodePoint(cp);
+      if (!expr.text.includes(ch)) return expr;
+      const parts = expr.text.split(ch);
+      return seq(...parts.flatMap((part, i) => [...(i > 0 ? [jsonSpellingsOf(cp)] : []), ...(part ? [lit(part)] : [])]));
+    }
+    case 'seq':
+    case 'alt':
+      return { kind: expr.kind, items: expr.items.map((e) => withEscapedSpelling(e, cp)) };
+    case 'repeat':
+    case 'without':
+      return { ...expr, item: withEscapedSpelling(expr.item, cp) };
+    case 'rule':
+    case 'textWithout':
+      return expr;
+  }
 }
 
 /**
  * A grammar for the JSON-escaped text of strings whose decoded value matches `expr`: ordinary characters stand
- * for themselves, `"`, `\` and control characters appear as their escapes. Rules are renamed with `prefix`, so
- * the escaped copy of a grammar lives next to the original.
+ * for themselves, `"`, `\` and control characters appear as their escapes, `/` as itself or `\/`. Rules are
+ * renamed with `prefix`, so the escaped copy of a grammar lives next to the original.
  */
 export function jsonEscaped(expr: GrammarExpr, prefix: string): GrammarExpr {
   switch (expr.kind) {
@@ -170,19 +221,20 @@ export function jsonEscaped(expr: GrammarExpr, prefix: string): GrammarExpr {
       const special = intersect(expr.set, JSON_SPECIALS);
       const forms: GrammarExpr[] = [];
       if (!isEmptySet(plain)) forms.push(chars(plain));
+      if (contains(plain, SOLIDUS)) forms.push(lit('\\/'));
       for (let i = 0; i < special.length; i += 2) for (let cp = special[i]; cp <= special[i + 1]; cp++) forms.push(jsonEscapesOf(cp));
       return forms.length === 0 ? chars([]) : alt(...forms);
     }
     case 'literal': {
-      if (!/["\\\u0000-\u001f]/.test(expr.text)) return expr;
+      if (!/["\\/\u0000-\u001f]/.test(expr.text)) return expr;
       const parts: GrammarExpr[] = [];
       let run = '';
       for (const ch of expr.text) {
         const cp = ch.codePointAt(0)!;
-        if (contains(JSON_SPECIALS, cp)) {
+        if (contains(JSON_SPECIALS, cp) || cp === SOLIDUS) {
           if (run) parts.push(lit(run));
           run = '';
-          parts.push(jsonEscapesOf(cp));
+          parts.push(cp === SOLIDUS ? jsonSpellingsOf(cp) : jsonEscapesOf(cp));
         } else run += ch;
       }
       if (run) parts.push(lit(run));
@@ -197,7 +249,8 @@ export function jsonEscaped(expr: GrammarExpr, prefix: string): GrammarExpr {
     case 'rule':
       return ref(prefix + expr.name);
     case 'textWithout':
-      throw new Error('textWithout cannot be JSON-escaped');
+    case 'without':
+      throw new Error(`${expr.kind} cannot be JSON-escaped`);
   }
 }
 
@@ -217,6 +270,7 @@ export function embedGrammar(grammar: Grammar, into: Map<string, GrammarExpr>, p
       case 'alt':
         return { kind: e.kind, items: e.items.map(rename) };
       case 'repeat':
+      case 'without':
         return { ...e, item: rename(e.item) };
       default:
         return e;

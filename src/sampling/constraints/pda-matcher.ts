@@ -1,8 +1,11 @@
-// Runs a ByteAutomaton on bytes. A configuration is (automaton state, call stack); stacks are hash-consed
+// Runs a ByteAutomaton on bytes. A configuration is (automaton state, call stack, guard); stacks are hash-consed
 // (one object per distinct stack), so a matcher state -- the closed set of live configurations -- is a plain
 // sorted list of configuration ids that is itself interned. Byte transitions between interned states are
 // memoized, which lazily builds a DFA over the pushdown automaton: after warm-up, stepping a byte is one map
-// lookup, and the token-trie walk that computes a mask mostly hits that memo.
+// lookup, and the token-trie walk that computes a mask mostly hits that memo. The guard is where a configuration
+// stands inside a `without` region: 0 outside, else which excluded literal and how much of it the last bytes
+// spell (a KMP state); a byte that would complete the literal ends the configuration. It rides along through
+// calls and returns, so bytes matched inside called rules count too.
 import type { ByteAutomaton } from './byte-automaton.ts';
 
 /** A closed set of live configurations. Identity is meaningful: equal sets are the same object. */
@@ -30,12 +33,22 @@ export class PdaRuntime {
   // configurations
   private readonly configState: number[] = [];
   private readonly configStack: number[] = [];
-  private readonly configIds = new Map<number, number>();
+  private readonly configGuard: number[] = [];
+  /** Per guard value: (stack, state) key -> configuration id. */
+  private readonly configIds: Map<number, number>[];
+  // guards: value 0 is outside every region; value regionStart[k] + j is literal k with j bytes matched
+  private readonly regionStart: number[];
+  /** guard * 256 + byte -> next guard, or -1 when the byte completes the excluded literal. */
+  private readonly guardNext: Int32Array;
   // states
   private readonly states = new Map<string, MatcherState>();
   readonly initial: MatcherState;
 
   constructor(readonly automaton: ByteAutomaton) {
+    const tables = guardTables(automaton.excluded);
+    this.regionStart = tables.regionStart;
+    this.guardNext = tables.next;
+    this.configIds = Array.from({ length: tables.values }, () => new Map<number, number>());
     this.initial = this.close([this.configId(automaton.startState, STACK_ROOT)]);
   }
 
@@ -51,8 +64,11 @@ export class PdaRuntime {
     const { byteEdges } = this.automaton;
     for (const config of state.configs) {
       const edges = byteEdges[this.configState[config]];
+      const guard = this.configGuard[config];
+      const nextGuard = guard === 0 ? 0 : this.guardNext[guard * 256 + byte];
+      if (nextGuard < 0) continue;
       for (let i = 0; i < edges.length; i += 3) {
-        if (byte >= edges[i] && byte <= edges[i + 1]) seeds.push(this.configId(edges[i + 2], this.configStack[config]));
+        if (byte >= edges[i] && byte <= edges[i + 1]) seeds.push(this.configId(edges[i + 2], this.configStack[config], nextGuard));
       }
     }
     const next = seeds.length === 0 ? null : this.close(seeds);
@@ -90,21 +106,23 @@ export class PdaRuntime {
     return id;
   }
 
-  private configId(state: number, stack: number): number {
+  private configId(state: number, stack: number, guard = 0): number {
     const key = stack * 0x4000000 + state;
-    let id = this.configIds.get(key);
+    const ids = this.configIds[guard];
+    let id = ids.get(key);
     if (id === undefined) {
       id = this.configState.length;
       this.configState.push(state);
       this.configStack.push(stack);
-      this.configIds.set(key, id);
+      this.configGuard.push(guard);
+      ids.set(key, id);
     }
     return id;
   }
 
   /** Epsilon/call/return closure of the seed configurations, interned. */
   private close(seeds: number[]): MatcherState {
-    const { byteEdges, epsilons, calls, isFinal, startFinal } = this.automaton;
+    const { byteEdges, epsilons, calls, marks, isFinal, startFinal } = this.automaton;
     const seen = new Set<number>(seeds);
     const work = [...seeds];
     const kernel: number[] = [];
@@ -113,6 +131,7 @@ export class PdaRuntime {
       const config = work.pop()!;
       const s = this.configState[config];
       const stack = this.configStack[config];
+      const guard = this.configGuard[config];
       const push = (id: number) => {
         if (!seen.has(id)) {
           seen.add(id);
@@ -122,11 +141,13 @@ export class PdaRuntime {
       if (isFinal[s]) {
         if (stack === STACK_ROOT) {
           if (s === startFinal) accepting = true;
-        } else push(this.configId(this.stackRet[stack], this.stackParent[stack]));
+        } else push(this.configId(this.stackRet[stack], this.stackParent[stack], guard));
       }
-      for (const t of epsilons[s]) push(this.configId(t, stack));
+      for (const t of epsilons[s]) push(this.configId(t, stack, guard));
+      const ms = marks[s];
+      for (let i = 0; i < ms.length; i += 2) push(this.configId(ms[i], stack, ms[i + 1] < 0 ? 0 : this.regionStart[ms[i + 1]]));
       const cs = calls[s];
-      for (let i = 0; i < cs.length; i += 2) push(this.configId(cs[i], this.stackId(cs[i + 1], stack)));
+      for (let i = 0; i < cs.length; i += 2) push(this.configId(cs[i], this.stackId(cs[i + 1], stack), guard));
       if (byteEdges[s].length > 0) kernel.push(config);
     }
     kernel.sort((a, b) => a - b);
@@ -138,4 +159,36 @@ export class PdaRuntime {
     }
     return state;
   }
+}
+
+/**
+ * Guard values and their byte transitions for the excluded literals: value 0 is outside every region; literal k
+ * owns values regionStart[k] .. regionStart[k] + length - 1 (how many of its bytes the text just read ends with,
+ * the KMP state). A transition to the literal's full length is -1: the byte would complete it.
+ */
+function guardTables(excluded: readonly Uint8Array[]): { values: number; regionStart: number[]; next: Int32Array } {
+  const regionStart: number[] = [];
+  let values = 1;
+  for (const literal of excluded) {
+    regionStart.push(values);
+    values += literal.length;
+  }
+  const next = new Int32Array(values * 256);
+  excluded.forEach((literal, k) => {
+    const fail = new Array<number>(literal.length).fill(0);
+    for (let i = 1, j = 0; i < literal.length; i++) {
+      while (j > 0 && literal[i] !== literal[j]) j = fail[j - 1];
+      if (literal[i] === literal[j]) j++;
+      fail[i] = j;
+    }
+    for (let matched = 0; matched < literal.length; matched++) {
+      for (let byte = 0; byte < 256; byte++) {
+        let j = matched;
+        while (j > 0 && literal[j] !== byte) j = fail[j - 1];
+        if (literal[j] === byte) j++;
+        next[(regionStart[k] + matched) * 256 + byte] = j === literal.length ? -1 : regionStart[k] + j;
+      }
+    }
+  });
+  return { values, regionStart, next };
 }
