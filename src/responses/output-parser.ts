@@ -4,7 +4,10 @@
 // plain text, and streams each piece as soon as it is known. Markers split across tokens are held back until
 // they are complete. Tool-call arguments stream as the model writes them; a custom tool's `input` is decoded
 // from the shim's JSON string value incrementally (escapes, `\uXXXX`, surrogate pairs), so the deltas add up to
-// exactly the final input.
+// exactly the final input. A call ends at the first end marker after its arguments: the arguments are read
+// JSON-aware (a marker inside a string is string content), and under the tool-call constraint a call's JSON
+// never holds the marker raw anyway (it must write `<\/tool_call>` or `</tool_call\u003e`), so the first marker
+// after `<tool_call>` is the end for this parser and for any other reader alike.
 import type { ModelInfo } from '../engine/types.ts';
 
 export type ParseEvent =
