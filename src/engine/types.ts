@@ -43,6 +43,8 @@ export type ConstraintSpec =
       mode: 'auto' | 'required' | 'named';
       name?: string;
       tools: ConstrainedTool[];
+      /** The most calls the turn may make (parallel_tool_calls false -> 1, max_tool_calls); absent: no limit. */
+      maxCalls?: number;
     };
 
 export type ConstrainedTool =

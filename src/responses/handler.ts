@@ -109,7 +109,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
           ids,
           parser,
           holdTextForPhase: prepared.served.chatTools.length > 0,
-          maxToolCalls: Math.min(body.parallel_tool_calls === false ? 1 : Infinity, body.max_tool_calls ?? Infinity),
+          maxToolCalls: prepared.maxToolCalls,
           sealReasoning: body.include?.includes('reasoning.encrypted_content') ? sealers.reasoning : null,
           now,
           persist,

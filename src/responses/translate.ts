@@ -182,11 +182,8 @@ export function serveTools(tools: readonly Tool[], toolChoice: ToolChoice): Serv
   return served;
 }
 
-/**
- * The `tools` constraint with the most calls the turn may make. `maxCalls` belongs in `ConstraintSpec`
- * (engine/types.ts); until it is declared there it rides along on the spec, which engines pass through.
- */
-type LimitedToolsConstraint = Extract<ConstraintSpec, { kind: 'tools' }> & { maxCalls?: number };
+/** The `tools` constraint, with the most calls the turn may make (`maxCalls`). */
+type LimitedToolsConstraint = Extract<ConstraintSpec, { kind: 'tools' }>;
 
 /** The most tool calls this turn may make: 1 with `parallel_tool_calls: false`, at most `max_tool_calls`. */
 export function toolCallLimit(body: Partial<Pick<CreateResponseBody, 'parallel_tool_calls' | 'max_tool_calls'>>): number {

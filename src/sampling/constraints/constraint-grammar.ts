@@ -59,12 +59,8 @@ export interface ChatFormatOptions {
 
 export const DEFAULT_CHAT_FORMAT: ChatFormatOptions = { markers: DEFAULT_MARKERS, thinking: 'optional' };
 
-/**
- * The `tools` constraint with the most calls the turn may make (`maxCalls`: a non-negative integer; absent: no
- * limit). The field belongs in `ConstraintSpec` (engine/types.ts); until it is declared there it rides along on
- * the spec object, which engines pass through unchanged.
- */
-export type ToolsConstraintSpec = Extract<ConstraintSpec, { kind: 'tools' }> & { maxCalls?: number };
+/** The `tools` constraint, with the most calls the turn may make (`maxCalls`: a non-negative integer; absent: no limit). */
+export type ToolsConstraintSpec = Extract<ConstraintSpec, { kind: 'tools' }>;
 
 /**
  * Above this many calls the grammar does not count (each counted call is one more copy of the call in the
