@@ -40,8 +40,8 @@ function uniform(words) {
 const source = (file) => readFileSync(new URL(`../shaders/${file}`, import.meta.url), 'utf8');
 
 async function time(file, constants, bindings, workgroups, trials = 5) {
-  // The quantized matmuls are composed as src/gpu/shaders.ts does: the type's file, then the shared skeleton.
-  const code = /^matmul_/.test(file) ? [source(file), source('matmul.wgsl')].join('\n') : source(file);
+  // The products are composed as src/gpu/shaders.ts does: the type's file, the K_SPLIT reduction, the skeleton.
+  const code = /^matmul_/.test(file) ? [source(file), source('matmul_split_workgroup.wgsl'), source('matmul.wgsl')].join('\n') : source(file);
   const module = device.createShaderModule({ code });
   const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main', constants } });
   const group = device.createBindGroup({

@@ -3,7 +3,7 @@
 // matvec (y = W·x); M > 1 is prefill.
 //
 // Not a kernel by itself. WGSL has no #include, so src/gpu/shaders.ts (composeWgsl) builds each kernel's source
-// as its type's file (shaders/matmul_<type>.wgsl) followed by this one; module-scope declarations may come in any
+// as its type's file (shaders/matmul_<type>.wgsl), the K_SPLIT reduction and this one; module-scope declarations may come in any
 // order. This file holds what is the same for every type: bindings, params, overrides, the tile of 4 rows ×
 // TILE_M tokens, the loop over blocks, the K_SPLIT reduction and the output write (bias, accumulate). The type's
 // file defines only its block format and decoding:
@@ -16,6 +16,10 @@
 //       the block's x values, which start at x[x_t + xb] (vec4 index).
 // The type's code may call dot4 below. Keep each type's tricks there (decoding scales once per block, grouping)
 // and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
+// The K_SPLIT reduction, fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> (the sum over the
+// K_SPLIT invocations sharing these rows, called in uniform control flow), comes from a third part:
+// shaders/matmul_split_workgroup.wgsl (workgroup memory) or, where every subgroup holds at least K_SPLIT
+// invocations, shaders/matmul_split_subgroup.wgsl (subgroup shuffles, after an `enable subgroups;` line).
 //
 // Bindings (group 0):
 //   0 w      array<u32>  the blocks, row-major [n rows, k / BLOCK_ELEMENTS blocks], BLOCK_WORDS u32 each (the
@@ -31,7 +35,7 @@
 // Overrides: WORKGROUP_SIZE; K_SPLIT (a power of two dividing WORKGROUP_SIZE); TILE_M (1..4 tokens per
 //   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused);
 //   GATED (SwiGLU: w holds two matrices of n rows each, gate then up, as the weight loader stacks them; Y gets
-//   silu(gate·x) · (up·x), so the gate and up products and the activation are one dispatch reading x once).
+//   silu(gate·x) · (up·x), so the gate and up products and the activation are one dispatch).
 // Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
 //   x and y; see src/gpu/dispatch.ts).
 
@@ -56,26 +60,9 @@ override HAS_BIAS: bool = false;
 override ACCUMULATE: bool = false;
 override GATED: bool = false;
 
-var<workgroup> partial: array<vec4<f32>, WORKGROUP_SIZE>;
-
 // (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights.
 fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
   return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
-}
-
-// The sum over the K_SPLIT invocations sharing these rows (uniform control flow: every invocation calls it).
-fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> {
-  partial[lid] = value;
-  workgroupBarrier();
-  for (var stride = K_SPLIT >> 1u; stride > 0u; stride >>= 1u) {
-    if (lane < stride) {
-      partial[lid] += partial[lid + stride];
-    }
-    workgroupBarrier();
-  }
-  let total = partial[lid - lane];
-  workgroupBarrier();
-  return total;
 }
 
 // silu(gate) · up, the SwiGLU activation (for gate < -88, exp(-gate) overflows and the quotient goes to -0: silu's limit).
@@ -147,11 +134,13 @@ fn main(
   let up_words = n * blocks * BLOCK_WORDS;
   for (var b = lane; b < blocks; b += K_SPLIT) {
     let o = b * BLOCK_WORDS;
-    let xb = b * (BLOCK_ELEMENTS / 4u);
-    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, xb, x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
-    if (GATED) {
-      let u = up_words + o;
-      accumulate_block(w0 + u, w1 + u, w2 + u, w3 + u, xb, x0, x1, x2, x3, &up0, &up1, &up2, &up3);
+    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b * (BLOCK_ELEMENTS / 4u), x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
+  }
+  // The up rows in a loop of their own: one loop body holding both matrices' registers ran slower on SwiftShader.
+  if (GATED) {
+    for (var b = lane; b < blocks; b += K_SPLIT) {
+      let o = up_words + b * BLOCK_WORDS;
+      accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b * (BLOCK_ELEMENTS / 4u), x0, x1, x2, x3, &up0, &up1, &up2, &up3);
     }
   }
 

@@ -24,14 +24,6 @@ export const PRODUCT_BLOCK_ELEMENTS: Readonly<Record<ProductWeightType, number>>
 /** Bytes per block in the GPU layout (src/model/tensor-types.ts). */
 const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = { F32: 16, F16: 8, Q8_0: 36, Q4_0: 20, Q4_K: 144, Q6_K: 212 };
 
-const PRODUCT_KERNELS: Readonly<Record<ProductWeightType, KernelSource>> = {
-  F32: shaders.matmulF32,
-  F16: shaders.matmulF16,
-  Q8_0: shaders.matmulQ8_0,
-  Q4_0: shaders.matmulQ4_0,
-  Q4_K: shaders.matmulQ4K,
-  Q6_K: shaders.matmulQ6K,
-};
 
 /** embedding.wgsl's TABLE_TYPE codes. */
 const EMBEDDING_TABLE_CODES: Readonly<Record<EmbeddingTableType, number>> = { F32: 0, F16: 1, Q8_0: 2, Q4_0: 3, Q4_K: 4, Q6_K: 5 };
@@ -91,6 +83,11 @@ export interface ForwardKernelNeeds {
 
 export interface ForwardKernelsOptions {
   shapes?: Partial<ForwardKernelShapes>;
+  /**
+   * How the products sum over the K_SPLIT invocations of a row group. Default: subgroup shuffles where the device
+   * has `subgroups` and its smallest subgroup holds K_SPLIT invocations, else workgroup memory.
+   */
+  productSplit?: 'workgroup' | 'subgroup';
   /** Share the pipeline cache of `Kernels`. */
   pipelines?: PipelineCache;
 }
@@ -126,6 +123,9 @@ export class ForwardKernels {
   /** Partial results of split attention; grown when needed (replaced ones kept until destroy: work may use them). */
   private attentionScratch: GPUBuffer | null = null;
   private readonly retired: GPUBuffer[] = [];
+  /** The product kernels with this device's K_SPLIT reduction. */
+  readonly productSplit: 'workgroup' | 'subgroup';
+  private readonly productKernels: shaders.ProductKernelSet;
 
   constructor(
     readonly gpu: GpuContext,
@@ -136,6 +136,10 @@ export class ForwardKernels {
     if (!(TILE_M >= 1 && TILE_M <= 4) || WORKGROUP_SIZE % K_SPLIT !== 0) {
       throw new RangeError(`product shape: TILE_M must be 1..4 and K_SPLIT divide WORKGROUP_SIZE (got ${JSON.stringify(this.shapes.product)})`);
     }
+    const subgroupsFit = gpu.features.subgroups && (gpu.adapterInfo.subgroupMinSize ?? 0) >= K_SPLIT;
+    this.productSplit = options.productSplit ?? (K_SPLIT > 1 && subgroupsFit ? 'subgroup' : 'workgroup');
+    if (this.productSplit === 'subgroup' && !gpu.features.subgroups) throw new RangeError('product split: subgroup reductions need the subgroups feature');
+    this.productKernels = this.productSplit === 'subgroup' ? shaders.productKernelsSubgroupSplit : shaders.productKernelsWorkgroupSplit;
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     const usage = 0x80 /* STORAGE */ | 0x08; /* COPY_DST */
     this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
@@ -144,7 +148,7 @@ export class ForwardKernels {
   private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant): Prepared {
     const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.product;
     const constants = { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant === 'gated' };
-    return { kernel: PRODUCT_KERNELS[type], constants };
+    return { kernel: this.productKernels[type], constants };
   }
 
   private embeddingKernel(type: EmbeddingTableType): Prepared {

@@ -7,6 +7,8 @@ import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import softmaxCode from '../../shaders/softmax.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
 import matmulCode from '../../shaders/matmul.wgsl?raw';
+import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
+import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
 import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
@@ -27,13 +29,26 @@ export const readRoofline: KernelSource = { name: 'read_roofline', code: readRoo
 // The weight product kernels share one skeleton (shaders/matmul.wgsl: bindings, tiling, reduction, output) and
 // differ only in block decoding (shaders/matmul_<type>.wgsl defines BLOCK_WORDS, BLOCK_ELEMENTS and
 // accumulate_block, which the skeleton calls). WGSL has no #include, so each kernel is composed here and
-// nowhere else; the rest of the code sees one ordinary kernel source per weight type.
-export const matmulF32: KernelSource = { name: 'matmul_f32', code: composeWgsl(matmulF32Code, matmulCode) };
-export const matmulF16: KernelSource = { name: 'matmul_f16', code: composeWgsl(matmulF16Code, matmulCode) };
-export const matmulQ8_0: KernelSource = { name: 'matmul_q8_0', code: composeWgsl(matmulQ8_0Code, matmulCode) };
-export const matmulQ4_0: KernelSource = { name: 'matmul_q4_0', code: composeWgsl(matmulQ4_0Code, matmulCode) };
-export const matmulQ4K: KernelSource = { name: 'matmul_q4_k', code: composeWgsl(matmulQ4KCode, matmulCode) };
-export const matmulQ6K: KernelSource = { name: 'matmul_q6_k', code: composeWgsl(matmulQ6KCode, matmulCode) };
+// nowhere else; the rest of the code sees one ordinary kernel source per weight type and K_SPLIT reduction.
+/** The product kernel of each weight type, with its K_SPLIT reduction through workgroup memory (any adapter) or subgroup shuffles. */
+export type ProductKernelSet = Readonly<Record<'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K', KernelSource>>;
+
+function productKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {
+  const make = (name: string, typeCode: string): KernelSource =>
+    split === 'workgroup'
+      ? { name, code: composeWgsl(typeCode, matmulSplitWorkgroupCode, matmulCode) }
+      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', typeCode, matmulSplitSubgroupCode, matmulCode) };
+  return {
+    F32: make('matmul_f32', matmulF32Code),
+    F16: make('matmul_f16', matmulF16Code),
+    Q8_0: make('matmul_q8_0', matmulQ8_0Code),
+    Q4_0: make('matmul_q4_0', matmulQ4_0Code),
+    Q4_K: make('matmul_q4_k', matmulQ4KCode),
+    Q6_K: make('matmul_q6_k', matmulQ6KCode),
+  };
+}
+export const productKernelsWorkgroupSplit = productKernels('workgroup');
+export const productKernelsSubgroupSplit = productKernels('subgroup');
 export const embedding: KernelSource = { name: 'embedding', code: embeddingCode };
 export const rope: KernelSource = { name: 'rope', code: ropeCode };
 export const attention: KernelSource = { name: 'attention', code: attentionCode };
@@ -46,7 +61,7 @@ export const sampleToken: KernelSource = { name: 'sample_token', code: sampleTok
 
 /**
  * One WGSL module from parts, in order: WGSL module-scope declarations may use each other in any order, so
- * concatenation is enough. The first part comes first so that compiler line numbers in it stay exact.
+ * concatenation is enough (an `enable` directive goes first).
  */
 function composeWgsl(...parts: string[]): string {
   return parts.join('\n');

@@ -58,14 +58,25 @@ describe.each(TYPES)('matmul %s', (type) => {
   test.each([
     { WORKGROUP_SIZE: 16, K_SPLIT: 4, TILE_M: 3 },
     { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 }, // what forwardKernelShapesFor gives a GPU
-  ])('GPU shapes: K split over invocations, %o', async (shape) => {
-    const split = new ForwardKernels(gpu, { shapes: { product: shape }, pipelines: kernels.pipelines });
-    await split.prepare({ productTypes: [type], productVariants: ['bias+accumulate', 'gated'] }); // compile time: two variants
-    for (const c of [{ m: 1, n: 67, blocks: 3, bias: true, accumulate: true }, { m: 7, n: 9, blocks: 5, bias: true, accumulate: true }, { m: 6, n: 13, blocks: 3, gated: true }]) {
-      expect(await checkProduct(gpu, split, type, c, c.n + c.blocks)).toBeNull();
+  ])('GPU shapes: K split over invocations, %o, summed in workgroup memory and (where subgroups hold K_SPLIT) by subgroup shuffles', async (shape) => {
+    const subgroupsFit = gpu.features.subgroups && (gpu.adapterInfo.subgroupMinSize ?? 0) >= shape.K_SPLIT;
+    for (const productSplit of subgroupsFit ? (['workgroup', 'subgroup'] as const) : (['workgroup'] as const)) {
+      const split = new ForwardKernels(gpu, { shapes: { product: shape }, pipelines: kernels.pipelines, productSplit });
+      await split.prepare({ productTypes: [type], productVariants: ['bias+accumulate', 'gated'] }); // compile time: two variants
+      for (const c of [{ m: 1, n: 67, blocks: 3, bias: true, accumulate: true }, { m: 7, n: 9, blocks: 5, bias: true, accumulate: true }, { m: 6, n: 13, blocks: 3, gated: true }]) {
+        expect(await checkProduct(gpu, split, type, c, c.n + c.blocks), productSplit).toBeNull();
+      }
+      split.destroy();
     }
-    split.destroy();
   });
+});
+
+test('this adapter runs the subgroup reduction in the K_SPLIT 4 shape above (SwiftShader: subgroups of 4)', () => {
+  console.log(`subgroups: ${gpu.features.subgroups}, sizes ${gpu.adapterInfo.subgroupMinSize}..${gpu.adapterInfo.subgroupMaxSize}`);
+  if (!gpu.features.subgroups) return;
+  const kernels = new ForwardKernels(gpu, { shapes: { product: { WORKGROUP_SIZE: 16, K_SPLIT: 4, TILE_M: 3 } } });
+  expect(kernels.productSplit).toBe((gpu.adapterInfo.subgroupMinSize ?? 0) >= 4 ? 'subgroup' : 'workgroup');
+  kernels.destroy();
 });
 
 test('a workgroup count over the per-dimension limit (x/y split) covers every row', async () => {

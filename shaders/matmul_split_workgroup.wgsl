@@ -1,0 +1,19 @@
+// matmul_split_workgroup: the K_SPLIT reduction of the product skeleton (shaders/matmul.wgsl) through workgroup
+// memory, for every adapter (composed in src/gpu/shaders.ts).
+
+var<workgroup> partial: array<vec4<f32>, WORKGROUP_SIZE>;
+
+// The sum over the K_SPLIT invocations sharing these rows (uniform control flow: every invocation calls it).
+fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> {
+  partial[lid] = value;
+  workgroupBarrier();
+  for (var stride = K_SPLIT >> 1u; stride > 0u; stride >>= 1u) {
+    if (lane < stride) {
+      partial[lid] += partial[lid + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[lid - lane];
+  workgroupBarrier();
+  return total;
+}
