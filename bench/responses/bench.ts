@@ -90,13 +90,12 @@ const median = (values: number[]) => {
 };
 const log = (message: string) => console.log(`[bench] ${message}`);
 
-/** An engine that records when it yields each event, and can drop constraints (for the with-tools TTFT run). */
+/** An engine that records when it yields each event. */
 class TimedEngine implements Engine {
   firstTokenAt = 0;
   prefillDoneAt = 0;
   usage: { promptTokens: number; cachedTokens: number; completionTokens: number } | null = null;
   startedAt = 0;
-  dropConstraints = false;
   constructor(readonly inner: WebGpuEngine) {}
   listModels() {
     return this.inner.listModels();
@@ -105,14 +104,13 @@ class TimedEngine implements Engine {
     return this.inner.tokenizePrompt(req);
   }
   async checkConstraint(model: string, constraint: GenerateRequest['constraint']) {
-    if (!this.dropConstraints) await this.inner.checkConstraint(model, constraint);
+    await this.inner.checkConstraint(model, constraint);
   }
   async *generate(req: GenerateRequest): AsyncIterable<GenerationEvent> {
     this.startedAt = performance.now();
     this.firstTokenAt = 0;
     this.prefillDoneAt = 0;
-    const r = this.dropConstraints ? { ...req, constraint: { kind: 'none' as const } } : req;
-    for await (const event of this.inner.generate(r)) {
+    for await (const event of this.inner.generate(req)) {
       if (event.type === 'prefill' && event.done === event.total) this.prefillDoneAt = performance.now();
       if (event.type === 'token' && !this.firstTokenAt) this.firstTokenAt = performance.now();
       if (event.type === 'done') this.usage = event.usage;
@@ -362,7 +360,6 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
     const handler = createResponsesHandler({ engine: timed, store: createMemoryStore() });
     const ttft: Record<string, unknown>[] = [];
     for (const withTools of cfg.ttftWithTools ? [false, true] : [false]) {
-      timed.dropConstraints = withTools;
       const body: Record<string, unknown> = {
         model: cfg.id,
         input: withTools ? 'What is the weather in Paris? Answer briefly.' : 'Say hello to the benchmark, briefly.',
@@ -405,6 +402,8 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
         prompt_prefill_ms: timed.prefillDoneAt ? round(timed.prefillDoneAt - timed.startedAt) : null,
         first_generated_token_ms: firstToken,
         first_output_text_delta_ms: firstDelta,
+        // With a tool on offer the model may call it (the tool constraint applies): the call's first argument delta.
+        first_function_call_delta_ms: firsts['response.function_call_arguments.delta'] ?? null,
         holding_cost_ms: firstDelta !== null && firstToken !== null ? round(firstDelta - firstToken) : null,
         completed_ms: firsts['response.completed'] ?? firsts['response.incomplete'] ?? null,
         first_event_ms_by_type: firsts,
