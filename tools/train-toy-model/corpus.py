@@ -134,6 +134,10 @@ UNIT_PAIRS = [
     ("yards", "meters", 0.9144), ("meters", "yards", 1 / 0.9144), ("cups", "milliliters", 236.5882365),
     ("celsius", "fahrenheit", None), ("fahrenheit", "celsius", None), ("kilometers", "meters", 1000.0),
     ("hours", "minutes", 60.0), ("minutes", "seconds", 60.0), ("days", "hours", 24.0), ("tons", "kilograms", 1000.0),
+    ("seconds", "milliseconds", 1000.0), ("years", "days", 365.0), ("pints", "liters", 0.473176473),
+    ("acres", "hectares", 0.40468564224), ("hectares", "acres", 1 / 0.40468564224), ("stones", "pounds", 14.0),
+    ("millimeters", "centimeters", 0.1), ("weeks", "hours", 168.0), ("kilometers", "feet", 3280.839895),
+    ("grams", "milligrams", 1000.0), ("quarts", "liters", 0.946352946), ("miles", "yards", 1760.0),
 ]
 UNIT_PAIRS_HELD = [("meters", "inches", 39.37007874), ("miles", "feet", 5280.0), ("liters", "milliliters", 1000.0),
                    ("weeks", "days", 7.0), ("kilograms", "grams", 1000.0), ("feet", "inches", 12.0)]
@@ -155,7 +159,9 @@ EDITS_HELD = [("water plants", "water the garden"), ("retries = 3", "retries = 5
 
 # Made-up names (cities, zones, files, words): with --novel P, a training value is replaced by one with
 # probability P, so that the model learns to copy values instead of recalling the ones it has seen.
-SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"] + ["ber", "lin", "mar", "ton", "vik", "sen", "dor", "ran"]
+SYLLABLES = ([c + v for c in "bdfgklmnprstvz" for v in "aeiou"] + ["ber", "lin", "mar", "ton", "vik", "sen", "dor", "ran"]
+             + [c + v for c in ["tr", "br", "st", "gr", "pl", "kr", "sh", "ch", "th", "bl", "sl", "dr", "j", "h", "w"] for v in "aeiouy"]
+             + ["an", "el", "is", "on", "ur", "ax", "ol", "em", "ia", "eo", "ov", "ek", "ad", "um"])
 HELD_WORDS = set(w.lower() for w in CITIES_HELD) | {"lima", "accra", "doha", "riga", "hobart", "taipei"}
 
 
@@ -182,40 +188,99 @@ WEATHER_Q = {
               "Is it raining in {c} right now?", "weather {c}", "Tell me the weather in {c}.",
               "Can you check the weather in {c} for me?", "I'm going to {c}. What's the weather there?",
               "Do I need an umbrella in {c} today?", "How hot is it in {c}?", "Current conditions in {c}?",
-              "What's it like outside in {c}?"],
+              "What's it like outside in {c}?", "Do you know the weather in {c}?", "Is it sunny in {c}?",
+              "Should I bring a coat to {c} today?", "Any rain in {c} at the moment?", "Weather report for {c}, please.",
+              "How's the sky over {c} now?", "I need the weather for {c}.", "Check {c}'s weather.",
+              "What are the conditions like in {c} right now?", "Is it warm in {c} today?", "Look up the weather in {c}.",
+              "What's the temperature outside in {c}?", "Will I need sunglasses in {c} today?", "{c} weather?"],
     "held": ["Could you look up today's weather for {c}?", "Give me the forecast for {c} right now.",
              "Is it cold in {c} at the moment?"],
 }
 WEATHER_Q_UNIT = {
     "train": ["What's the temperature in {c} in {u}?", "Weather in {c}, in {u} please.", "How warm is it in {c}? Use {u}.",
-              "Tell me the weather in {c} in degrees {u}."],
+              "Tell me the weather in {c} in degrees {u}.", "Check the weather in {c} and give it in {u}.",
+              "How hot is it in {c}, in {u}?", "{c} weather in {u}?", "What's the weather in {c}? I prefer {u}."],
     "held": ["I'd like the weather for {c}, reported in {u}."],
 }
 MATH_Q = {
     "train": ["What is {e}?", "Calculate {e}.", "Compute {e} for me.", "{e} = ?", "What does {e} equal?",
               "Can you work out {e}?", "Please evaluate {e}.", "Quick math: {e}", "How much is {e}?",
-              "I need the result of {e}."],
+              "I need the result of {e}.", "Do you know what {e} is?", "Work out {e}, please.", "{e}?",
+              "What's {e}?", "Figure this out: {e}", "What do you get for {e}?", "Crunch the numbers: {e}",
+              "Tell me the value of {e}.", "Could you compute {e}?", "I have a sum for you: {e}"],
     "held": ["Help me figure out {e}, please.", "Solve this: {e}", "What's the answer to {e}?"],
 }
 TIME_Q = {
     "train": ["What time is it in {z}?", "Current time in {z}?", "Tell me the time in the {z} time zone.",
               "What's the local time for {z}?", "time in {z}", "Can you check the time in {z}?",
-              "What is the time right now in {z}?"],
+              "What is the time right now in {z}?", "What hour is it in {z}?", "What does the clock say in {z}?",
+              "Do you know the time in {z}?", "Show me the time for the {z} zone.", "I need the time in {z}.",
+              "Is it morning or evening in {z} now?", "Look up the current time in the {z} time zone.",
+              "Which hour is it over in {z}?", "Time check: {z}", "What's the clock time in {z}?",
+              "Tell me the current hour for {z}.", "I'd like to know the local time in {z}.", "Clock in {z}?",
+              "What time is it now in the {z} zone?", "Get me the time for {z}."],
     "held": ["Do you know the current hour in {z}?", "I need the clock time for the {z} zone."],
 }
 TIME_Q_CITY = ["What time is it in {c}?", "What's the time in {c} right now?", "Local time in {c}?"]
 UNITS_Q = {
     "train": ["Convert {v} {f} to {t}.", "How many {t} is {v} {f}?", "What is {v} {f} in {t}?",
               "{v} {f} to {t}", "Please convert {v} {f} into {t}.", "How much is {v} {f} in {t}?",
-              "Can you turn {v} {f} into {t}?"],
+              "Can you turn {v} {f} into {t}?", "I've got {v} {f}. What's that in {t}?", "{v} {f} in {t}, please.",
+              "How many {t} are in {v} {f}?", "Change {v} {f} to {t}.", "I need {v} {f} converted to {t}.",
+              "What's {v} {f} when converted to {t}?", "Give me {v} {f} in {t}.", "Convert this: {v} {f} -> {t}",
+              "{v} {f} equals how many {t}?", "Could you tell me what {v} {f} is in {t}?", "Turn {v} {f} into {t}, please.",
+              "My recipe says {v} {f}. How much is that in {t}?", "Is {v} {f} a lot of {t}? Convert it."],
     "held": ["I have {v} {f}; how much is that in {t}?", "Express {v} {f} in {t}, please."],
 }
 PATCH_Q = {
     "train": ["In {f}, change '{a}' to '{b}'.", "Replace '{a}' with '{b}' in {f}.", "Edit {f}: '{a}' should be '{b}'.",
               "Please update {f} so that '{a}' becomes '{b}'.", "In the file {f}, replace the line '{a}' with '{b}'.",
-              "Fix {f}: change the line '{a}' into '{b}'.", "Could you swap '{a}' for '{b}' in {f}?"],
+              "Fix {f}: change the line '{a}' into '{b}'.", "Could you swap '{a}' for '{b}' in {f}?",
+              "Change '{a}' to '{b}' in the file {f}.", "{f}: replace '{a}' by '{b}'.", "Update the line '{a}' in {f} to '{b}'.",
+              "I need {f} to say '{b}' instead of '{a}'.", "Rewrite '{a}' into '{b}' in {f}, please.",
+              "Patch {f} so '{a}' reads '{b}'.", "Edit the file {f} and change '{a}' to '{b}'."],
     "held": ["Open {f} and turn '{a}' into '{b}'.", "Modify {f} by rewriting '{a}' as '{b}'."],
 }
+# Training phrasings are decorated at random (a greeting or lead-in, a closing word, lower case): held-out
+# phrasings are used as written. Values are never changed (the call copies them).
+LEAD_INS = ["Hi! ", "Hey, ", "Hello. ", "Quick question: ", "Please: ", "OK, next one. ", "One more thing. ", "Hmm, ",
+            "Excuse me, ", "Sorry to bother you. ", "Good morning! ", "So, "]
+CLOSINGS = [" Thanks!", " Thank you.", " Please.", " Thanks a lot.", " Cheers.", " :)", " Much appreciated."]
+
+
+# Phrasings that name only the value, so that its form (a Region/City zone, a city, a number with units) is what
+# tells the tasks apart (training only; --generic P uses one for a share P of those tasks).
+GENERIC_TIME = ["{z}?", "What about {z}?", "Check {z} for me.", "And {z}?", "{z}, please.", "Quick one: {z}",
+                "Do you know anything about {z} right now?", "Can you look up {z}?"]
+GENERIC_WEATHER = ["{c}?", "What about {c}?", "Check {c} for me.", "And {c}?", "{c}, please.", "Quick one: {c}",
+                   "Do you know anything about {c} right now?", "Can you look up {c}?"]
+GENERIC_UNITS = ["{v} {f} -> {t}?", "{v} {f} as {t}?", "And {v} {f} in {t}?", "Quick one: {v} {f} in {t}"]
+
+# Corpus options beyond the seed: share of made-up values, share of generic phrasings, and whether a lead-in
+# keeps a phrasing's first letter when the phrasing starts with a value (a city, a zone, a file name).
+OPTIONS = {"generic": 0.0, "keep_value_case": False}
+
+
+def decorate(r, q, value_first=False):
+    x = r.random()
+    if x < 0.2:
+        lower = q[:1].isupper() and not q.startswith("I ") and not q.startswith("I'")
+        if OPTIONS["keep_value_case"] and value_first:
+            lower = False
+        q = r.choice(LEAD_INS) + (q[0].lower() + q[1:] if lower else q)
+    if r.random() < 0.15:
+        q = q + r.choice(CLOSINGS)
+    return q
+
+
+def phrase(r, table, split, generic=None, **values):
+    template = r.choice(table[split])
+    if split == "train" and generic and OPTIONS["generic"] > 0 and r.random() < OPTIONS["generic"]:
+        template = r.choice(generic)
+    q = template.format(**values)
+    return decorate(r, q, template.startswith("{")) if split == "train" else q
+
+
 SMALL_TALK = {
     "train": [
         ("Hi!", "Hello! How can I help you today?"),
@@ -233,6 +298,16 @@ SMALL_TALK = {
         ("Good night.", "Good night! Sleep well."),
         ("Can you help me?", "Of course! What do you need?"),
         ("Say something nice.", "You are doing great, and I'm glad to help you today."),
+        ("What's your name?", "I'm a small assistant model. I don't have a name, but I'm happy to help."),
+        ("Good afternoon.", "Good afternoon! How can I help?"),
+        ("Tell me about yourself.", "I am a tiny language model that runs in your browser. I can use tools for weather, arithmetic, time, units and file edits."),
+        ("I'm bored.", "Maybe I can help with something? Ask me about the weather, a sum or the time somewhere."),
+        ("You're very helpful.", "Thank you! I'm glad to help."),
+        ("See you later!", "See you! Have a nice day."),
+        ("Nice work!", "Thanks! Anything else?"),
+        ("Do you like music?", "I can't listen to music, but I'm happy to help with something else."),
+        ("Hello!", "Hello! What can I do for you?"),
+        ("Great, that's all.", "Glad I could help. Goodbye!"),
     ],
     "held": [
         ("Hey, what's up?", "Not much! How can I help you?"),
@@ -268,10 +343,10 @@ def make_weather(r, split):
     with_unit = r.random() < 0.3
     unit = r.choice(["celsius", "fahrenheit"])
     if with_unit:
-        q = r.choice(WEATHER_Q_UNIT[split]).format(c=city, u=unit)
+        q = phrase(r, WEATHER_Q_UNIT, split, c=city, u=unit)
         args = {"location": city, "unit": unit}
     else:
-        q = r.choice(WEATHER_Q[split]).format(c=city)
+        q = phrase(r, WEATHER_Q, split, generic=GENERIC_WEATHER, c=city)
         args = {"location": city}
         unit = "celsius"
     temp = r.randint(-10, 35) if unit == "celsius" else r.randint(14, 95)
@@ -316,7 +391,7 @@ def make_math(r, split, held_exprs):
         if split == "held":
             held_exprs.add(e)
             break
-    q = r.choice(MATH_Q[split]).format(e=e)
+    q = phrase(r, MATH_Q, split, e=e)
     think = r.choice([f"The user wants {e}. I'll use the calculator to get it exactly.",
                       f"I need to compute {e}. The calculator tool can do it.",
                       f"Arithmetic: {e}. Let me call calculator."])
@@ -330,13 +405,13 @@ def make_time(r, split):
     if split == "train" and r.random() < 0.25:
         city = r.choice(sorted(CITY_ZONE))
         zone = CITY_ZONE[city]
-        q = r.choice(TIME_Q_CITY).format(c=city)
+        q = decorate(r, r.choice(TIME_Q_CITY).format(c=city))
         place = city
     else:
         zone = r.choice(ZONES_TRAIN if split == "train" else ZONES_HELD)
         if split == "train" and r.random() < NOVEL["p"]:
             zone = r.choice(["Europe", "Asia", "America", "Africa", "Australia", "Pacific"]) + "/" + novel_city(r).replace(" ", "_")
-        q = r.choice(TIME_Q[split]).format(z=zone)
+        q = phrase(r, TIME_Q, split, generic=GENERIC_TIME, z=zone)
         place = zone
     h, m = r.randint(0, 23), r.randint(0, 59)
     t = f"{h:02d}:{m:02d}"
@@ -350,6 +425,9 @@ def make_time(r, split):
 
 def make_units(r, split):
     f, t, k = r.choice(UNIT_PAIRS if split == "train" else UNIT_PAIRS_HELD)
+    if split == "train" and r.random() < NOVEL["p"] * 0.3:
+        # Made-up units, so that the call copies the unit names from the prompt.
+        f, t, k = novel_word(r, 1, 2) + "s", novel_word(r, 1, 2) + "s", r.choice([2.0, 3.0, 0.5, 10.0, 12.0, 100.0, 0.25])
     v = num(r.choice([r.randint(1, 500), r.randint(1, 100) + r.choice([0.5, 0.25, 0.75, 0.1])]))
     if k is None:
         out = v * 9 / 5 + 32 if f == "celsius" else (v - 32) * 5 / 9
@@ -357,7 +435,7 @@ def make_units(r, split):
         out = v * k
     out = num(out)
     vs = json.dumps(v)
-    q = r.choice(UNITS_Q[split]).format(v=vs, f=f, t=t)
+    q = phrase(r, UNITS_Q, split, generic=GENERIC_UNITS, v=vs, f=f, t=t)
     think = r.choice([f"The user wants {vs} {f} in {t}. I'll call convert_units.",
                       f"A unit conversion from {f} to {t} for the value {vs}. convert_units will do it."])
     comment = r.choice([f"Let me convert {vs} {f} to {t}.", "Converting now.", "I'll run the conversion."])
@@ -374,7 +452,7 @@ def make_patch(r, split):
     if split == "train" and r.random() < NOVEL["p"]:
         w1, w2 = novel_word(r, 1, 3), novel_word(r, 1, 3)
         a, b = r.choice([(f"{w1} {w2}", f"{w2} {w1}"), (f"{w1} = {r.randint(1, 99)}", f"{w1} = {r.randint(1, 99)}"), (w1, w2), (f"{w1}: {w2}", f"{w1}: {novel_word(r, 1, 2)}")])
-    q = r.choice(PATCH_Q[split]).format(f=path, a=a, b=b)
+    q = phrase(r, PATCH_Q, split, f=path, a=a, b=b)
     patch = f"*** Begin Patch\n*** Update File: {path}\n@@\n-{a}\n+{b}\n*** End Patch"
     think = r.choice([f"The user wants to edit {path}: replace '{a}' with '{b}'. I'll write a patch for apply_patch.",
                       f"An edit to {path}. I will call apply_patch with a patch that removes '{a}' and adds '{b}'."])
@@ -589,8 +667,13 @@ def main():
     ap.add_argument("--group", type=int, default=8, help="conversations per shared system block")
     ap.add_argument("--out", default=".tmp/toy")
     ap.add_argument("--novel", type=float, default=0.0, help="share of training values replaced by made-up ones")
+    ap.add_argument("--train-seed", type=int, default=None, help="seed of the training conversations (default: continue from --seed after the held-out set)")
+    ap.add_argument("--generic", type=float, default=0.0, help="share of weather/time/unit questions phrased by their value alone")
+    ap.add_argument("--keep-value-case", action="store_true", help="a lead-in does not lower-case a phrasing that starts with a value")
     a = ap.parse_args()
     NOVEL["p"] = a.novel
+    OPTIONS["generic"] = a.generic
+    OPTIONS["keep_value_case"] = a.keep_value_case
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     variants = tool_variants()
@@ -605,6 +688,9 @@ def main():
             f.write(json.dumps(e, ensure_ascii=False) + "\n")
     # Conversations come in groups that share one system block (system message and tools), so that training
     # can compute that prefix once per group.
+    if a.train_seed is not None:
+        # Another set of training conversations with the same held-out prompts (and held-out expressions).
+        r = random.Random(a.train_seed)
     with open(os.path.join(a.out, "train.jsonl"), "w") as f:
         for i in range(a.train):
             if i % a.group == 0:
