@@ -248,37 +248,18 @@ LEAD_INS = ["Hi! ", "Hey, ", "Hello. ", "Quick question: ", "Please: ", "OK, nex
 CLOSINGS = [" Thanks!", " Thank you.", " Please.", " Thanks a lot.", " Cheers.", " :)", " Much appreciated."]
 
 
-# Phrasings that name only the value, so that its form (a Region/City zone, a city, a number with units) is what
-# tells the tasks apart (training only; --generic P uses one for a share P of those tasks).
-GENERIC_TIME = ["{z}?", "What about {z}?", "Check {z} for me.", "And {z}?", "{z}, please.", "Quick one: {z}",
-                "Do you know anything about {z} right now?", "Can you look up {z}?"]
-GENERIC_WEATHER = ["{c}?", "What about {c}?", "Check {c} for me.", "And {c}?", "{c}, please.", "Quick one: {c}",
-                   "Do you know anything about {c} right now?", "Can you look up {c}?"]
-GENERIC_UNITS = ["{v} {f} -> {t}?", "{v} {f} as {t}?", "And {v} {f} in {t}?", "Quick one: {v} {f} in {t}"]
-
-# Corpus options beyond the seed: share of made-up values, share of generic phrasings, and whether a lead-in
-# keeps a phrasing's first letter when the phrasing starts with a value (a city, a zone, a file name).
-OPTIONS = {"generic": 0.0, "keep_value_case": False}
-
-
-def decorate(r, q, value_first=False):
+def decorate(r, q):
     x = r.random()
     if x < 0.2:
-        lower = q[:1].isupper() and not q.startswith("I ") and not q.startswith("I'")
-        if OPTIONS["keep_value_case"] and value_first:
-            lower = False
-        q = r.choice(LEAD_INS) + (q[0].lower() + q[1:] if lower else q)
+        q = r.choice(LEAD_INS) + (q[0].lower() + q[1:] if q[:1].isupper() and not q.startswith("I ") and not q.startswith("I'") else q)
     if r.random() < 0.15:
         q = q + r.choice(CLOSINGS)
     return q
 
 
-def phrase(r, table, split, generic=None, **values):
-    template = r.choice(table[split])
-    if split == "train" and generic and OPTIONS["generic"] > 0 and r.random() < OPTIONS["generic"]:
-        template = r.choice(generic)
-    q = template.format(**values)
-    return decorate(r, q, template.startswith("{")) if split == "train" else q
+def phrase(r, table, split, **values):
+    q = r.choice(table[split]).format(**values)
+    return decorate(r, q) if split == "train" else q
 
 
 SMALL_TALK = {
@@ -346,7 +327,7 @@ def make_weather(r, split):
         q = phrase(r, WEATHER_Q_UNIT, split, c=city, u=unit)
         args = {"location": city, "unit": unit}
     else:
-        q = phrase(r, WEATHER_Q, split, generic=GENERIC_WEATHER, c=city)
+        q = phrase(r, WEATHER_Q, split, c=city)
         args = {"location": city}
         unit = "celsius"
     temp = r.randint(-10, 35) if unit == "celsius" else r.randint(14, 95)
@@ -411,7 +392,7 @@ def make_time(r, split):
         zone = r.choice(ZONES_TRAIN if split == "train" else ZONES_HELD)
         if split == "train" and r.random() < NOVEL["p"]:
             zone = r.choice(["Europe", "Asia", "America", "Africa", "Australia", "Pacific"]) + "/" + novel_city(r).replace(" ", "_")
-        q = phrase(r, TIME_Q, split, generic=GENERIC_TIME, z=zone)
+        q = phrase(r, TIME_Q, split, z=zone)
         place = zone
     h, m = r.randint(0, 23), r.randint(0, 59)
     t = f"{h:02d}:{m:02d}"
@@ -435,7 +416,7 @@ def make_units(r, split):
         out = v * k
     out = num(out)
     vs = json.dumps(v)
-    q = phrase(r, UNITS_Q, split, generic=GENERIC_UNITS, v=vs, f=f, t=t)
+    q = phrase(r, UNITS_Q, split, v=vs, f=f, t=t)
     think = r.choice([f"The user wants {vs} {f} in {t}. I'll call convert_units.",
                       f"A unit conversion from {f} to {t} for the value {vs}. convert_units will do it."])
     comment = r.choice([f"Let me convert {vs} {f} to {t}.", "Converting now.", "I'll run the conversion."])
@@ -667,13 +648,8 @@ def main():
     ap.add_argument("--group", type=int, default=8, help="conversations per shared system block")
     ap.add_argument("--out", default=".tmp/toy")
     ap.add_argument("--novel", type=float, default=0.0, help="share of training values replaced by made-up ones")
-    ap.add_argument("--train-seed", type=int, default=None, help="seed of the training conversations (default: continue from --seed after the held-out set)")
-    ap.add_argument("--generic", type=float, default=0.0, help="share of weather/time/unit questions phrased by their value alone")
-    ap.add_argument("--keep-value-case", action="store_true", help="a lead-in does not lower-case a phrasing that starts with a value")
     a = ap.parse_args()
     NOVEL["p"] = a.novel
-    OPTIONS["generic"] = a.generic
-    OPTIONS["keep_value_case"] = a.keep_value_case
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     variants = tool_variants()
@@ -688,9 +664,6 @@ def main():
             f.write(json.dumps(e, ensure_ascii=False) + "\n")
     # Conversations come in groups that share one system block (system message and tools), so that training
     # can compute that prefix once per group.
-    if a.train_seed is not None:
-        # Another set of training conversations with the same held-out prompts (and held-out expressions).
-        r = random.Random(a.train_seed)
     with open(os.path.join(a.out, "train.jsonl"), "w") as f:
         for i in range(a.train):
             if i % a.group == 0:
