@@ -35,7 +35,7 @@
 // Overrides: WORKGROUP_SIZE; K_SPLIT (a power of two dividing WORKGROUP_SIZE); TILE_M (1..4 tokens per
 //   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused);
 //   GATED (SwiGLU: w holds two matrices of n rows each, gate then up, as the weight loader stacks them; Y gets
-//   silu(gate·x) · (up·x), so the gate and up products and the activation are one dispatch).
+//   silu(gate·x) · (up·x), so the gate and up products and the activation are one dispatch reading x once).
 // Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
 //   x and y; see src/gpu/dispatch.ts).
 
@@ -134,13 +134,11 @@ fn main(
   let up_words = n * blocks * BLOCK_WORDS;
   for (var b = lane; b < blocks; b += K_SPLIT) {
     let o = b * BLOCK_WORDS;
-    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b * (BLOCK_ELEMENTS / 4u), x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
-  }
-  // The up rows in a loop of their own: one loop body holding both matrices' registers ran slower on SwiftShader.
-  if (GATED) {
-    for (var b = lane; b < blocks; b += K_SPLIT) {
-      let o = up_words + b * BLOCK_WORDS;
-      accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b * (BLOCK_ELEMENTS / 4u), x0, x1, x2, x3, &up0, &up1, &up2, &up3);
+    let xb = b * (BLOCK_ELEMENTS / 4u);
+    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, xb, x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
+    if (GATED) {
+      let u = up_words + o;
+      accumulate_block(w0 + u, w1 + u, w2 + u, w3 + u, xb, x0, x1, x2, x3, &up0, &up1, &up2, &up3);
     }
   }
 
