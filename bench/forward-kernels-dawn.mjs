@@ -41,7 +41,8 @@ const source = (file) => readFileSync(new URL(`../shaders/${file}`, import.meta.
 
 async function time(file, constants, bindings, workgroups, trials = 5) {
   // The products are composed as src/gpu/shaders.ts does: the type's file, the K_SPLIT reduction, the skeleton.
-  const code = /^matmul_/.test(file) ? [source(file), source('matmul_split_workgroup.wgsl'), source('matmul.wgsl')].join('\n') : source(file);
+  const plain = /^matmul_f(32|16)\.wgsl$/.test(file) ? [source('matmul_plain_block.wgsl')] : [];
+  const code = /^matmul_/.test(file) ? [source(file), ...plain, source('matmul_split_workgroup.wgsl'), source('matmul.wgsl')].join('\n') : source(file);
   const module = device.createShaderModule({ code });
   const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main', constants } });
   const group = device.createBindGroup({

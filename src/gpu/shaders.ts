@@ -9,6 +9,7 @@ import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
 import matmulCode from '../../shaders/matmul.wgsl?raw';
 import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
 import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?raw';
+import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
 import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
@@ -28,7 +29,8 @@ export const softmax: KernelSource = { name: 'softmax', code: softmaxCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
 // The weight product kernels share one skeleton (shaders/matmul.wgsl: bindings, tiling, reduction, output) and
 // differ only in block decoding (shaders/matmul_<type>.wgsl defines BLOCK_WORDS, BLOCK_ELEMENTS and
-// accumulate_block, which the skeleton calls). WGSL has no #include, so each kernel is composed here and
+// accumulate_block, which the skeleton calls; F32 and F16 share one accumulate_block, shaders/matmul_plain_block.wgsl,
+// and define only how 4 weights are read). WGSL has no #include, so each kernel is composed here and
 // nowhere else; the rest of the code sees one ordinary kernel source per weight type and K_SPLIT reduction.
 /** The product kernel of each weight type, with its K_SPLIT reduction through workgroup memory (any adapter) or subgroup shuffles. */
 export type ProductKernelSet = Readonly<Record<'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K', KernelSource>>;
@@ -39,8 +41,8 @@ function productKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {
       ? { name, code: composeWgsl(typeCode, matmulSplitWorkgroupCode, matmulCode) }
       : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', typeCode, matmulSplitSubgroupCode, matmulCode) };
   return {
-    F32: make('matmul_f32', matmulF32Code),
-    F16: make('matmul_f16', matmulF16Code),
+    F32: make('matmul_f32', composeWgsl(matmulF32Code, matmulPlainBlockCode)),
+    F16: make('matmul_f16', composeWgsl(matmulF16Code, matmulPlainBlockCode)),
     Q8_0: make('matmul_q8_0', matmulQ8_0Code),
     Q4_0: make('matmul_q4_0', matmulQ4_0Code),
     Q4_K: make('matmul_q4_k', matmulQ4KCode),
