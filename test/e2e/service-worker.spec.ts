@@ -2,12 +2,8 @@
 // offline after the first load, survives being stopped, serves two tabs at once, and an aborted fetch stops its
 // generation so the next request in the queue gets its turn.
 import { expect, test, type Page } from '@playwright/test';
-import { abortWhileAnotherWaits, expectWellFormedStream, importLongTalkingModel, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
+import { abortWhileAnotherWaits, expectWellFormedStream, importLongTalkingModel, openDemo, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
 
-async function openDemo(page: Page) {
-  await page.goto('/');
-  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
-}
 
 test('the service worker answers POST /v1/responses with a real stream from the engine', async ({ page }) => {
   await openDemo(page);

@@ -6,59 +6,21 @@
 // fallback): a run in tab A's engine worker is left alone by tab B's engine worker while A lives, and reads failed
 // from B once tab A was closed. That fixture page (test/e2e/fixtures/worker-fallback.html) is built here with Vite.
 import { expect, test, type Page } from '@playwright/test';
-import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
-import { importLongTalkingModel } from './fixtures/page-requests.ts';
+import { buildFixturePage, callApi, importLongTalkingModel, openDemo, stopServiceWorker } from './fixtures/page-requests.ts';
 
-const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 const fallbackPagePath = '/e2e/stale-background/test/e2e/fixtures/worker-fallback.html';
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);
-  await build({
-    root: repositoryRoot,
-    configFile: false,
-    logLevel: 'warn',
-    base: './',
-    publicDir: false,
-    build: {
-      outDir: 'dist/app/e2e/stale-background',
-      emptyOutDir: true,
-      target: 'es2022',
-      rollupOptions: { input: 'test/e2e/fixtures/worker-fallback.html' },
-    },
-  });
+  await buildFixturePage('stale-background', 'test/e2e/fixtures/worker-fallback.html');
 });
 
-async function openDemo(page: Page) {
-  await page.goto('/');
-  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
-}
 
-async function call(page: Page, method: string, path: string, body?: unknown) {
-  return page.evaluate(
-    async ({ method, path, body }) => {
-      const response = await fetch(path, {
-        method,
-        headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: response.status, json: (await response.json()) as Record<string, any> };
-    },
-    { method, path, body },
-  );
-}
 
-async function stopServiceWorker(page: Page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('ServiceWorker.enable');
-  await cdp.send('ServiceWorker.stopAllWorkers');
-  await cdp.detach();
-}
 
 /** Starts a long background response (random weights talk for thousands of tokens) and waits until it runs. */
 async function startLongBackgroundRun(page: Page, model: string): Promise<string> {
-  const created = await call(page, 'POST', '/v1/responses', {
+  const created = await callApi(page, 'POST', '/v1/responses', {
     model,
     background: true,
     input: 'Tell me a very long story about the sea.',
@@ -68,7 +30,7 @@ async function startLongBackgroundRun(page: Page, model: string): Promise<string
   expect(created.status, JSON.stringify(created.json)).toBe(200);
   expect(created.json.status).toBe('queued');
   const id = created.json.id as string;
-  await expect.poll(async () => (await call(page, 'GET', `/v1/responses/${id}`)).json.status).toBe('in_progress');
+  await expect.poll(async () => (await callApi(page, 'GET', `/v1/responses/${id}`)).json.status).toBe('in_progress');
   return id;
 }
 
@@ -78,20 +40,20 @@ test('a background response whose worker was stopped mid-run is failed on the ne
   const id = await startLongBackgroundRun(page, model);
 
   await stopServiceWorker(page);
-  const after = await call(page, 'GET', `/v1/responses/${id}`);
+  const after = await callApi(page, 'GET', `/v1/responses/${id}`);
   expect(after.status).toBe(200);
   expect(after.json).toMatchObject({ id, status: 'failed', background: true, completed_at: null });
   expect(after.json.error.code).toBe('server_error');
   expect(after.json.error.message).toMatch(/stopped .* before it finished/);
 
-  const cancel = await call(page, 'POST', `/v1/responses/${id}/cancel`);
+  const cancel = await callApi(page, 'POST', `/v1/responses/${id}/cancel`);
   expect(cancel.status).toBe(400);
   expect(cancel.json.error).toMatchObject({ type: 'invalid_request_error', param: 'response_id', message: "Cannot cancel a response with status 'failed'." });
-  expect((await call(page, 'GET', `/v1/responses/${id}`)).json.status).toBe('failed');
+  expect((await callApi(page, 'GET', `/v1/responses/${id}`)).json.status).toBe('failed');
 
   // The living worker's own background run is not touched: it runs, and cancel stops it.
   const live = await startLongBackgroundRun(page, model);
-  const cancelled = await call(page, 'POST', `/v1/responses/${live}/cancel`);
+  const cancelled = await callApi(page, 'POST', `/v1/responses/${live}/cancel`);
   expect(cancelled.status).toBe(200);
   expect(cancelled.json.status).toBe('cancelled');
 });
@@ -110,12 +72,12 @@ test('engine in page workers: tab B leaves tab A\'s run alone while A lives, and
   await tabB.evaluate(() => window.shimReady);
   expect(await tabB.evaluate(() => window.engineFallback.worker !== null)).toBe(true);
   // B's engine worker opened the store while A's worker runs the response: it is still running.
-  expect((await call(tabB, 'GET', `/v1/responses/${id}`)).json.status).toBe('in_progress');
+  expect((await callApi(tabB, 'GET', `/v1/responses/${id}`)).json.status).toBe('in_progress');
 
   await tabA.close();
-  await expect.poll(async () => (await call(tabB, 'GET', `/v1/responses/${id}`)).json.status).toBe('failed');
-  const after = await call(tabB, 'GET', `/v1/responses/${id}`);
+  await expect.poll(async () => (await callApi(tabB, 'GET', `/v1/responses/${id}`)).json.status).toBe('failed');
+  const after = await callApi(tabB, 'GET', `/v1/responses/${id}`);
   expect(after.json.error.code).toBe('server_error');
-  const cancel = await call(tabB, 'POST', `/v1/responses/${id}/cancel`);
+  const cancel = await callApi(tabB, 'POST', `/v1/responses/${id}/cancel`);
   expect(cancel.status).toBe(400);
 });

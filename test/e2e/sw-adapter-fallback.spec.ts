@@ -6,26 +6,15 @@
 // The fixture page is built here with Vite into dist/app, next to the app; the wrapper is copied beside it.
 import { expect, test, type Page } from '@playwright/test';
 import { copyFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
-import { expectWellFormedStream, streamFromPage } from './fixtures/page-requests.ts';
+import { buildFixturePage, expectWellFormedStream, streamFromPage } from './fixtures/page-requests.ts';
 
-const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
-const outDir = 'dist/app/e2e/sw-adapter-fallback';
 const serviceWorkerUrl = '/e2e/sw-adapter-fallback/null-adapter-sw.js';
 const pagePath = `/e2e/sw-adapter-fallback/test/e2e/fixtures/sw-adapter-fallback.html?sw=${encodeURIComponent(serviceWorkerUrl)}`;
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);
-  await build({
-    root: repositoryRoot,
-    configFile: false,
-    logLevel: 'warn',
-    base: './',
-    publicDir: false,
-    build: { outDir, emptyOutDir: true, target: 'es2022', rollupOptions: { input: 'test/e2e/fixtures/sw-adapter-fallback.html' } },
-  });
-  copyFileSync(new URL('fixtures/sw-adapter-fallback-null-adapter-sw.js', import.meta.url), `${repositoryRoot}/${outDir}/null-adapter-sw.js`);
+  const out = await buildFixturePage('sw-adapter-fallback', 'test/e2e/fixtures/sw-adapter-fallback.html');
+  copyFileSync(new URL('fixtures/sw-adapter-fallback-null-adapter-sw.js', import.meta.url), `${out}/null-adapter-sw.js`);
 });
 
 async function requestAdapterCallsInServiceWorker(page: Page): Promise<number> {

@@ -5,28 +5,13 @@
 // lets the next request through.
 // The fixture page (test/e2e/fixtures/worker-fallback.html) is built here with Vite into dist/app, next to the app.
 import { expect, test, type Page } from '@playwright/test';
-import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
-import { abortWhileAnotherWaits, expectWellFormedStream, importLongTalkingModel, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
+import { abortWhileAnotherWaits, buildFixturePage, expectWellFormedStream, importLongTalkingModel, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
 
-const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 const pagePath = '/e2e/worker-fallback/test/e2e/fixtures/worker-fallback.html';
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);
-  await build({
-    root: repositoryRoot,
-    configFile: false,
-    logLevel: 'warn',
-    base: './',
-    publicDir: false,
-    build: {
-      outDir: 'dist/app/e2e/worker-fallback',
-      emptyOutDir: true,
-      target: 'es2022',
-      rollupOptions: { input: 'test/e2e/fixtures/worker-fallback.html' },
-    },
-  });
+  await buildFixturePage('worker-fallback', 'test/e2e/fixtures/worker-fallback.html');
 });
 
 async function openFallbackPage(page: Page): Promise<string[]> {
