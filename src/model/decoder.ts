@@ -371,7 +371,16 @@ export class Decoder {
 
   /** Waits for a map, or fails with a 'device-lost' GpuError if the device goes first (never hangs). */
   private async mapOrLost(buffer: GPUBuffer): Promise<void> {
-    await Promise.race([buffer.mapAsync(GPUMapMode.READ), this.deviceLost]);
+    try {
+      await Promise.race([buffer.mapAsync(GPUMapMode.READ), this.deviceLost]);
+    } catch (error) {
+      if (error instanceof GpuError) throw error;
+      // A map cut short by the device going away (destroyed or lost) can reject before `lost` settles: wait a
+      // moment for it, so the caller sees a lost device (and gets a new one) rather than a bare AbortError.
+      const lost = this.gpu.isLost || (await Promise.race([this.deviceLost.then(() => false, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]));
+      if (lost) throw new GpuError('device-lost', `The GPU device was lost while reading results back (${(error as Error).message})`);
+      throw error;
+    }
   }
 
   /** Records the whole forward step into `batch`. */
