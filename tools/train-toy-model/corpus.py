@@ -173,6 +173,8 @@ def novel_word(r, lo=2, hi=3):
 
 
 NOVEL = {"p": 0.0}
+# Corpus options used by the fine-tuning stage only (default off, so the first stage's corpus is unchanged).
+OPTIONS = {"small_numbers": 0.0}
 
 
 def novel_city(r):
@@ -348,13 +350,18 @@ def make_weather(r, split):
     return q, think, comment, ("get_weather", args), result, final
 
 
-def expression(r):
+def expression(r, small=False):
     ops = ["+", "-", "*", "/"]
     kind = r.random()
     a, b, c = r.randint(2, 999), r.randint(2, 99), r.randint(2, 50)
     op = r.choice(ops)
     if op == "/":
         a = b * r.randint(2, 60)
+    if small:
+        # Operands of one or two digits (0-20), as people type them ("What is 2 + 3?").
+        a, b, c = r.randint(0, 20), r.randint(1, 20), r.randint(0, 20)
+        if op == "/":
+            a = b * r.randint(0, 10)
     if kind < 0.7:
         e, v = f"{a} {op} {b}", eval(f"{a} {op} {b}")
     else:
@@ -366,7 +373,7 @@ def expression(r):
 
 def make_math(r, split, held_exprs):
     while True:
-        e, v = expression(r)
+        e, v = expression(r, split == "train" and OPTIONS["small_numbers"] > 0 and r.random() < OPTIONS["small_numbers"])
         if (e in held_exprs) == (split == "held"):
             break
         if split == "held":
@@ -648,8 +655,11 @@ def main():
     ap.add_argument("--group", type=int, default=8, help="conversations per shared system block")
     ap.add_argument("--out", default=".tmp/toy")
     ap.add_argument("--novel", type=float, default=0.0, help="share of training values replaced by made-up ones")
+    ap.add_argument("--train-seed", type=int, default=None, help="seed of the training conversations (default: continue from --seed after the held-out set)")
+    ap.add_argument("--small-numbers", type=float, default=0.0, help="share of training expressions with operands 0-20")
     a = ap.parse_args()
     NOVEL["p"] = a.novel
+    OPTIONS["small_numbers"] = a.small_numbers
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     variants = tool_variants()
@@ -664,6 +674,9 @@ def main():
             f.write(json.dumps(e, ensure_ascii=False) + "\n")
     # Conversations come in groups that share one system block (system message and tools), so that training
     # can compute that prefix once per group.
+    if a.train_seed is not None:
+        # Other training conversations with the same held-out prompts (and held-out expressions).
+        r = random.Random(a.train_seed)
     with open(os.path.join(a.out, "train.jsonl"), "w") as f:
         for i in range(a.train):
             if i % a.group == 0:

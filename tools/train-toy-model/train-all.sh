@@ -1,6 +1,6 @@
 #!/bin/sh
-# The whole pipeline of the bundled toy model, from seeds: corpus -> tokenizer -> training -> export -> eval ->
-# logits fixture. Reproduces public/models/toy-qwen3 (deterministic for these seeds, the step count and
+# The whole pipeline of the bundled toy model, from seeds: corpus -> tokenizer -> two training stages -> export ->
+# eval -> logits fixture. Reproduces public/models/toy-qwen3 (deterministic for these seeds, the step count and
 # --threads 2). Needs Debian's python3-torch and python3-regex and the repository's node_modules.
 #   sh tools/train-toy-model/train-all.sh
 set -eu
@@ -11,10 +11,16 @@ D=${D:-.tmp/toy}
 nice -n 19 $PY tools/train-toy-model/corpus.py --seed 1234 --train 24000 --novel 0.5 --out $D
 npx tsx tools/train-toy-model/check-render.ts $D/train.jsonl
 nice -n 19 $PY tools/train-toy-model/tokenizer.py --corpus $D/train.jsonl --vocab-size 2048 --out $D/vocab.json
-# One stage: 2800 steps (groups of 8 conversations), 20 warmup steps, then 5e-3 decayed linearly to 0.
+# Stage 1: 2800 steps (groups of 8 conversations), 20 warmup steps, then 5e-3 decayed linearly to 0.
 nice -n 19 $PY tools/train-toy-model/train.py --data $D --seed 1234 --steps 2800 --decay --out model.pt
+# Stage 2: 600 steps (1.5e-3 decayed to 0) on other conversations (same held-out set and tokenizer) in which 30% of
+# the arithmetic has operands 0-20: stage 1 saw almost none ("What is 2 + 3?" came out as "2 / 3").
+D2=${D2:-.tmp/toy-stage2}
+nice -n 19 $PY tools/train-toy-model/corpus.py --seed 1234 --train-seed 77 --train 4800 --novel 0.5 --small-numbers 0.3 --out $D2
+cp $D/vocab.json $D2/vocab.json
+nice -n 19 $PY tools/train-toy-model/train.py --data $D2 --seed 1235 --init $D/model.pt --decay --steps 600 --lr 1.5e-3 --warmup 10 --out model.pt
 # Export, eval, fixture.
-$PY tools/train-toy-model/export.py --data $D --checkpoint $D/model.pt --out public/models/toy-qwen3
+$PY tools/train-toy-model/export.py --data $D2 --checkpoint $D2/model.pt --out public/models/toy-qwen3
 npx tsx tools/train-toy-model/export.ts --vocab $D/vocab.json --dir public/models/toy-qwen3 --catalog public/models/catalog.json --sample $D/tok-sample.jsonl
-nice -n 19 $PY tools/train-toy-model/eval.py --data $D --safetensors public/models/toy-qwen3
-nice -n 19 $PY tools/train-toy-model/logits_fixture.py --model public/models/toy-qwen3 --data $D --out test/unit/toy-model.fixture.json
+nice -n 19 $PY tools/train-toy-model/eval.py --data $D2 --safetensors public/models/toy-qwen3
+nice -n 19 $PY tools/train-toy-model/logits_fixture.py --model public/models/toy-qwen3 --data $D2 --out test/unit/toy-model.fixture.json
