@@ -20,7 +20,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import render_segments  # noqa: E402
-from model import ToyConfig, ToyQwen3, greedy  # noqa: E402
+from model import ToyConfig, ToyQwen3, greedy, load_hf_dir  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 CALL_RE = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.S)
@@ -28,24 +28,12 @@ CALL_RE = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.S)
 
 def load_model(a):
     if a.safetensors:
-        from safetensors_io import read_safetensors
-        with open(os.path.join(a.safetensors, "config.json")) as f:
-            c = json.load(f)
-        cfg = ToyConfig(vocab_size=c["vocab_size"], hidden_size=c["hidden_size"], intermediate_size=c["intermediate_size"],
-                        num_hidden_layers=c["num_hidden_layers"], num_attention_heads=c["num_attention_heads"],
-                        num_key_value_heads=c["num_key_value_heads"], head_dim=c["head_dim"], rms_norm_eps=c["rms_norm_eps"],
-                        rope_theta=c["rope_theta"], max_position_embeddings=c["max_position_embeddings"])
-        sd = read_safetensors(os.path.join(a.safetensors, "model.safetensors"))
-        step = "safetensors"
-    else:
-        ck = torch.load(a.checkpoint or os.path.join(a.data, "checkpoint.pt"))
-        cfg = ToyConfig(**ck["config"])
-        sd = ck["state_dict"]
-        step = ck["step"]
-    m = ToyQwen3(cfg)
-    m.load_state_dict(sd)
+        return load_hf_dir(a.safetensors), "safetensors"
+    ck = torch.load(a.checkpoint or os.path.join(a.data, "checkpoint.pt"))
+    m = ToyQwen3(ToyConfig(**ck["config"]))
+    m.load_state_dict(ck["state_dict"])
     m.eval()
-    return m, step
+    return m, ck["step"]
 
 
 def prompt_text(messages, tools):

@@ -15,8 +15,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from eval import prompt_text  # noqa: E402
-from model import ToyConfig, ToyQwen3, greedy  # noqa: E402
-from safetensors_io import read_safetensors  # noqa: E402
+from model import greedy, load_hf_dir  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 
@@ -29,15 +28,7 @@ def main():
     ap.add_argument("--greedy", type=int, default=48)
     a = ap.parse_args()
     torch.set_num_threads(2)
-    with open(os.path.join(a.model, "config.json")) as f:
-        c = json.load(f)
-    cfg = ToyConfig(vocab_size=c["vocab_size"], hidden_size=c["hidden_size"], intermediate_size=c["intermediate_size"],
-                    num_hidden_layers=c["num_hidden_layers"], num_attention_heads=c["num_attention_heads"],
-                    num_key_value_heads=c["num_key_value_heads"], head_dim=c["head_dim"], rms_norm_eps=c["rms_norm_eps"],
-                    rope_theta=c["rope_theta"], max_position_embeddings=c["max_position_embeddings"])
-    model = ToyQwen3(cfg)
-    model.load_state_dict(read_safetensors(os.path.join(a.model, "model.safetensors")))
-    model.eval()
+    model = load_hf_dir(a.model)
     with open(os.path.join(a.data, "vocab.json")) as f:
         vocab = json.load(f)
     tok = Tokenizer(vocab)

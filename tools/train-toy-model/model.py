@@ -172,3 +172,22 @@ def greedy(model: ToyQwen3, prompt_ids, stop_ids, max_new: int = 200):
             break
         logits, kvs = model(torch.tensor([[nxt]]), past=kvs)
     return out
+
+
+def load_hf_dir(path: str) -> ToyQwen3:
+    """The model of a Hugging Face directory as export.py writes it (config.json + model.safetensors), in eval mode."""
+    import json
+    import os
+
+    from safetensors_io import read_safetensors
+
+    with open(os.path.join(path, "config.json")) as f:
+        c = json.load(f)
+    cfg = ToyConfig(vocab_size=c["vocab_size"], hidden_size=c["hidden_size"], intermediate_size=c["intermediate_size"],
+                    num_hidden_layers=c["num_hidden_layers"], num_attention_heads=c["num_attention_heads"],
+                    num_key_value_heads=c["num_key_value_heads"], head_dim=c["head_dim"], rms_norm_eps=c["rms_norm_eps"],
+                    rope_theta=c["rope_theta"], max_position_embeddings=c["max_position_embeddings"])
+    model = ToyQwen3(cfg)
+    model.load_state_dict(read_safetensors(os.path.join(path, "model.safetensors")))
+    model.eval()
+    return model
