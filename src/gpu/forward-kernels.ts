@@ -360,13 +360,12 @@ export class ForwardKernels {
   }
 
   /**
-   * out[t, i] = silu(gate[t, i]) * up[t, i] for m tokens of `width`. For one fused [m, 2*width] gate|up buffer,
-   * bind it as both gate and up and pass `fused: true`.
+   * out[t, i] = silu(gate[t, i]) * up[t, i] for m tokens of `width` (gate and up matrices that are not stacked;
+   * stacked ones use the gated product).
    */
-  swiglu(batch: ComputeBatch, a: { gate: Binding; up: Binding; out: Binding; m: number; width: number; fused?: boolean }): void {
+  swiglu(batch: ComputeBatch, a: { gate: Binding; up: Binding; out: Binding; m: number; width: number }): void {
     if (a.m === 0) return;
-    const stride = a.fused ? 2 * a.width : a.width;
-    const params = this.params(a.width, a.m, stride, stride, a.fused ? a.width : 0);
+    const params = this.params(a.width, a.m);
     const p = { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } };
     batch.dispatch(this.pipeline(p), [a.gate, a.up, a.out, params], Math.ceil((a.m * a.width) / this.shapes.elementwise.WORKGROUP_SIZE));
   }
