@@ -74,9 +74,8 @@ export interface ForwardKernelNeeds {
   /** The separate SwiGLU kernel (for gate and up matrices that are not stacked). */
   swiglu?: boolean;
   embeddingTypes?: readonly EmbeddingTableType[];
-  ropeStyles?: readonly RopeStyle[];
-  /** Also compile RoPE with the q/k RMSNorm fused (Qwen3). */
-  ropeQkNorm?: boolean;
+  /** The RoPE variants used: rotation style, with the KV-cache store (the decoder's) or without, q/k RMSNorm fused (Qwen3) or not. */
+  ropes?: readonly { style: RopeStyle; writeKvCache: boolean; qkNorm: boolean }[];
   /** Head dimensions to compile attention for as a constant (faster); any other runs the generic pipeline. */
   headDims?: readonly number[];
 }
@@ -184,9 +183,7 @@ export class ForwardKernels {
       for (const tileM of new Set([1, this.shapes.product.TILE_M])) all.push(this.productKernel(type, tileM, variant));
     }
     for (const type of needs.embeddingTypes ?? []) all.push(this.embeddingKernel(type));
-    for (const style of needs.ropeStyles ?? []) {
-      for (const qkNorm of needs.ropeQkNorm ? [false, true] : [false]) all.push(this.ropeKernel(style, true, qkNorm), this.ropeKernel(style, false, qkNorm));
-    }
+    for (const r of needs.ropes ?? []) all.push(this.ropeKernel(r.style, r.writeKvCache, r.qkNorm));
     await Promise.all(all.map((p) => this.pipelines.get(p.kernel, p.constants)));
   }
 

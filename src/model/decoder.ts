@@ -259,8 +259,7 @@ export class Decoder {
         products: [...unique.values()],
         swiglu: w.layers.some((l) => !('stacked' in l.gateUp)),
         embeddingTypes: [this.weights.tokenEmbedding.type as EmbeddingTableType],
-        ropeStyles: [this.config.ropeStyle],
-        ropeQkNorm: w.layers.some((l) => l.qNorm && l.kNorm),
+        ropes: [...new Set(w.layers.map((l) => Boolean(l.qNorm && l.kNorm)))].map((qkNorm) => ({ style: this.config.ropeStyle, writeKvCache: true, qkNorm })),
         headDims: [this.config.headDim],
       }),
     ]);

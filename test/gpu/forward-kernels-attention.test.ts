@@ -22,7 +22,9 @@ let kernels: ForwardKernels;
 beforeAll(async () => {
   gpu = await acquireGpu();
   kernels = new ForwardKernels(gpu);
-  await kernels.prepare({ ropeStyles: ['interleaved', 'neox'], ropeQkNorm: true, headDims: [32, 128] }); // 64: the generic pipeline
+  // Every RoPE variant; attention for head dims 32 and 128 (64: the generic pipeline).
+  const ropes = (['interleaved', 'neox'] as const).flatMap((style) => [true, false].flatMap((writeKvCache) => [false, true].map((qkNorm) => ({ style, writeKvCache, qkNorm }))));
+  await kernels.prepare({ ropes, headDims: [32, 128] });
 });
 afterAll(() => {
   kernels?.destroy();
