@@ -269,9 +269,7 @@ export class Decoder {
   weightBytesPerToken(): number {
     const w = this.weights;
     const bytes = (m: GpuMatrix) => m.parts.reduce((s, p) => s + p.buffer.size, 0);
-    let total = bytes(w.lmHead) + (w.tokenEmbedding.cols * 4) /* ~ one row */;
-    for (const l of w.layers) total += [...qkvMatrices(l.qkv), l.wo, ...gateUpMatrices(l.gateUp), l.wDown].reduce((s, m) => s + bytes(m), 0);
-    return total;
+    return productMatrices(w).reduce((s, m) => s + bytes(m), w.tokenEmbedding.cols * 4 /* ~ one row */);
   }
 
   /**
