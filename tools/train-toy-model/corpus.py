@@ -172,9 +172,10 @@ def novel_word(r, lo=2, hi=3):
             return w
 
 
-NOVEL = {"p": 0.0}
-# Corpus options used by the fine-tuning stage only (default off, so the first stage's corpus is unchanged).
-OPTIONS = {"small_numbers": 0.0}
+# Corpus options (set from the command line): the share of made-up training values (--novel), and the share of
+# training expressions with small operands (--small-numbers, the fine-tuning stage only; when 0 it draws nothing,
+# so the first stage's corpus does not depend on it).
+OPTIONS = {"novel": 0.0, "small_numbers": 0.0}
 
 
 def novel_city(r):
@@ -321,7 +322,7 @@ def fmt(x):
 
 def make_weather(r, split):
     city = r.choice(CITIES_TRAIN if split == "train" else CITIES_HELD).replace("_", " ")
-    if split == "train" and r.random() < NOVEL["p"]:
+    if split == "train" and r.random() < OPTIONS["novel"]:
         city = novel_city(r)
     with_unit = r.random() < 0.3
     unit = r.choice(["celsius", "fahrenheit"])
@@ -397,7 +398,7 @@ def make_time(r, split):
         place = city
     else:
         zone = r.choice(ZONES_TRAIN if split == "train" else ZONES_HELD)
-        if split == "train" and r.random() < NOVEL["p"]:
+        if split == "train" and r.random() < OPTIONS["novel"]:
             zone = r.choice(["Europe", "Asia", "America", "Africa", "Australia", "Pacific"]) + "/" + novel_city(r).replace(" ", "_")
         q = phrase(r, TIME_Q, split, z=zone)
         place = zone
@@ -413,7 +414,7 @@ def make_time(r, split):
 
 def make_units(r, split):
     f, t, k = r.choice(UNIT_PAIRS if split == "train" else UNIT_PAIRS_HELD)
-    if split == "train" and r.random() < NOVEL["p"] * 0.3:
+    if split == "train" and r.random() < OPTIONS["novel"] * 0.3:
         # Made-up units, so that the call copies the unit names from the prompt.
         f, t, k = novel_word(r, 1, 2) + "s", novel_word(r, 1, 2) + "s", r.choice([2.0, 3.0, 0.5, 10.0, 12.0, 100.0, 0.25])
     v = num(r.choice([r.randint(1, 500), r.randint(1, 100) + r.choice([0.5, 0.25, 0.75, 0.1])]))
@@ -435,9 +436,9 @@ def make_units(r, split):
 def make_patch(r, split):
     path = r.choice(FILES_TRAIN if split == "train" else FILES_HELD)
     a, b = r.choice(EDITS_TRAIN if split == "train" else EDITS_HELD)
-    if split == "train" and r.random() < NOVEL["p"]:
+    if split == "train" and r.random() < OPTIONS["novel"]:
         path = novel_word(r) + r.choice([".txt", ".md", ".py", ".js", ".yaml", ".json"])
-    if split == "train" and r.random() < NOVEL["p"]:
+    if split == "train" and r.random() < OPTIONS["novel"]:
         w1, w2 = novel_word(r, 1, 3), novel_word(r, 1, 3)
         a, b = r.choice([(f"{w1} {w2}", f"{w2} {w1}"), (f"{w1} = {r.randint(1, 99)}", f"{w1} = {r.randint(1, 99)}"), (w1, w2), (f"{w1}: {w2}", f"{w1}: {novel_word(r, 1, 2)}")])
     q = phrase(r, PATCH_Q, split, f=path, a=a, b=b)
@@ -658,7 +659,7 @@ def main():
     ap.add_argument("--train-seed", type=int, default=None, help="seed of the training conversations (default: continue from --seed after the held-out set)")
     ap.add_argument("--small-numbers", type=float, default=0.0, help="share of training expressions with operands 0-20")
     a = ap.parse_args()
-    NOVEL["p"] = a.novel
+    OPTIONS["novel"] = a.novel
     OPTIONS["small_numbers"] = a.small_numbers
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
