@@ -1,5 +1,5 @@
-// Random walks through a token constraint: at each step pick a random allowed token (seeded), and decode what
-// was produced. To make walks finish, a share of the picks favours "structural" tokens (no letters or digits)
+// Walks through a token constraint: random walks (at each step a random allowed token, seeded; decode what was
+// produced) and forced walks (given bytes, one byte token at a time, until the constraint refuses one). To make walks finish, a share of the picks favours "structural" tokens (no letters or digits)
 // and the end token; every pick is still one the mask allowed.
 import type { TokenConstraint } from '../../../src/sampling/constraints/index.ts';
 
@@ -96,4 +96,14 @@ export function extractToolCalls(text: string, allowThinking: boolean): { calls:
     rest = rest.slice(close + '</tool_call>'.length);
   }
   return { calls, freeText: freeText + rest };
+}
+
+/** Forces `text` byte by byte (a byte-level vocabulary: token id = byte); returns how many bytes the constraint took before refusing one. */
+export function forcedWalk(constraint: TokenConstraint, text: string): number {
+  const bytes = new TextEncoder().encode(text);
+  for (let i = 0; i < bytes.length; i++) {
+    if (!constraint.isAllowed(bytes[i]!)) return i;
+    constraint.accept(bytes[i]!);
+  }
+  return bytes.length;
 }

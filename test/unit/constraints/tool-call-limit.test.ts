@@ -14,7 +14,7 @@ import {
 } from '../../../src/sampling/constraints/index.ts';
 import { FAKE_MODEL } from '../../support/fake-engine.ts';
 import { post, setup } from '../responses/harness.ts';
-import { allowedIds, seededRandom } from './random-walk.ts';
+import { allowedIds, forcedWalk, seededRandom } from './random-walk.ts';
 import { byteLevelVocabulary } from './test-vocabulary.ts';
 
 const TOOLS: ConstrainedTool[] = [
@@ -143,16 +143,6 @@ describe('tool-call limit through the handler path', () => {
     expect(response.status).toBe(200);
     const spec = engine.requests[0]!.constraint;
     return { spec, constraint: compileConstraint(spec, vocab, { thinking: 'none' }) };
-  }
-
-  /** Forces `text` byte by byte; returns how many bytes the constraint took before refusing one. */
-  function forcedWalk(constraint: TokenConstraint, text: string): number {
-    const bytes = encoder.encode(text);
-    for (let i = 0; i < bytes.length; i++) {
-      if (!constraint.isAllowed(bytes[i]!)) return i;
-      constraint.accept(bytes[i]!);
-    }
-    return bytes.length;
   }
 
   it.each(['auto', 'required', 'named'] as const)('parallel_tool_calls false, tool_choice %s: a second call cannot start', async (choice) => {

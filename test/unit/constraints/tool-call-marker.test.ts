@@ -10,7 +10,7 @@ import { ANY_CHAR, chars, lit, ref, repeat, seq, without } from '../../../src/sa
 import { ConstraintError, type TokenConstraint, compileConstraint } from '../../../src/sampling/constraints/index.ts';
 import { FAKE_MODEL } from '../../support/fake-engine.ts';
 import { textMatcher } from './matcher-for-tests.ts';
-import { allowedIds, seededRandom } from './random-walk.ts';
+import { allowedIds, forcedWalk, seededRandom } from './random-walk.ts';
 import { byteLevelVocabulary } from './test-vocabulary.ts';
 
 const TOOLS: ConstrainedTool[] = [
@@ -29,16 +29,6 @@ const END = '</tool_call>';
 const END_TOKEN = tokenBytes.findIndex((b) => decoder.decode(b) === END);
 
 const compile = (): TokenConstraint => compileConstraint(SPEC, vocab, { thinking: 'none' });
-
-/** Forces `text` byte by byte; returns how many bytes the constraint took before refusing one. */
-function forcedWalk(constraint: TokenConstraint, text: string): number {
-  const bytes = encoder.encode(text);
-  for (let i = 0; i < bytes.length; i++) {
-    if (!constraint.isAllowed(bytes[i]!)) return i;
-    constraint.accept(bytes[i]!);
-  }
-  return bytes.length;
-}
 
 /** Whether `text` (JSON, possibly cut short) stops inside a string. */
 function endsInsideString(text: string): boolean {
