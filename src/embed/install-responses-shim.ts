@@ -3,15 +3,8 @@
 // worker broadcasts, and resolves once `GET /v1/models` answers from the worker. Where the service worker has no
 // WebGPU (Safari) or no adapter (src/sw/engine-placement.ts), it asks this page to host the engine in a dedicated
 // worker and relays /v1 to it.
+import { progressChannelName, type ShimProgress } from '../sw/progress-channel';
 import { startEngineWorkerFallback, type EngineWorkerFallback } from '../sw/worker-fallback-client';
-
-export interface ShimProgress {
-  phase: 'registering' | 'activating' | 'loading-model' | 'ready';
-  /** For `loading-model`: bytes done and total of the file being read. */
-  loaded?: number;
-  total?: number;
-  file?: string;
-}
 
 export interface InstallResponsesShimOptions {
   /** URL of the built service worker (default `sw.js` next to the page's base). */
@@ -37,7 +30,7 @@ export interface ResponsesShim {
   engineWorker: EngineWorkerFallback;
 }
 
-export const progressChannelName = 'webgpu-responses-progress';
+export type { ShimProgress };
 
 export async function installResponsesShim(options: InstallResponsesShimOptions = {}): Promise<ResponsesShim> {
   if (!('serviceWorker' in navigator)) {

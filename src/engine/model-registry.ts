@@ -2,6 +2,7 @@
 // config.json + tokenizer files + safetensors), its id and aliases, and opening one: reading the headers,
 // the config and the tokenizer (no weights yet; those stream to the GPU in upload-weights.ts).
 import { EngineError } from './types.ts';
+import { type ChatFormatMarkers, DEFAULT_MARKERS } from '../common/chat.ts';
 import { toByteSource, type ByteSource } from '../model/byte-source.ts';
 import { readGguf } from '../model/gguf.ts';
 import { modelConfigFromGguf, modelConfigFromHf, type ModelConfig } from '../model/model-config.ts';
@@ -29,17 +30,8 @@ export interface ModelSource {
   /** Unix seconds (for /v1/models). */
   created?: number;
   /** Template markers for the output parser (defaults: <think>, </think>, <tool_call>, </tool_call>). */
-  markers?: Partial<ModelMarkers>;
+  markers?: Partial<ChatFormatMarkers>;
 }
-
-export interface ModelMarkers {
-  thinkStart: string;
-  thinkEnd: string;
-  toolCallStart: string;
-  toolCallEnd: string;
-}
-
-export const DEFAULT_MARKERS: ModelMarkers = { thinkStart: '<think>', thinkEnd: '</think>', toolCallStart: '<tool_call>', toolCallEnd: '</tool_call>' };
 
 export const DEFAULT_CONTEXT_LENGTH = 4096;
 

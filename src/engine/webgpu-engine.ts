@@ -15,7 +15,8 @@ import { assembleDecoderWeights } from '../model/decoder-weights.ts';
 import { IncrementalDetokenizer } from '../model/incremental-detokenizer.ts';
 import type { ModelConfig } from '../model/model-config.ts';
 import type { ModelTokenizer } from '../model/tokenizer.ts';
-import { DEFAULT_CONTEXT_LENGTH, DEFAULT_MARKERS, ModelRegistry, openModel, type ModelSource, type OpenedModel } from './model-registry.ts';
+import { DEFAULT_MARKERS } from '../common/chat.ts';
+import { DEFAULT_CONTEXT_LENGTH, ModelRegistry, openModel, type ModelSource, type OpenedModel } from './model-registry.ts';
 import { RequestQueue } from './request-queue.ts';
 import {
   buildVocabulary,

@@ -3,7 +3,7 @@
 // `tokenizer.chat_template`.
 
 import { Template } from '@huggingface/jinja';
-import type { ChatMessage, ChatTool } from '../engine/types.ts';
+import type { ChatMessage, ChatTool } from '../common/chat.ts';
 
 export interface ChatTemplateInput {
   messages: ChatMessage[];

@@ -2,7 +2,7 @@
 // sample_token (temperature, min-p, top-k, top-p, Philox draw, logprobs, top-N) into a ComputeBatch after the
 // forward pass, so only the chosen id (and its logprob, and the top-N when asked) comes back to JavaScript.
 // The per-step uniforms are written with queue.writeBuffer when a step is encoded: encode one step per submit.
-import type { SamplingParams } from '../engine/types.ts';
+import type { SamplingParams } from '../common/sampling-params.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { Binding, ComputeBatch } from '../gpu/dispatch.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';

@@ -1,7 +1,7 @@
 // The CPU reference of the GPU sampler (shaders/logits_process.wgsl, logits_bias.wgsl, sample_token.wgsl): the
 // same processing, thresholds and Philox4x32-10 draw, in float64 where the GPU uses f32 (so a draw can differ only
 // when u * Z falls within rounding of a boundary). Tests use it for exact distributions and expected tokens.
-import type { SamplingParams } from '../engine/types.ts';
+import type { SamplingParams } from '../common/sampling-params.ts';
 
 /** The most negative f32: what masked tokens become. */
 export const LOWEST_F32 = -3.4028234663852886e38;

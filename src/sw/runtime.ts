@@ -9,7 +9,7 @@ import { createResponsesHandler, type ResponsesHandler } from '../responses/hand
 import { createIndexedDbStore } from '../store/indexeddb-store';
 import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine';
 import type { ResponseStore } from '../store/types';
-import { progressChannelName, type ShimProgress } from '../embed/install-responses-shim';
+import { progressChannelName, type ShimProgress } from './progress-channel';
 import { createModelManager, type ModelManager } from './model-manager';
 
 export interface Runtime {

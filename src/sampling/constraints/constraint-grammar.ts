@@ -7,7 +7,10 @@
 // A call's JSON never holds the end marker as raw text (inside strings it is written with an escape, e.g.
 // `<\/tool_call>` or `</tool_call\u003e`), so the first end marker after `<tool_call>` ends the call for any
 // reader, the Responses output parser included.
-import type { ConstrainedTool, ConstraintSpec } from '../../engine/types.ts';
+import { type ChatFormatMarkers, DEFAULT_MARKERS } from '../../common/chat.ts';
+import type { ConstrainedTool, ConstraintSpec } from '../../common/constraint-spec.ts';
+
+export { type ChatFormatMarkers, DEFAULT_MARKERS };
 import { compileGrammar } from './byte-automaton.ts';
 import { ConstraintError } from './constraint-error.ts';
 import {
@@ -29,21 +32,6 @@ import {
 import { addGenericJsonRules, anyJsonObjectExpr, jsonSchemaExpr } from './json-schema.ts';
 import { parseLark } from './lark-parser.ts';
 import { parseRegex } from './regex-parser.ts';
-
-export interface ChatFormatMarkers {
-  thinkStart: string;
-  thinkEnd: string;
-  toolCallStart: string;
-  toolCallEnd: string;
-}
-
-/** Hermes/Qwen markers. */
-export const DEFAULT_MARKERS: ChatFormatMarkers = {
-  thinkStart: '<think>',
-  thinkEnd: '</think>',
-  toolCallStart: '<tool_call>',
-  toolCallEnd: '</tool_call>',
-};
 
 /**
  * Thinking before a forced tool call: 'none' (the call comes first), 'optional' (the output may start with a

@@ -1,7 +1,8 @@
 // The request-time check engines call from `Engine.checkConstraint`: compiles the constraint (cached, so the
 // later generate() reuses it) and turns a ConstraintError into a 400 EngineError naming the schema keyword and
 // path or the grammar position, with the request parameter it came from.
-import { type ConstraintSpec, EngineError } from '../../engine/types.ts';
+import type { ConstraintSpec } from '../../common/constraint-spec.ts';
+import { EngineError } from '../../common/engine-error.ts';
 import { ConstraintError } from './constraint-error.ts';
 import { type CompileOptions, checkConstraintSpec } from './token-constraint.ts';
 

@@ -2,7 +2,7 @@
 // trie. `allowedMask()` is a bitset over token ids (bit i of word i>>5) of the tokens that keep the output inside
 // the language (plus the end tokens when it may end here); masks are cached per matcher state, so a state that
 // recurs (inside a JSON string, free text before a tool call) costs a lookup.
-import type { ConstraintSpec } from '../../engine/types.ts';
+import type { ConstraintSpec } from '../../common/constraint-spec.ts';
 import { compileGrammar } from './byte-automaton.ts';
 import { ConstraintError } from './constraint-error.ts';
 import { type ChatFormatMarkers, type ChatFormatOptions, DEFAULT_MARKERS, type ThinkingMode, grammarForConstraint } from './constraint-grammar.ts';
