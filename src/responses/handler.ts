@@ -21,6 +21,7 @@ import {
 } from './schema.ts';
 import { runPipeline, sseFrame, SSE_KEEPALIVE, type IdSource, type PipelineOutcome, type PipelineOutput } from './stream-events.ts';
 import { compactionPayload, type Sealers } from './translate.ts';
+import { withTruncationMetadata } from './truncation.ts';
 
 export interface ResponsesHandlerOptions {
   engine: Engine;
@@ -86,6 +87,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
         markers: prepared.model.markers,
         toolCalls: prepared.served.chatTools.length > 0,
         customNames: prepared.served.customNames,
+        declaredNames: new Set(prepared.served.chatTools.map((t) => t.function.name)),
         startsInReasoning: prepared.enableThinking && prepared.model.markers.promptOpensThink === true,
       });
       const generateRequest: GenerateRequest = {
@@ -348,7 +350,7 @@ function baseResponse(
     top_logprobs: body.top_logprobs ?? 0,
     max_output_tokens: body.max_output_tokens ?? null,
     max_tool_calls: body.max_tool_calls ?? null,
-    metadata: body.metadata ?? {},
+    metadata: withTruncationMetadata(body.metadata ?? {}, prepared.truncation),
     truncation: body.truncation ?? 'disabled',
     service_tier: 'default',
     prompt_cache_key: body.prompt_cache_key ?? null,

@@ -6,6 +6,7 @@ import type { ResponseStore } from '../store/types.ts';
 import { ApiError, badRequest, fromZodError, notFound } from './errors.ts';
 import { InputItem, LIMITS, type CreateResponseBody, type Tool, type ToolChoice } from './schema.ts';
 import { buildChat, constraintFor, normaliseItems, serveTools, toolCallLimit, type Sealers, type ServedTools, type SourcedItem } from './translate.ts';
+import { defaultReserve, fitToContext, type TruncationReport } from './truncation.ts';
 import type { z } from 'zod';
 
 /** Read and parse a JSON body within the size bound. */
@@ -100,6 +101,8 @@ export interface PreparedPrompt {
   /** The most tool calls this turn may make (the constraint stops there; the event pipeline drops any beyond). */
   maxToolCalls: number;
   enableThinking: boolean;
+  /** What `truncation: "auto"` left out of the prompt (null when nothing). */
+  truncation: TruncationReport | null;
 }
 
 type PromptFields = Pick<CreateResponseBody, 'model' | 'input' | 'instructions' | 'previous_response_id' | 'tools' | 'tool_choice' | 'text' | 'reasoning'> &
@@ -134,45 +137,15 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   const enableThinking = body.reasoning?.effort !== 'none';
   const history = [...chain, ...input];
   let messages = buildChat(history, body.instructions);
+  let truncation: TruncationReport | null = null;
   if (body.truncation === 'auto') {
-    const reserve = body.max_output_tokens ?? Math.min(1024, Math.floor(model.contextLength / 4));
-    const fits = async (chat: ChatMessage[]): Promise<boolean> =>
-      (await engine.tokenizePrompt({ model: model.id, messages: chat, tools: served.chatTools, enableThinking })).length + reserve <= model.contextLength;
-    messages = await truncateToFit(history, body.instructions, fits);
+    const count = async (chat: ChatMessage[]) => (await engine.tokenizePrompt({ model: model.id, messages: chat, tools: served.chatTools, enableThinking })).length;
+    const reserve = body.max_output_tokens ?? defaultReserve(model.contextLength);
+    ({ messages, report: truncation } = await fitToContext({ history, instructions: body.instructions, count, contextLength: model.contextLength, reserve, modelId: model.id }));
   }
   const constraint = constraintFor(served, toolChoice, body.text, maxToolCalls);
   if (constraint.kind !== 'none') await checkConstraint(engine, model.id, constraint);
-  return { model, chain, input, messages, served, constraint, maxToolCalls, enableThinking };
-}
-
-/**
- * `truncation: "auto"`: the chat of the longest tail of the history that fits, cut at a turn boundary (a user
- * message) so that tool calls stay with their outputs; the instructions always stay. Binary search over the
- * boundaries (a shorter tail renders a shorter prompt). When nothing fits, the whole chat goes to the engine,
- * which refuses it with its context-length error.
- */
-async function truncateToFit(
-  history: SourcedItem[],
-  instructions: string | null | undefined,
-  fits: (chat: ChatMessage[]) => Promise<boolean>,
-): Promise<ChatMessage[]> {
-  const whole = buildChat(history, instructions);
-  if (await fits(whole)) return whole;
-  const cuts = history.flatMap(({ item }, index) => (index > 0 && item.type === 'message' && item.role === 'user' ? [index] : []));
-  let best: ChatMessage[] | null = null;
-  let low = 0;
-  let high = cuts.length - 1;
-  while (low <= high) {
-    const mid = (low + high) >> 1;
-    const chat = buildChat(history.slice(cuts[mid]), instructions);
-    if (await fits(chat)) {
-      best = chat;
-      high = mid - 1;
-    } else {
-      low = mid + 1;
-    }
-  }
-  return best ?? whole;
+  return { model, chain, input, messages, served, constraint, maxToolCalls, enableThinking, truncation };
 }
 
 /** A schema or grammar the engine cannot compile is the client's error: 400 naming the field. */
