@@ -56,7 +56,8 @@ export function createAppShell(scope: string): AppShell {
     async respond(request) {
       const cache = await caches.open(await currentCacheName());
       const url = new URL(request.url);
-      const hit = (await cache.match(request, { ignoreSearch: true })) ?? (url.pathname.endsWith('/') ? await cache.match(new URL('./', scope).href) : undefined);
+      // A folder's page is its own index.html (/examples/web-ide/ is the web IDE, not the demo at the root).
+      const hit = (await cache.match(request, { ignoreSearch: true })) ?? (url.pathname.endsWith('/') ? await cache.match(new URL('index.html', url).href) : undefined);
       if (hit) return hit;
       try {
         return await fetch(request);
