@@ -8,17 +8,40 @@ import { EngineError, type ChatMessage, type GenerateRequest, type GenerationEve
 import { referenceGreedy, referenceModelFromGguf, type ReferenceModel } from '../support/cpu-forward.ts';
 import type { ForwardFixtureIndex } from './forward-cases.ts';
 import { fetchGguf, loadFixtureIndex } from './forward-support.ts';
+import { modelConfigFromGguf } from '../../src/model/model-config.ts';
 
 let index: ForwardFixtureIndex;
 let modelUrl: string;
 let reference: ReferenceModel;
+let stopIds: number[];
 
 beforeAll(async () => {
   index = await loadFixtureIndex();
   const fixture = index.cases.find((c) => c.id === 'qwen3-f32')!;
   modelUrl = new URL(fixture.gguf, location.origin).href;
-  reference = await referenceModelFromGguf(await fetchGguf(fixture.gguf));
+  const file = await fetchGguf(fixture.gguf);
+  reference = await referenceModelFromGguf(file);
+  stopIds = modelConfigFromGguf(file).eosTokenIds;
+  expect(stopIds.length).toBeGreaterThan(0);
 });
+
+/**
+ * A greedy run of at most `max` tokens equals the reference's: the reference decides whether it stops (an end
+ * token among its first max + 1 tokens: the engine checks for the end before the length) or runs to the length.
+ */
+function expectGreedyRun(events: GenerationEvent[], prompt: number[], max: number): void {
+  const expected = referenceGreedy(reference.config, reference.weights, prompt, max + 1);
+  const stopAt = expected.findIndex((t) => stopIds.includes(t));
+  const done = doneOf(events);
+  if (stopAt !== -1) {
+    expect(tokensOf(events)).toEqual(expected.slice(0, stopAt));
+    expect(done.finishReason).toBe('stop');
+  } else {
+    expect(tokensOf(events)).toEqual(expected.slice(0, max));
+    expect(done.finishReason).toBe('length');
+  }
+  expect(done.usage.completionTokens).toBe(tokensOf(events).length);
+}
 
 function request(messages: ChatMessage[], extra: Partial<GenerateRequest> = {}): GenerateRequest {
   return {
@@ -78,11 +101,8 @@ describe('WebGPU engine', () => {
       expect(prefill.length).toBeGreaterThan(0);
       expect(prefill[prefill.length - 1]).toEqual({ type: 'prefill', done: prompt.length, total: prompt.length });
       expect(done.usage).toEqual({ promptTokens: prompt.length, cachedTokens: 0, completionTokens: tokens.length });
-      // Greedy tokens = the reference's, up to a stop token.
-      const expected = referenceGreedy(reference.config, reference.weights, prompt, 12);
-      expect(tokens).toEqual(expected.slice(0, tokens.length));
-      if (done.finishReason === 'length') expect(tokens).toHaveLength(12);
-      else expect(done.finishReason).toBe('stop');
+      // Greedy tokens = the reference's, up to a stop token or the length, as the reference decides.
+      expectGreedyRun(events, prompt, 12);
       // The streamed text is the decoded text.
       const text = events.map((e) => (e.type === 'token' ? e.text : '')).join('');
       expect(text.length).toBeGreaterThan(0);
@@ -125,9 +145,8 @@ describe('WebGPU engine', () => {
       const sb = await collect(engine.generate(b));
       expect(tokensOf(ra)).toEqual(tokensOf(sa));
       expect(tokensOf(rb)).toEqual(tokensOf(sb));
-      for (const [events, max] of [[ra, 5], [rb, 4]] as const) {
-        const done = doneOf(events);
-        if (done.finishReason === 'length') expect(done.usage.completionTokens).toBe(max);
+      for (const [events, req, max] of [[ra, a, 5], [rb, b, 4]] as const) {
+        expectGreedyRun(events, await engine.tokenizePrompt(req), max);
       }
     } finally {
       await engine.dispose();

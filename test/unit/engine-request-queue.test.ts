@@ -44,7 +44,11 @@ describe('RequestQueue', () => {
     const queue = new RequestQueue();
     const controller = new AbortController();
     controller.abort();
-    await expect(queue.acquire(controller.signal)).rejects.toBeTruthy();
+    await expect(queue.acquire(controller.signal)).rejects.toMatchObject({ name: 'AbortError' });
+    const withReason = new AbortController();
+    withReason.abort(new Error('tab closed'));
+    await expect(queue.acquire(withReason.signal)).rejects.toThrow('tab closed');
+    expect(queue.pending).toBe(0);
     await expect(queue.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await expect(queue.run(async () => 1)).resolves.toBe(1);
   });

@@ -35,14 +35,19 @@ function sdkAssignability(): void {
   const o: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice'> = {} as Omit<ResponseObject, 'tools' | 'tool_choice'>;
   const e: ResponseStreamEvent = {} as Exclude<StreamEvent, { response: unknown }>;
   void [m, r, f, c, k, u, o, e];
+  // The checks above bite: if the project's types widened to `any`/`unknown` these would stop being errors and
+  // `@ts-expect-error` itself would fail the typecheck.
+  // @ts-expect-error a function call is not an SDK message
+  const wrongKind: ResponseOutputMessage = {} as OutputFunctionCall;
+  // @ts-expect-error usage is not a response
+  const notAResponse: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice'> = {} as Usage;
+  void [wrongKind, notAResponse];
 }
 
 describe('schema types match the SDK', () => {
-  it('output items, usage, the response object and stream events are assignable to the SDK types', () => {
-    // The proof is that this file typechecks (`npx tsc --noEmit -p .`).
-    expect(typeof sdkAssignability).toBe('function');
-  });
-
+  // Output items, usage, the response object and stream events are assignable to the SDK types: the proof is that
+  // this file typechecks (`npx tsc --noEmit -p .`, step 0 of `npm test`), with the negative checks in
+  // sdkAssignability showing that the check can fail.
   it('every output item parses as an input item (so a history replays through the one normaliser)', () => {
     const items: unknown[] = [
       { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'a', annotations: [] }], phase: 'final_answer' },
