@@ -4,7 +4,9 @@
 // plain text, and streams each piece as soon as it is known. Markers split across tokens are held back until
 // they are complete. Tool-call arguments stream as the model writes them; a custom tool's `input` is decoded
 // from the shim's JSON string value incrementally (escapes, `\uXXXX`, surrogate pairs), so the deltas add up to
-// exactly the final input. A call ends at the first end marker after its arguments: the arguments are read
+// exactly the final input. A `<tool_call>` block that is no call (no tools offered, a name not declared or not
+// decodable, JSON that does not parse) is kept as text without its markers; stray end markers are dropped, so
+// no template marker reaches the text or the reasoning. A call ends at the first end marker after its arguments: the arguments are read
 // JSON-aware (a marker inside a string is string content), and under the tool-call constraint a call's JSON
 // never holds the marker raw anyway (it must write `<\/tool_call>` or `</tool_call\u003e`), so the first marker
 // after `<tool_call>` is the end for this parser and for any other reader alike.
@@ -23,15 +25,24 @@ export type ParseEvent =
 
 export interface OutputParserOptions {
   markers: ModelInfo['markers'];
-  /** Recognise tool calls (only when the request offers tools; otherwise the markers are plain text). */
+  /**
+   * Recognise tool calls (only when the request offers tools). Without tools, a `<tool_call>…</tool_call>` block
+   * is text, its markers dropped.
+   */
   toolCalls: boolean;
+  /**
+   * The names a call may name (the tools offered, as the model sees them). A call naming another tool, or a name
+   * that does not decode, is no call: its text is kept as text, without the markers. Absent: any name.
+   */
+  declaredNames?: ReadonlySet<string>;
   /** Names of custom tools: their calls decode `input` from the shim's arguments. */
   customNames: ReadonlySet<string>;
   /** The prompt ended inside an opened reasoning block, so the output starts as reasoning. */
   startsInReasoning: boolean;
 }
 
-type State = 'text' | 'reasoning' | 'call-head' | 'call-args' | 'call-tail';
+/** `call-text`: inside a `<tool_call>` block that is no call (no tools, an undeclared name): text up to its end marker. */
+type State = 'text' | 'reasoning' | 'call-head' | 'call-args' | 'call-tail' | 'call-text';
 
 export class OutputParser {
   private state: State;
@@ -92,6 +103,9 @@ export class OutputParser {
       case 'call-head':
         // A call cut off before its name was known is dropped: there is no item to close.
         break;
+      case 'call-text':
+        if (rest) events.push({ kind: 'text.delta', text: rest });
+        break;
       case 'call-args': {
         const delta = this.args!.push(rest);
         if (delta) events.push({ kind: 'call.delta', text: delta });
@@ -106,13 +120,17 @@ export class OutputParser {
     return events;
   }
 
+  private declared(name: string): boolean {
+    return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
+  }
+
   /** One step of the state machine over the buffer; false when it must wait for more text. */
   private step(events: ParseEvent[]): boolean {
     const { markers } = this.options;
     switch (this.state) {
       case 'text': {
-        const candidates = [markers.thinkStart];
-        if (this.options.toolCalls) candidates.push(markers.toolCallStart);
+        // Every marker is recognised; the end markers and (without tools) the call markers never reach the text.
+        const candidates = [markers.thinkStart, markers.toolCallStart, markers.thinkEnd, markers.toolCallEnd];
         const hit = findFirst(this.buffer, candidates);
         if (hit === null) {
           const keep = heldPrefix(this.buffer, candidates);
@@ -127,15 +145,17 @@ export class OutputParser {
         if (hit.marker === markers.thinkStart) {
           events.push({ kind: 'reasoning.start' });
           this.state = 'reasoning';
-        } else {
-          this.state = 'call-head';
+        } else if (hit.marker === markers.toolCallStart) {
+          this.state = this.options.toolCalls ? 'call-head' : 'call-text';
         }
+        // A stray end marker (`</think>`, `</tool_call>` with nothing open) is dropped.
         return true;
       }
       case 'reasoning': {
-        const hit = findFirst(this.buffer, [markers.thinkEnd]);
+        // A stray `<think>` inside reasoning is dropped; the block ends at the first `</think>`.
+        const hit = findFirst(this.buffer, [markers.thinkEnd, markers.thinkStart]);
         if (hit === null) {
-          const keep = heldPrefix(this.buffer, [markers.thinkEnd]);
+          const keep = heldPrefix(this.buffer, [markers.thinkEnd, markers.thinkStart]);
           const out = this.buffer.slice(0, this.buffer.length - keep);
           if (out) events.push({ kind: 'reasoning.delta', text: out });
           this.buffer = this.buffer.slice(out.length);
@@ -143,7 +163,23 @@ export class OutputParser {
         }
         const before = this.buffer.slice(0, hit.index);
         if (before) events.push({ kind: 'reasoning.delta', text: before });
+        this.buffer = this.buffer.slice(hit.index + hit.marker.length);
+        if (hit.marker === markers.thinkStart) return true;
         events.push({ kind: 'reasoning.end', complete: true });
+        this.state = 'text';
+        return true;
+      }
+      case 'call-text': {
+        const hit = findFirst(this.buffer, [markers.toolCallEnd]);
+        if (hit === null) {
+          const keep = heldPrefix(this.buffer, [markers.toolCallEnd]);
+          const out = this.buffer.slice(0, this.buffer.length - keep);
+          if (out) events.push({ kind: 'text.delta', text: out });
+          this.buffer = this.buffer.slice(out.length);
+          return false;
+        }
+        const before = this.buffer.slice(0, hit.index);
+        if (before) events.push({ kind: 'text.delta', text: before });
         this.buffer = this.buffer.slice(hit.index + hit.marker.length);
         this.state = 'text';
         return true;
@@ -151,7 +187,12 @@ export class OutputParser {
       case 'call-head': {
         const head = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:/.exec(this.buffer);
         if (head) {
-          const name = JSON.parse(`"${head[1]}"`) as string;
+          const name = decodeName(head[1]!);
+          if (name === null || !this.declared(name)) {
+            // No call: the block is text (the buffer still holds its head), up to its end marker.
+            this.state = 'call-text';
+            return true;
+          }
           const custom = this.options.customNames.has(name);
           events.push({ kind: 'call.start', name, custom });
           this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
@@ -166,8 +207,8 @@ export class OutputParser {
         this.buffer = this.buffer.slice(end + markers.toolCallEnd.length);
         this.state = 'text';
         const call = parseWholeCall(body);
-        if (call === null) {
-          events.push({ kind: 'text.delta', text: markers.toolCallStart + body + markers.toolCallEnd });
+        if (call === null || !this.declared(call.name)) {
+          if (body) events.push({ kind: 'text.delta', text: body });
           return true;
         }
         const custom = this.options.customNames.has(call.name);
@@ -226,6 +267,16 @@ function heldPrefix(text: string, markers: readonly string[]): number {
     }
   }
   return keep;
+}
+
+/** A call's name as the model wrote it inside its JSON string; null when it does not decode (`"\uZZZZ"`). */
+function decodeName(raw: string): string | null {
+  try {
+    const name: unknown = JSON.parse(`"${raw}"`);
+    return typeof name === 'string' ? name : null;
+  } catch {
+    return null;
+  }
 }
 
 function parseWholeCall(body: string): { name: string; argumentsJson: string } | null {

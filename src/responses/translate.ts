@@ -192,9 +192,10 @@ export function toolCallLimit(body: Partial<Pick<CreateResponseBody, 'parallel_t
 
 /**
  * What decoding is held to. A forced tool call (required / named) wins; otherwise a JSON text format; otherwise,
- * when a tool asks for a guarantee (a `strict` function, a custom tool with a grammar) or the turn's calls are
- * limited (`maxCalls` finite: parallel_tool_calls false, max_tool_calls), `tools` in `auto` mode so that calls the
- * model does start follow their schema/grammar and stop at the limit; otherwise nothing (free text and free calls).
+ * whenever tools are on offer, `tools` in `auto` mode: free text, but a call the model starts names a declared
+ * tool (strict or not: the name is always held), follows its schema/grammar (a non-strict schema where it
+ * compiles) and stops at the limit (`maxCalls` finite: parallel_tool_calls false, max_tool_calls); without tools,
+ * nothing.
  */
 export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text: CreateResponseBody['text'], maxCalls = Infinity): ConstraintSpec {
   let mode: 'auto' | 'required' | 'named' = 'auto';
@@ -215,8 +216,7 @@ export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text:
   const format = text?.format;
   if (format?.type === 'json_schema') return { kind: 'json_schema', schema: format.schema };
   if (format?.type === 'json_object') return { kind: 'json_schema', schema: null };
-  const guaranteed = tools.some((t) => (t.type === 'function' ? t.strict : t.grammar !== undefined));
-  if (tools.length > 0 && (guaranteed || maxCalls !== Infinity)) {
+  if (tools.length > 0) {
     const auto: LimitedToolsConstraint = { kind: 'tools', mode: 'auto', tools, ...limit };
     return auto;
   }

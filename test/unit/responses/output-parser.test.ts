@@ -109,14 +109,14 @@ describe('OutputParser', () => {
     expect(parse([samples[4]!.text]).calls.map((c) => c.args)).toEqual(['42', '{"k": 1}']);
   });
 
-  it('without tools on offer, tool-call markers are text', () => {
+  it('without tools on offer, a tool-call block is text without its markers', () => {
     const text = '<tool_call>{"name": "f", "arguments": {}}</tool_call>';
-    expect(parse([text], { toolCalls: false })).toMatchObject({ text, calls: [] });
+    expect(parse([text], { toolCalls: false })).toMatchObject({ text: '{"name": "f", "arguments": {}}', calls: [] });
   });
 
-  it('an envelope that is not a call comes back as text', () => {
+  it('an envelope that is not a call comes back as text without its markers', () => {
     const text = '<tool_call>not json</tool_call> after';
-    expect(parse([text])).toMatchObject({ text, calls: [] });
+    expect(parse([text])).toMatchObject({ text: 'not json after', calls: [] });
   });
 
   it('starts inside reasoning when the prompt opened the block', () => {

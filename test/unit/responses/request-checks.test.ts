@@ -79,8 +79,8 @@ describe('tool_choice', () => {
     expect((await post(handler, '/responses', { input: 'hi', tool_choice: { type: 'function', name: 'lookup' }, tools: [fn] })).status).toBe(200);
     expect(engine.requests[0]!.constraint).toMatchObject({ kind: 'tools', mode: 'named', name: 'lookup' });
     expect((await post(handler, '/responses', { input: 'hi', tool_choice: { type: 'file_search' }, tools: [fn, { type: 'file_search', vector_store_ids: [] }] })).status).toBe(200);
-    // Auto mode asks nothing of decoding unless a tool wants a guarantee.
-    expect(engine.requests[1]!.constraint).toEqual({ kind: 'none' });
+    // Auto mode with tools on offer always holds a call to a declared tool's name (the hosted tool is not one).
+    expect(engine.requests[1]!.constraint).toMatchObject({ kind: 'tools', mode: 'auto', tools: [{ type: 'function', name: 'lookup' }] });
     expect(engine.requests[1]!.tools.map((t) => t.function.name)).toEqual(['lookup']);
   });
 
