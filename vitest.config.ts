@@ -1,6 +1,16 @@
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
+import { existsSync } from 'node:fs';
 import { chromiumArgs, chromiumPath } from './test/chromium.ts';
+
+// Node tests on Dawn (*.dawn.test.ts) run over Chromium's SwiftShader Vulkan driver; the loader's path is set here,
+// before the test processes start, so that `npx vitest run` works without extra environment (test/run-all.mjs does
+// the same for every step).
+const swiftshaderIcd = '/usr/lib/chromium/vk_swiftshader_icd.json';
+if (existsSync(swiftshaderIcd) && !process.env.VK_ICD_FILENAMES) {
+  process.env.LD_LIBRARY_PATH = ['/usr/lib/chromium', process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  process.env.VK_ICD_FILENAMES = swiftshaderIcd;
+}
 
 export default defineConfig({
   test: {

@@ -51,10 +51,37 @@ try {
 try {
   const e = JSON.parse(readFileSync('.tmp/test-results/e2e.json', 'utf8'));
   passed += e.stats.expected;
-  failed += e.stats.unexpected + e.stats.flaky * 0;
+  failed += e.stats.unexpected;
   skipped += e.stats.skipped;
-} catch {
-  if (built) failed += 1;
+  // A test that passed only on its retry fails the run, unless known-flaky.json names it with a reason.
+  const known = JSON.parse(readFileSync('test/e2e/known-flaky.json', 'utf8'));
+  for (const title of flakyTitles(e.suites ?? [])) {
+    if (typeof known[title] === 'string' && known[title].length > 0) {
+      console.log(`flaky (listed: ${known[title]}): ${title}`);
+      passed += 1;
+    } else {
+      console.log(`FLAKY, not listed in test/e2e/known-flaky.json: ${title}`);
+      failed += 1;
+    }
+  }
+} catch (error) {
+  if (built) {
+    console.log(`e2e results unreadable: ${error instanceof Error ? error.message : String(error)}`);
+    failed += 1;
+  }
+}
+
+/** Titles ("file > describe > test") of tests Playwright reports as flaky (failed, then passed on a retry). */
+function flakyTitles(suites, path = []) {
+  const out = [];
+  for (const suite of suites) {
+    const here = suite.title ? [...path, suite.title] : path;
+    for (const spec of suite.specs ?? []) {
+      if ((spec.tests ?? []).some((t) => t.status === 'flaky')) out.push([...here, spec.title].join(' > '));
+    }
+    out.push(...flakyTitles(suite.suites ?? [], here));
+  }
+  return out;
 }
 const ok = results.every(([, r]) => r);
 console.log('\n' + results.map(([t, r]) => `${r ? 'ok  ' : 'FAIL'} ${t}`).join('\n'));

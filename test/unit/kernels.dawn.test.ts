@@ -8,6 +8,7 @@ import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ForwardKernels, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';
 import { Kernels } from '../../src/gpu/kernels.ts';
 import { checkProduct, checkRmsnorm, checkSoftmax, ROW_SIZES, type ProductCase } from '../support/kernel-checks.ts';
+import { needDawnAdapter } from '../support/dawn-adapter.ts';
 
 Object.assign(globalThis, globals);
 // Dawn's GPU object must outlive every device made from it (Node crashes if it is collected first).
@@ -34,8 +35,7 @@ afterAll(() => {
 });
 
 function need(ctx: { skip: (note?: string) => void }): GpuContext {
-  if (!gpu) ctx.skip(missing);
-  return gpu as GpuContext;
+  return needDawnAdapter(ctx, gpu, missing);
 }
 
 const PRODUCT_TYPES: ProductWeightType[] = ['F32', 'F16', 'Q8_0', 'Q4_K'];

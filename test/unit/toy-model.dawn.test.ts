@@ -10,6 +10,7 @@ import { create, globals } from 'webgpu';
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { createWebGpuEngine, type WebGpuEngine } from '../../src/engine/webgpu-engine.ts';
 import type { ChatMessage, ChatTool, GenerationEvent } from '../../src/engine/types.ts';
+import { needDawnAdapter } from '../support/dawn-adapter.ts';
 
 /** As in toy-model.test.ts (not imported: importing a test file would run its tests here too). */
 const TOY_LOGITS_TOLERANCE = 2e-3;
@@ -52,8 +53,7 @@ afterAll(async () => {
 });
 
 function need(ctx: { skip: (note?: string) => void }): WebGpuEngine {
-  if (!engine) ctx.skip(missing);
-  return engine as WebGpuEngine;
+  return needDawnAdapter(ctx, engine, missing);
 }
 
 describe('bundled toy model on Dawn', () => {

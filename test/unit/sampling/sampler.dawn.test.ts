@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { create, globals } from 'webgpu';
 import { acquireGpu, type GpuContext } from '../../../src/gpu/device.ts';
 import { DISTRIBUTION_CASES, checkDistribution, checkGreedyAndLogprobs, checkLargeVocabulary, checkSequentialSteps } from './sampling-checks.ts';
+import { needDawnAdapter } from '../../support/dawn-adapter.ts';
 
 Object.assign(globalThis, globals);
 // Dawn's GPU object must outlive every device made from it.
@@ -24,8 +25,7 @@ beforeAll(async () => {
 afterAll(() => gpu?.destroy());
 
 function need(ctx: { skip: (note?: string) => void }): GpuContext {
-  if (!gpu) ctx.skip(missing);
-  return gpu as GpuContext;
+  return needDawnAdapter(ctx, gpu, missing);
 }
 
 describe('GPU sampler on Dawn', () => {
