@@ -1,7 +1,9 @@
-// Conversion of tensor bytes from the file layout to the GPU layout (see tensor-types.ts), and TypeScript
-// dequantization references for both layouts: what the WGSL kernels must compute, and what tests compare
-// GPU read-backs and llama.cpp against.
+// Conversion of tensor bytes from the file layout to the GPU layout (the table of weight formats,
+// src/common/weight-formats.ts, says how each block's fields move), and the TypeScript dequantization
+// reference of every format: what the WGSL decoders must compute, and what tests compare GPU read-backs and
+// llama.cpp against. One reference per format, on the file layout; the GPU layout is mapped back to it.
 
+import { IQ4_VALUES, WEIGHT_FORMAT } from '../common/weight-formats.ts';
 import {
   TENSOR_TYPE_LAYOUTS,
   bf16ToFloat,
@@ -22,123 +24,197 @@ function blockCount(type: TensorType, byteLength: number, blockBytes: number, wh
  * bytes, so chunk F16 data on an even element count except at the end.
  */
 export function toGpuLayout(type: TensorType, bytes: Uint8Array): Uint8Array {
-  const layout = TENSOR_TYPE_LAYOUTS[type];
-  const blocks = blockCount(type, bytes.byteLength, layout.fileBlockBytes, 'toGpuLayout');
-  switch (type) {
-    case 'F32':
-    case 'Q4_K':
-      return bytes;
-    case 'F16': {
-      if (bytes.byteLength % 4 === 0) return bytes;
-      const out = new Uint8Array(bytes.byteLength + 2);
-      out.set(bytes);
-      return out;
-    }
-    case 'BF16': {
-      const out = new Float32Array(blocks);
-      for (let i = 0; i < blocks; i++) out[i] = bf16ToFloat(bytes[2 * i] | (bytes[2 * i + 1] << 8));
-      return new Uint8Array(out.buffer);
-    }
-    case 'Q8_0':
-    case 'Q4_0':
-    case 'Q6_K': {
-      // Q8_0/Q4_0: insert 2 zero bytes after the f16 d; Q6_K: append 2 zero bytes.
-      const out = new Uint8Array(blocks * layout.gpuBlockBytes);
-      const fb = layout.fileBlockBytes;
-      const gb = layout.gpuBlockBytes;
-      for (let b = 0; b < blocks; b++) {
-        const src = b * fb;
-        const dst = b * gb;
-        if (type === 'Q6_K') {
-          out.set(bytes.subarray(src, src + fb), dst);
-        } else {
-          out[dst] = bytes[src];
-          out[dst + 1] = bytes[src + 1];
-          out.set(bytes.subarray(src + 2, src + fb), dst + 4);
-        }
-      }
-      return out;
-    }
+  const format = WEIGHT_FORMAT[type];
+  const blocks = blockCount(type, bytes.byteLength, format.fileBlockBytes, 'toGpuLayout');
+  if (type === 'BF16') {
+    const out = new Float32Array(blocks);
+    for (let i = 0; i < blocks; i++) out[i] = bf16ToFloat(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+    return new Uint8Array(out.buffer);
   }
+  if (format.repack.length === 0) {
+    if (bytes.byteLength % 4 === 0) return bytes;
+    const out = new Uint8Array((bytes.byteLength + 3) & ~3);
+    out.set(bytes);
+    return out;
+  }
+  const fb = format.fileBlockBytes;
+  const gb = format.gpuBlockBytes;
+  const out = new Uint8Array(blocks * gb);
+  for (let b = 0; b < blocks; b++) {
+    for (const [from, length, to] of format.repack) out.set(bytes.subarray(b * fb + from, b * fb + from + length), b * gb + to);
+  }
+  return out;
+}
+
+/** GPU-layout bytes of whole blocks back to the file layout (the inverse of toGpuLayout for block types). */
+function fromGpuLayout(type: TensorType, bytes: Uint8Array): Uint8Array {
+  const format = WEIGHT_FORMAT[type];
+  if (format.repack.length === 0) return bytes;
+  const fb = format.fileBlockBytes;
+  const gb = format.gpuBlockBytes;
+  const blocks = blockCount(type, bytes.byteLength, gb, 'dequantize');
+  const out = new Uint8Array(blocks * fb);
+  for (let b = 0; b < blocks; b++) {
+    for (const [from, length, to] of format.repack) out.set(bytes.subarray(b * gb + to, b * gb + to + length), b * fb + from);
+  }
+  return out;
 }
 
 /** Dequantize GGUF/safetensors-layout bytes (whole blocks) of `type` to f32. */
 export function dequantizeGguf(type: TensorType, bytes: Uint8Array): Float32Array {
-  return dequantizeLayout(type, bytes, false);
+  return dequantizeFileLayout(type, bytes);
 }
 
 /** Dequantize GPU-layout bytes (whole blocks, see tensor-types.ts) of `type` to f32. */
 export function dequantizeGpuLayout(type: TensorType, bytes: Uint8Array, elements: number): Float32Array {
   const layout = TENSOR_TYPE_LAYOUTS[type];
   if (layout.gpuType === 'F32') return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + elements * 4));
+  if (type === 'F16') return dequantizeFileLayout(type, bytes.subarray(0, elements * 2));
   const used = (elements / layout.blockElements) * layout.gpuBlockBytes;
-  return dequantizeLayout(type, bytes.subarray(0, used), true);
+  return dequantizeFileLayout(type, fromGpuLayout(type, bytes.subarray(0, used)));
 }
 
-function dequantizeLayout(type: TensorType, bytes: Uint8Array, gpu: boolean): Float32Array {
+/**
+ * The 16 six-bit scales of a Q3_K super-block whose 12 scale bytes start at `at`, minus 32: scale i takes its
+ * low 4 bits from byte i (i < 8, low nibble) or i - 8 (high nibble), its top 2 bits from byte 8 + i % 4 at bit
+ * 2 * floor(i / 4).
+ */
+export function q3kScales(bytes: Uint8Array, at: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < 16; i++) {
+    const low = i < 8 ? bytes[at + i] & 15 : bytes[at + i - 8] >> 4;
+    const high = (bytes[at + 8 + (i % 4)] >> (2 * Math.floor(i / 4))) & 3;
+    out.push((low | (high << 4)) - 32);
+  }
+  return out;
+}
+
+function dequantizeFileLayout(type: TensorType, bytes: Uint8Array): Float32Array {
   const layout = TENSOR_TYPE_LAYOUTS[type];
-  const blockBytes = gpu ? layout.gpuBlockBytes : layout.fileBlockBytes;
+  const blockBytes = layout.fileBlockBytes;
   const blocks = blockCount(type, bytes.byteLength, blockBytes, 'dequantize');
   const out = new Float32Array(blocks * layout.blockElements);
   const u16 = (o: number) => bytes[o] | (bytes[o + 1] << 8);
   const i8 = (o: number) => (bytes[o] << 24) >> 24;
+  const half = (o: number) => halfToFloat(u16(o));
+  // Every product below is exact in f32 (small integers times an f16 and a few-bit scale): only the final
+  // addition rounds, as in the f32 arithmetic of the GPU decoders and of ggml.
   switch (type) {
     case 'F32':
       return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
     case 'F16':
-      for (let i = 0; i < blocks; i++) out[i] = halfToFloat(u16(2 * i));
+      for (let i = 0; i < blocks; i++) out[i] = half(2 * i);
       return out;
     case 'BF16':
       for (let i = 0; i < blocks; i++) out[i] = bf16ToFloat(u16(2 * i));
       return out;
-    case 'Q8_0': {
-      const qsOffset = gpu ? 4 : 2;
+    case 'Q8_0':
       for (let b = 0; b < blocks; b++) {
         const o = b * blockBytes;
-        const d = halfToFloat(u16(o));
-        for (let j = 0; j < 32; j++) out[b * 32 + j] = d * i8(o + qsOffset + j);
+        const d = half(o);
+        for (let j = 0; j < 32; j++) out[b * 32 + j] = d * i8(o + 2 + j);
       }
       return out;
-    }
-    case 'Q4_0': {
-      const qsOffset = gpu ? 4 : 2;
+    case 'Q4_0':
+    case 'Q4_1':
+    case 'IQ4_NL': {
+      // d (and for Q4_1 the min m), then 16 bytes: weight j < 16 the low nibble of byte j, j + 16 its high nibble.
+      const qs = type === 'Q4_1' ? 4 : 2;
       for (let b = 0; b < blocks; b++) {
         const o = b * blockBytes;
-        const d = halfToFloat(u16(o));
+        const d = half(o);
+        const m = type === 'Q4_1' ? half(o + 2) : 0;
+        const value = (q: number) => (type === 'Q4_0' ? d * (q - 8) : type === 'Q4_1' ? d * q + m : d * IQ4_VALUES[q]);
         for (let j = 0; j < 16; j++) {
-          const q = bytes[o + qsOffset + j];
-          out[b * 32 + j] = d * ((q & 15) - 8);
-          out[b * 32 + j + 16] = d * ((q >> 4) - 8);
+          const q = bytes[o + qs + j];
+          out[b * 32 + j] = value(q & 15);
+          out[b * 32 + j + 16] = value(q >> 4);
         }
       }
       return out;
     }
-    case 'Q4_K': {
+    case 'Q5_0':
+    case 'Q5_1': {
+      // d (m), qh (32 bits: bit j is weight j's fifth bit), 16 bytes of low nibbles as Q4_0.
+      const one = type === 'Q5_1';
+      const qh = one ? 4 : 2;
       for (let b = 0; b < blocks; b++) {
         const o = b * blockBytes;
-        const d = halfToFloat(u16(o));
-        const dmin = halfToFloat(u16(o + 2));
-        const scales = o + 4;
-        const qs = o + 16;
-        for (let chunk = 0; chunk < 4; chunk++) {
-          for (let half = 0; half < 2; half++) {
-            const [sc, m] = q4kScaleMin(bytes, scales, 2 * chunk + half);
-            const scale = d * sc;
-            const min = dmin * m;
-            const base = b * 256 + chunk * 64 + half * 32;
-            for (let l = 0; l < 32; l++) {
-              const q = bytes[qs + chunk * 32 + l];
-              out[base + l] = scale * (half ? q >> 4 : q & 15) - min;
-            }
-          }
+        const d = half(o);
+        const m = one ? half(o + 2) : 0;
+        const high = (bytes[o + qh] | (bytes[o + qh + 1] << 8) | (bytes[o + qh + 2] << 16) | (bytes[o + qh + 3] << 24)) >>> 0;
+        for (let j = 0; j < 32; j++) {
+          const byte = bytes[o + qh + 4 + (j % 16)];
+          const q = (j < 16 ? byte & 15 : byte >> 4) | (((high >>> j) & 1) << 4);
+          out[b * 32 + j] = one ? d * q + m : d * (q - 16);
         }
       }
       return out;
     }
-    case 'Q6_K': {
+    case 'Q2_K':
+      // scales[16], qs[64], d, dmin. Weight e: sub-block s = e / 16 (scale: low nibble of scales[s], min: high
+      // nibble); 2 bits at 2j of qs[32n + 16h + l] for e = 128n + 32j + 16h + l.
       for (let b = 0; b < blocks; b++) {
         const o = b * blockBytes;
-        const d = halfToFloat(u16(o + 208));
+        const d = half(o + 80);
+        const dmin = half(o + 82);
+        for (let e = 0; e < 256; e++) {
+          const s = e >> 4;
+          const n = e >> 7;
+          const j = (e >> 5) & 3;
+          const h = (e >> 4) & 1;
+          const l = e & 15;
+          const q = (bytes[o + 16 + 32 * n + 16 * h + l] >> (2 * j)) & 3;
+          const sc = bytes[o + s];
+          out[b * 256 + e] = d * (sc & 15) * q - dmin * (sc >> 4);
+        }
+      }
+      return out;
+    case 'Q3_K':
+      // hmask[32], qs[64], scales[12], d. Weight e = 128n + 32j + 16h + l: 2 bits at 2j of qs[32n + 16h + l],
+      // minus 4 unless bit 4n + j of hmask[16h + l] is set; sub-block scale e / 16.
+      for (let b = 0; b < blocks; b++) {
+        const o = b * blockBytes;
+        const d = half(o + 108);
+        const scales = q3kScales(bytes, o + 96);
+        for (let e = 0; e < 256; e++) {
+          const n = e >> 7;
+          const j = (e >> 5) & 3;
+          const h = (e >> 4) & 1;
+          const l = e & 15;
+          const low = (bytes[o + 32 + 32 * n + 16 * h + l] >> (2 * j)) & 3;
+          const hbit = (bytes[o + 16 * h + l] >> (4 * n + j)) & 1;
+          out[b * 256 + e] = d * scales[e >> 4] * (low - (hbit ? 0 : 4));
+        }
+      }
+      return out;
+    case 'Q4_K':
+    case 'Q5_K': {
+      // d, dmin, scales[12], (Q5_K: qh[32]), qs[128]. Weight e = 64c + 32h + l: nibble h of qs[32c + l]
+      // (Q5_K: plus bit 2c + h of qh[l] as 16), sub-block 2c + h.
+      const five = type === 'Q5_K';
+      const qs = five ? 48 : 16;
+      for (let b = 0; b < blocks; b++) {
+        const o = b * blockBytes;
+        const d = half(o);
+        const dmin = half(o + 2);
+        for (let e = 0; e < 256; e++) {
+          const c = e >> 6;
+          const h = (e >> 5) & 1;
+          const l = e & 31;
+          const byte = bytes[o + qs + 32 * c + l];
+          let q = h ? byte >> 4 : byte & 15;
+          if (five) q |= ((bytes[o + 16 + l] >> (2 * c + h)) & 1) << 4;
+          const [sc, m] = q4kScaleMin(bytes, o + 4, 2 * c + h);
+          out[b * 256 + e] = d * sc * q - dmin * m;
+        }
+      }
+      return out;
+    }
+    case 'Q6_K':
+      for (let b = 0; b < blocks; b++) {
+        const o = b * blockBytes;
+        const d = half(o + 208);
         for (let n = 0; n < 2; n++) {
           const ql = o + n * 64;
           const qh = o + 128 + n * 32;
@@ -159,7 +235,24 @@ function dequantizeLayout(type: TensorType, bytes: Uint8Array, gpu: boolean): Fl
         }
       }
       return out;
-    }
+    case 'IQ4_XS':
+      // d, scales_h (2 bits per sub-block), scales_l[4] (a nibble per sub-block), qs[128]; sub-block s of 32:
+      // scale 6 bits minus 32, its 16 bytes qs[16s ..] hold weights 32s + j (low nibble) and 32s + 16 + j (high).
+      for (let b = 0; b < blocks; b++) {
+        const o = b * blockBytes;
+        const d = half(o);
+        const scalesHigh = u16(o + 2);
+        for (let s = 0; s < 8; s++) {
+          const ls = ((bytes[o + 4 + (s >> 1)] >> (4 * (s & 1))) & 15) | (((scalesHigh >> (2 * s)) & 3) << 4);
+          const scale = d * (ls - 32);
+          for (let j = 0; j < 16; j++) {
+            const q = bytes[o + 8 + 16 * s + j];
+            out[b * 256 + 32 * s + j] = scale * IQ4_VALUES[q & 15];
+            out[b * 256 + 32 * s + 16 + j] = scale * IQ4_VALUES[q >> 4];
+          }
+        }
+      }
+      return out;
   }
 }
 

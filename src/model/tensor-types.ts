@@ -1,45 +1,18 @@
 // Tensor element types of GGUF and safetensors files, their byte layouts in the file, and the layout the
-// weights take in GPU buffers (what the WGSL kernels read).
-//
-// GPU layout (fixed; the kernels are coded against it). A matrix of R rows x K columns is stored row after
-// row; K is a multiple of the block size for block types, so a row is whole blocks and a block never
-// straddles two rows. Every block is padded to a multiple of 4 bytes so that blocks start on a u32.
-//   F32   as is (4 bytes per element).
-//   F16   raw halves, contiguous: element e sits in u32 e >> 1, the low half holds the even e.
-//         The buffer is padded with zero bytes to a multiple of 4.
-//   BF16  converted to F32 at load (so F32 in GPU memory).
-//   Q8_0  block of 32: f16 d, 2 zero bytes, 32 x int8 qs                  = 36 bytes =  9 u32.
-//         value j = d * qs[j].
-//   Q4_0  block of 32: f16 d, 2 zero bytes, 16 bytes qs                   = 20 bytes =  5 u32.
-//         value j (< 16) = d * ((qs[j] & 15) - 8); value j + 16 = d * ((qs[j] >> 4) - 8).
-//   Q4_K  super-block of 256: the 144 bytes as in GGUF: f16 d, f16 dmin, scales[12], qs[128].
-//   Q6_K  super-block of 256: the 210 bytes as in GGUF: ql[128], qh[64], int8 scales[16], f16 d,
-//         then 2 zero bytes                                                = 212 bytes = 53 u32.
-// The exact value formulas are the references in dequantize.ts.
+// weights take in GPU buffers (what the WGSL kernels read): all derived from the table of weight formats,
+// src/common/weight-formats.ts (which describes each format's GPU layout). The exact value formulas are the
+// references in dequantize.ts.
+import { GGML_TYPE_NAMES, WEIGHT_FORMAT, WEIGHT_FORMAT_NAMES, weightFormatOfGgmlType, type WeightFormatName } from '../common/weight-formats.ts';
 
-/** Element type ids as GGUF (ggml) numbers them. */
-export const GgmlType = {
-  F32: 0,
-  F16: 1,
-  Q4_0: 2,
-  Q4_1: 3,
-  Q5_0: 6,
-  Q5_1: 7,
-  Q8_0: 8,
-  Q8_1: 9,
-  Q2_K: 10,
-  Q3_K: 11,
-  Q4_K: 12,
-  Q5_K: 13,
-  Q6_K: 14,
-  Q8_K: 15,
-  BF16: 30,
-} as const;
+/** Element type ids as GGUF (ggml) numbers them: every id ggml has had, by name. */
+export const GgmlType: Readonly<Record<string, number>> = Object.fromEntries(
+  Object.entries(GGML_TYPE_NAMES).map(([id, name]) => [name, Number(id)]),
+);
 
-/** The tensor types this runtime can load. */
-export type TensorType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
+/** The tensor types this runtime can load (the weight formats). */
+export type TensorType = WeightFormatName;
 
-export const SUPPORTED_TENSOR_TYPES: readonly TensorType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+export const SUPPORTED_TENSOR_TYPES: readonly TensorType[] = WEIGHT_FORMAT_NAMES;
 
 export interface TensorTypeLayout {
   type: TensorType;
@@ -54,23 +27,25 @@ export interface TensorTypeLayout {
   gpuType: TensorType;
 }
 
-export const TENSOR_TYPE_LAYOUTS: Readonly<Record<TensorType, TensorTypeLayout>> = {
-  F32: { type: 'F32', ggmlType: GgmlType.F32, blockElements: 1, fileBlockBytes: 4, gpuBlockBytes: 4, gpuType: 'F32' },
-  F16: { type: 'F16', ggmlType: GgmlType.F16, blockElements: 1, fileBlockBytes: 2, gpuBlockBytes: 2, gpuType: 'F16' },
-  BF16: { type: 'BF16', ggmlType: GgmlType.BF16, blockElements: 1, fileBlockBytes: 2, gpuBlockBytes: 4, gpuType: 'F32' },
-  Q8_0: { type: 'Q8_0', ggmlType: GgmlType.Q8_0, blockElements: 32, fileBlockBytes: 34, gpuBlockBytes: 36, gpuType: 'Q8_0' },
-  Q4_0: { type: 'Q4_0', ggmlType: GgmlType.Q4_0, blockElements: 32, fileBlockBytes: 18, gpuBlockBytes: 20, gpuType: 'Q4_0' },
-  Q4_K: { type: 'Q4_K', ggmlType: GgmlType.Q4_K, blockElements: 256, fileBlockBytes: 144, gpuBlockBytes: 144, gpuType: 'Q4_K' },
-  Q6_K: { type: 'Q6_K', ggmlType: GgmlType.Q6_K, blockElements: 256, fileBlockBytes: 210, gpuBlockBytes: 212, gpuType: 'Q6_K' },
-};
+export const TENSOR_TYPE_LAYOUTS: Readonly<Record<TensorType, TensorTypeLayout>> = Object.fromEntries(
+  WEIGHT_FORMAT_NAMES.map((name) => {
+    const f = WEIGHT_FORMAT[name];
+    const layout: TensorTypeLayout = {
+      type: name,
+      ggmlType: f.ggmlType,
+      blockElements: f.blockElements,
+      fileBlockBytes: f.fileBlockBytes,
+      gpuBlockBytes: f.gpuBlockBytes,
+      gpuType: f.gpuFormat,
+    };
+    return [name, layout];
+  }),
+) as Record<TensorType, TensorTypeLayout>;
 
-const GGML_TYPE_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(GgmlType).map(([name, id]) => [id, name]),
-);
-
-/** The TensorType of a GGUF type id; throws naming the tensor when the type is not supported. */
+/** The TensorType of a GGUF type id; throws naming the tensor and the type when the type is not supported. */
 export function tensorTypeFromGgml(ggmlType: number, tensorName: string): TensorType {
-  for (const layout of Object.values(TENSOR_TYPE_LAYOUTS)) if (layout.ggmlType === ggmlType) return layout.type;
+  const format = weightFormatOfGgmlType(ggmlType);
+  if (format) return format.name;
   const name = GGML_TYPE_NAMES[ggmlType] ?? `ggml type ${ggmlType}`;
   throw new Error(
     `Tensor "${tensorName}" has unsupported type ${name} (supported: ${SUPPORTED_TENSOR_TYPES.join(', ')})`,

@@ -34,6 +34,10 @@ export function encodeTensor(type: TensorType, values: Float32Array): Uint8Array
     case 'Q6_K':
       for (let b = 0; b < blocks; b++) quantizeQ6_K(values.subarray(b * 256, b * 256 + 256), out, view, b * 210);
       return out;
+    default:
+      // The other formats are written by llama.cpp's own quantizer (../shared/tools/llama-quantize.py, as
+      // test/support/llama-quantize.ts runs it) from an F32 model, the way published files are made.
+      throw new Error(`make-test-model does not quantize to ${type}: write an F32 model and quantize it with llama-quantize`);
   }
 }
 

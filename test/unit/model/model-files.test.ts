@@ -174,8 +174,8 @@ describe('GGUF header', () => {
   });
 
   test('unsupported tensor type names the tensor and the type', async () => {
-    const q5 = { name: 'blk.0.attn_v.weight', dims: [32, 1], ggmlType: GgmlType.Q5_0, data: new Uint8Array(22) };
-    await expect(readGguf(fileOf(everyType, 3, [q5]))).rejects.toThrow(/Tensor "blk.0.attn_v.weight" has unsupported type Q5_0/);
+    const iq2 = { name: 'blk.0.attn_v.weight', dims: [256, 1], ggmlType: GgmlType.IQ2_XXS, data: new Uint8Array(66) };
+    await expect(readGguf(fileOf(everyType, 3, [iq2]))).rejects.toThrow(/Tensor "blk.0.attn_v.weight" has unsupported type IQ2_XXS/);
   });
 
   test('unsupported architecture is named', async () => {
