@@ -7,16 +7,39 @@ import { HOSTED_ITEM_TYPES } from './schema.ts';
 
 export type ApiErrorType = 'invalid_request_error' | 'server_error' | 'store_error';
 
+/** The most characters of one piece of client input an error message quotes. */
+export const QUOTE_MAX_CHARS = 200;
+/** A bound on a whole error message and on `param` (a message may quote a few pieces; a path may name client keys). */
+export const MESSAGE_MAX_CHARS = 1000;
+export const PARAM_MAX_CHARS = 300;
+
+/**
+ * Client input as an error message quotes it: at most `max` characters, the rest counted, not echoed (a 1 MiB
+ * model name must not come back whole). Never cuts a surrogate pair in two. Every message that echoes a client
+ * string goes through this; ApiError bounds the whole message as a last resort.
+ */
+export function quote(value: unknown, max = QUOTE_MAX_CHARS): string {
+  const text = typeof value === 'string' ? value : String(value);
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
+}
+
 export class ApiError extends Error {
+  readonly param: string | null;
+
   constructor(
     readonly status: number,
     message: string,
-    readonly param: string | null = null,
+    param: string | null = null,
     readonly type: ApiErrorType = status >= 500 ? 'server_error' : 'invalid_request_error',
     readonly code: string | null = null,
   ) {
-    super(message);
+    super(quote(message, MESSAGE_MAX_CHARS));
     this.name = 'ApiError';
+    this.param = param === null ? null : quote(param, PARAM_MAX_CHARS);
   }
 
   body(): { error: { message: string; type: string; param: string | null; code: string | null } } {
@@ -80,14 +103,15 @@ export function fromZodError(error: z.ZodError, value: unknown): ApiError {
   const first = error.issues[0];
   if (first === undefined) return badRequest('Invalid request body.');
   const { issue, path } = mostSpecific(first, []);
-  const param = formatPath(path) || null;
+  // Object keys in the path are client input too.
+  const param = quote(formatPath(path)) || null;
   if (issue.code === 'invalid_union' && 'discriminator' in issue && issue.discriminator === 'type') {
     const seen = valueAt(value, path);
     if (typeof seen === 'string' && (HOSTED_ITEM_TYPES as readonly string[]).includes(seen)) {
-      return badRequest(`Item type '${seen}' at '${param}' is not supported by this runtime (it serves no hosted tools and resolves no item references).`, param);
+      return badRequest(`Item type '${quote(seen)}' at '${param}' is not supported by this runtime (it serves no hosted tools and resolves no item references).`, param);
     }
     return badRequest(
-      `Invalid value${typeof seen === 'string' ? ` '${seen}'` : ''} for '${param}': expected one of ${((issue as { options?: unknown[] }).options ?? []).map((o) => `'${String(o)}'`).join(', ')}.`,
+      `Invalid value${typeof seen === 'string' ? ` '${quote(seen)}'` : ''} for '${param}': expected one of ${((issue as { options?: unknown[] }).options ?? []).map((o) => `'${String(o)}'`).join(', ')}.`,
       param,
     );
   }

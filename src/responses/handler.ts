@@ -6,9 +6,10 @@
 import { EngineError, type Engine, type GenerateRequest } from '../engine/types.ts';
 import type { JsonValue, ResponseStore } from '../store/types.ts';
 import { compactHistory, COMPACTION_MAX_BYTES } from './compaction.ts';
-import { ApiError, badRequest, errorResponse, notFound, toApiError } from './errors.ts';
+import { ApiError, badRequest, errorResponse, notFound, quote, toApiError } from './errors.ts';
 import { OutputParser } from './output-parser.ts';
 import { createAesGcmSealer } from './reasoning-seal.ts';
+import { guardRequest } from './request-guard.ts';
 import { checkResponseId, parseWith, preparePrompt, readJsonBody, type PreparedPrompt } from './request-checks.ts';
 import {
   CompactBody,
@@ -31,6 +32,10 @@ export interface ResponsesHandlerOptions {
   ids?: IdSource;
   /** Interval of SSE keep-alive comments while a stream is open. */
   keepAliveMs?: number;
+  /** The origin pages call this API from; default: each request URL's own origin (see request-guard.ts). */
+  origin?: string;
+  /** Other origins whose pages may call it (a Node host serving a page elsewhere). */
+  allowedOrigins?: readonly string[];
 }
 
 export type ResponsesHandler = (request: Request) => Promise<Response>;
@@ -57,6 +62,9 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
     compaction: createAesGcmSealer(() => store.reasoningKey(), { purpose: 'compaction', maxPlaintextBytes: COMPACTION_MAX_BYTES }),
   };
   const background = new Map<string, BackgroundRun>();
+  // Requests whose generation is running, held until it ends: on Node (undici) a Request's signal follows the
+  // host's signal only while the Request object lives, so an abort would be lost once it was garbage-collected.
+  const running = new Set<Request>();
 
   // ------------------------------------------------------------ POST /v1/responses
 
@@ -72,6 +80,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
     const base = baseResponse(body, prepared, id, createdAt, body.background ? 'queued' : 'in_progress');
     const inputItems = listedInputItems(prepared.input.map((s) => s.item));
     const inputHistory = [...prepared.chain, ...prepared.input].map((s) => s.item);
+    let recorded = false;
     const persist = async (final: ResponseObject, fault: unknown): Promise<void> => {
       if (!keepRecord) return;
       // A prompt the engine refused before any output (too long, …) answers a non-streamed request with a 4xx
@@ -79,6 +88,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
       const refused = fault instanceof EngineError && fault.status < 500 && final.output.length === 0;
       if (refused && !body.stream && !body.background) return;
       await store.put({ id, response: toJson(final), history: toJson([...inputHistory, ...final.output]), inputItems: toJson(inputItems), createdAt });
+      recorded = true;
     };
 
     const controller = new AbortController();
@@ -141,17 +151,19 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
 
     request.signal.addEventListener('abort', () => controller.abort(), { once: true });
     if (request.signal.aborted) controller.abort();
-    const pipeline = generation(controller.signal);
+    running.add(request);
+    const pipeline = holding(generation(controller.signal), () => running.delete(request));
     if (body.stream) return sseResponse(pipeline, controller, keepAliveMs);
 
     const outcome = await drain(pipeline);
     if (outcome.response.status === 'failed') {
       const error = toApiError(outcome.cause);
-      // An engine fault is a 5xx; a prompt the engine refused (too long, …) keeps its 4xx.
-      return Response.json(
-        new ApiError(error.status, outcome.response.error?.message ?? error.message, error.param, error.type, error.code).body(),
-        { status: error.status },
-      );
+      // An engine fault is a 5xx that names the response, stored as failed (GET it by that id); a prompt the
+      // engine refused (too long, …) keeps its 4xx and leaves nothing stored, like a request check.
+      let message = outcome.response.error?.message ?? error.message;
+      if (recorded) message += ` The response '${id}' is stored with status 'failed'.`;
+      else if (error.status >= 500 && !keepRecord) message += ` (response '${id}', not stored: store is false)`;
+      return Response.json(new ApiError(error.status, message, error.param, error.type, error.code).body(), { status: error.status });
     }
     return Response.json(outcome.response);
   }
@@ -246,7 +258,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
     let start = 0;
     if (query.after !== undefined) {
       const at = ordered.findIndex((item) => itemId(item) === query.after);
-      if (at < 0) throw badRequest(`No input item with id '${query.after}' in this response.`, 'after');
+      if (at < 0) throw badRequest(`No input item with id '${quote(query.after)}' in this response.`, 'after');
       start = at + 1;
     }
     const data = ordered.slice(start, start + query.limit);
@@ -278,6 +290,8 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
 
   return async function handle(request: Request): Promise<Response> {
     try {
+      const refused = guardRequest(request, { origin: options.origin, allowedOrigins: options.allowedOrigins });
+      if (refused) return errorResponse(refused);
       const url = new URL(request.url);
       const match = /\/v1\/(.*)$/.exec(url.pathname);
       const path = match ? match[1]!.replace(/\/+$/, '') : null;
@@ -291,14 +305,14 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
       if (path === 'responses/compact') return await route(['POST'], () => compact(request));
       const byId = path === null ? null : /^responses\/([^/]+)(?:\/(cancel|input_items))?$/.exec(path);
       if (byId) {
-        const id = decodeURIComponent(byId[1]!);
+        const id = decodePathId(byId[1]!);
         if (byId[2] === 'cancel') return await route(['POST'], () => cancel(id));
         if (byId[2] === 'input_items') return await route(['GET'], () => listInputItems(id, url));
         if (method === 'DELETE') return await remove(id);
         return await route(['GET', 'DELETE'], async () => Response.json((await stored(id)).response));
       }
       return Response.json(
-        new ApiError(404, `Unknown route: ${method} ${url.pathname}`, null, 'invalid_request_error', 'unknown_route').body(),
+        new ApiError(404, `Unknown route: ${quote(method, 20)} ${quote(url.pathname)}`, null, 'invalid_request_error', 'unknown_route').body(),
         { status: 404 },
       );
     } catch (error) {
@@ -307,9 +321,27 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
   };
 }
 
+/** A percent-encoded id from the path; malformed encoding (`resp_%ZZ`) is the client's error, 400 naming the id. */
+function decodePathId(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw badRequest(`Invalid 'response_id': '${quote(raw)}' is not valid percent-encoding.`, 'response_id');
+  }
+}
+
+/** A generator that calls `release` once the one it wraps has ended, however it ends. */
+async function* holding<T, R>(inner: AsyncGenerator<T, R>, release: () => void): AsyncGenerator<T, R> {
+  try {
+    return yield* inner;
+  } finally {
+    release();
+  }
+}
+
 function methodNotAllowed(method: string, allowed: string[]): Response {
   return Response.json(
-    new ApiError(405, `Method ${method} is not allowed here; use ${allowed.join(' or ')}.`, null, 'invalid_request_error', 'method_not_allowed').body(),
+    new ApiError(405, `Method ${quote(method, 20)} is not allowed here; use ${allowed.join(' or ')}.`, null, 'invalid_request_error', 'method_not_allowed').body(),
     { status: 405, headers: { allow: allowed.join(', ') } },
   );
 }

@@ -3,18 +3,27 @@
 // constraint (checked by the engine). Anything rejected here throws an ApiError; nothing has been stored yet.
 import { EngineError, type ChatMessage, type ConstraintSpec, type Engine, type ModelInfo } from '../engine/types.ts';
 import type { ResponseStore } from '../store/types.ts';
-import { ApiError, badRequest, fromZodError, notFound } from './errors.ts';
+import { ApiError, badRequest, fromZodError, notFound, quote } from './errors.ts';
+import { depthParam, findExcessDepth, MAX_JSON_DEPTH } from './json-depth.ts';
+import { isJsonMediaType, unsupportedMediaType } from './request-guard.ts';
 import { InputItem, LIMITS, type CreateResponseBody, type Tool, type ToolChoice } from './schema.ts';
 import { buildChat, constraintFor, normaliseItems, serveTools, toolCallLimit, type Sealers, type ServedTools, type SourcedItem } from './translate.ts';
 import { defaultReserve, fitToContext, type TruncationReport } from './truncation.ts';
 import type { z } from 'zod';
 
-/** Read and parse a JSON body within the size bound. */
+/**
+ * Read and parse a JSON body within the size and nesting bounds: the size is counted while the body streams in
+ * (a body without content-length is cut off at the bound, never read whole), and the nesting depth is checked on
+ * the text before it is parsed (json-depth.ts), so a streamed request gets its 400 before any stream starts.
+ */
 export async function readJsonBody(request: Request): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > LIMITS.maxBodyBytes) throw tooLarge();
-  const text = await request.text();
-  if (text.length > LIMITS.maxBodyBytes) throw tooLarge();
+  const text = await readBodyText(request, LIMITS.maxBodyBytes);
+  const type = request.headers.get('content-type');
+  if (type === null ? text.length > 0 : !isJsonMediaType(type)) throw unsupportedMediaType(type);
+  const deep = findExcessDepth(text, MAX_JSON_DEPTH);
+  if (deep !== null) throw tooDeep(depthParam(deep));
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -22,8 +31,46 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   }
 }
 
+/** The body as text, reading at most `maxBytes` of it (the stream is cancelled past that: 400). */
+export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
+  const stream = request.body;
+  if (stream === null || stream === undefined) {
+    const text = await request.text();
+    if (text.length > maxBytes) throw tooLarge();
+    return text;
+  }
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 function tooLarge(): ApiError {
   return badRequest(`The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, 'input', 'input_too_large');
+}
+
+function tooDeep(param: string | null): ApiError {
+  return badRequest(
+    `${param === null ? 'The request body' : `'${param}'`} nests deeper than this server accepts (${MAX_JSON_DEPTH} levels of objects and arrays).`,
+    param,
+    'json_too_deep',
+  );
 }
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
@@ -44,7 +91,7 @@ export async function resolveModel(engine: Engine, requested: string | null | un
     return model;
   }
   const model = models.find((m) => m.id === requested || m.aliases.includes(requested));
-  if (model === undefined) throw new ApiError(404, `The model '${requested}' does not exist`, 'model', 'invalid_request_error', 'model_not_found');
+  if (model === undefined) throw new ApiError(404, `The model '${quote(requested)}' does not exist`, 'model', 'invalid_request_error', 'model_not_found');
   return model;
 }
 
@@ -59,7 +106,7 @@ export function checkToolChoice(tools: readonly Tool[], toolChoice: ToolChoice, 
   if (typeof toolChoice === 'object' && (toolChoice.type === 'function' || toolChoice.type === 'custom') && 'name' in toolChoice) {
     const name = String(toolChoice.name);
     if (!tools.some((t) => t.type === toolChoice.type && 'name' in t && t.name === name)) {
-      throw badRequest(`Tool '${name}' is not declared in tools`, 'tool_choice');
+      throw badRequest(`Tool '${quote(name)}' is not declared in tools`, 'tool_choice');
     }
   }
   const forced =
@@ -76,16 +123,16 @@ export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,200}$/;
 
 /** A `resp_…` id in a path or field; 400 naming `param` when malformed. */
 export function checkResponseId(id: string, param: string): void {
-  if (!RESPONSE_ID.test(id)) throw badRequest(`Invalid '${param}': '${id.slice(0, 100)}'. Response ids start with 'resp_'.`, param);
+  if (!RESPONSE_ID.test(id)) throw badRequest(`Invalid '${param}': '${quote(id)}'. Response ids start with 'resp_'.`, param);
 }
 
 /** Check 4: previous_response_id is well formed and stored; returns its history (schema-checked). */
 export async function loadPreviousHistory(store: ResponseStore, id: string): Promise<InputItem[]> {
   checkResponseId(id, 'previous_response_id');
   const record = await store.get(id);
-  if (record === undefined) throw notFound(`Previous response with id '${id}' not found.`, 'previous_response_id');
+  if (record === undefined) throw notFound(`Previous response with id '${quote(id)}' not found.`, 'previous_response_id');
   const parsed = InputItem.array().safeParse(record.history);
-  if (!parsed.success) throw new ApiError(500, `The stored history of '${id}' cannot be read.`, 'previous_response_id', 'server_error', 'history_corrupt');
+  if (!parsed.success) throw new ApiError(500, `The stored history of '${quote(id)}' cannot be read.`, 'previous_response_id', 'server_error', 'history_corrupt');
   return parsed.data;
 }
 
@@ -131,7 +178,9 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   const chain = await normaliseItems(previous, (i) => `previous_response_id history[${i}]`, sealers);
   const rawInput: InputItem[] =
     typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : (body.input ?? []);
-  const input = await normaliseItems(rawInput, (i) => (typeof body.input === 'string' ? 'input' : `input[${i}]`), sealers);
+  const inputWhere = (i: number): string => (typeof body.input === 'string' ? 'input' : `input[${i}]`);
+  checkItemDepth(rawInput, inputWhere);
+  const input = await normaliseItems(rawInput, inputWhere, await verifiedSealers(rawInput, inputWhere, sealers));
   if (chain.length === 0 && input.length === 0) throw badRequest('The request has no input: send input, or continue with previous_response_id.', 'input');
   const served = serveTools(tools, toolChoice);
   const enableThinking = body.reasoning?.effort !== 'none';
@@ -146,6 +195,42 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   const constraint = constraintFor(served, toolChoice, body.text, maxToolCalls);
   if (constraint.kind !== 'none') await checkConstraint(engine, model.id, constraint);
   return { model, chain, input, messages, served, constraint, maxToolCalls, enableThinking, truncation };
+}
+
+/**
+ * Every `encrypted_content` a client sends on a reasoning item is verified, even when the item carries its text
+ * as well (the official API rejects a blob that fails verification whenever one is sent): an empty, tampered,
+ * foreign or oversize blob is a 400 naming the item. What opened is remembered for the translation that follows,
+ * which reads a blob only when the item has no text, so none is decrypted twice.
+ */
+export async function verifiedSealers(items: readonly InputItem[], where: (i: number) => string, sealers: Sealers): Promise<Sealers> {
+  const opened = new Map<string, string>();
+  for (const [i, item] of items.entries()) {
+    if (item.type !== 'reasoning' || item.encrypted_content === null || item.encrypted_content === undefined) continue;
+    const param = `${where(i)}.encrypted_content`;
+    if (item.encrypted_content === '') {
+      throw badRequest(`The encrypted reasoning in '${param}' is empty: send the blob as it was given, or leave the field out.`, param, 'invalid_encrypted_content');
+    }
+    opened.set(item.encrypted_content, await sealers.reasoning.open(item.encrypted_content, param));
+  }
+  if (opened.size === 0) return sealers;
+  const reasoning = sealers.reasoning;
+  return {
+    ...sealers,
+    reasoning: { seal: (text) => reasoning.seal(text), open: async (blob, param) => opened.get(blob) ?? reasoning.open(blob, param) },
+  };
+}
+
+/**
+ * Function-call arguments are JSON in a string: parsed for the chat template, they are bounded in depth like the
+ * body itself (400 naming the item's arguments).
+ */
+function checkItemDepth(items: readonly InputItem[], where: (i: number) => string): void {
+  for (const [i, item] of items.entries()) {
+    if (item.type !== 'function_call' || findExcessDepth(item.arguments, MAX_JSON_DEPTH) === null) continue;
+    const param = `${where(i)}.arguments`;
+    throw badRequest(`'${param}' nests deeper than this server accepts (${MAX_JSON_DEPTH} levels of objects and arrays).`, param, 'json_too_deep');
+  }
 }
 
 /** A schema or grammar the engine cannot compile is the client's error: 400 naming the field. */

@@ -205,11 +205,27 @@ describe('engine fault', () => {
     const response = await post(handler, '/responses', { input: 'x' });
     expect(response.status).toBe(500);
     const body = (await response.json()) as { error: Record<string, unknown> };
-    expect(body.error).toEqual({ message: 'The model failed while generating this response.', type: 'server_error', param: null, code: 'server_error' });
+    expect(body.error).toEqual({
+      message: "The model failed while generating this response. The response 'resp_000001' is stored with status 'failed'.",
+      type: 'server_error',
+      param: null,
+      code: 'server_error',
+    });
     expect(JSON.stringify(body)).not.toMatch(/at .*\.ts/);
-    // The failed response is on record as failed, not completed.
-    const stored = await store.get('resp_000001');
-    expect(stored?.response.status).toBe('failed');
+    // The failed response is on record as failed, not completed, under the id the error names (issue 22 item 8).
+    const id = /'(resp_[0-9]+)'/.exec(String(body.error.message))![1]!;
+    const stored = await (await handler(new Request(`http://local/v1/responses/${id}`))).json();
+    expect(stored).toMatchObject({ id, status: 'failed', error: { code: 'server_error' } });
+    expect((await store.get(id))?.response.status).toBe('failed');
+  });
+
+  it('store:false: the 500 names the response and says nothing was stored', async () => {
+    const { handler, store } = setup([script]);
+    const response = await post(handler, '/responses', { input: 'x', store: false });
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as { error: { message: string } };
+    expect(body.error.message).toBe("The model failed while generating this response. (response 'resp_000001', not stored: store is false)");
+    expect(await store.get('resp_000001')).toBeUndefined();
   });
 
   it('the SDK stream surfaces the failed response without a protocol error', async () => {
