@@ -1,9 +1,9 @@
 // Moving data between JavaScript and GPU buffers: create a storage buffer from typed data, read a buffer back.
 // Reads go through a pooled MAP_READ buffer and a copy (storage buffers cannot be mapped).
-import type { BufferPool } from './buffer-pool.ts';
 import { paddedWeightBytes } from './dispatch.ts';
 
-const STORAGE_USAGE = 0x80 /* STORAGE */ | 0x08 /* COPY_DST */ | 0x04; /* COPY_SRC */
+// Read when a buffer is made, not at import: in Node the WebGPU globals are installed after the imports run.
+const storageUsage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
 
 /**
  * A new storage buffer holding `data`, its size padded to a multiple of 16 bytes (the weight-buffer
@@ -11,7 +11,7 @@ const STORAGE_USAGE = 0x80 /* STORAGE */ | 0x08 /* COPY_DST */ | 0x04; /* COPY_S
  */
 export function createStorageBuffer(device: GPUDevice, data: ArrayBufferView, label?: string): GPUBuffer {
   const size = paddedWeightBytes(data.byteLength);
-  const buffer = device.createBuffer({ label, size, usage: STORAGE_USAGE, mappedAtCreation: true });
+  const buffer = device.createBuffer({ label, size, usage: storageUsage(), mappedAtCreation: true });
   new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   buffer.unmap();
   return buffer;
@@ -19,7 +19,7 @@ export function createStorageBuffer(device: GPUDevice, data: ArrayBufferView, la
 
 /** An uninitialised (zeroed) storage buffer of at least `byteLength` bytes, padded to 16. */
 export function createEmptyStorageBuffer(device: GPUDevice, byteLength: number, label?: string): GPUBuffer {
-  return device.createBuffer({ label, size: paddedWeightBytes(byteLength), usage: STORAGE_USAGE });
+  return device.createBuffer({ label, size: paddedWeightBytes(byteLength), usage: storageUsage() });
 }
 
 /** Copies `byteLength` bytes at `offset` of `buffer` (which needs COPY_SRC) back to the CPU. */
@@ -28,26 +28,22 @@ export async function readBuffer(
   buffer: GPUBuffer,
   byteLength: number,
   offset = 0,
-  pool?: BufferPool,
 ): Promise<ArrayBuffer> {
   const copySize = Math.ceil(byteLength / 4) * 4;
-  const staging = pool
-    ? pool.acquire(copySize, 'readback')
-    : device.createBuffer({ size: Math.max(4, copySize), usage: 0x01 /* MAP_READ */ | 0x08 /* COPY_DST */ });
+  const staging = device.createBuffer({ size: Math.max(4, copySize), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   try {
     const encoder = device.createCommandEncoder({ label: 'readBuffer' });
     encoder.copyBufferToBuffer(buffer, offset, staging, 0, copySize);
     device.queue.submit([encoder.finish()]);
-    await staging.mapAsync(0x0001 /* GPUMapMode.READ */, 0, copySize);
+    await staging.mapAsync(GPUMapMode.READ, 0, copySize);
     const bytes = staging.getMappedRange(0, copySize).slice(0, byteLength);
     staging.unmap();
     return bytes;
   } finally {
-    if (pool) pool.release(staging);
-    else staging.destroy();
+    staging.destroy();
   }
 }
 
-export async function readF32(device: GPUDevice, buffer: GPUBuffer, length: number, offset = 0, pool?: BufferPool): Promise<Float32Array> {
-  return new Float32Array(await readBuffer(device, buffer, length * 4, offset, pool));
+export async function readF32(device: GPUDevice, buffer: GPUBuffer, length: number, offset = 0): Promise<Float32Array> {
+  return new Float32Array(await readBuffer(device, buffer, length * 4, offset));
 }

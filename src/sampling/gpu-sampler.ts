@@ -7,7 +7,6 @@ import type { GpuContext } from '../gpu/device.ts';
 import type { Binding, ComputeBatch } from '../gpu/dispatch.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { logitsBias, logitsProcess, sampleToken } from '../gpu/shaders.ts';
-import { seedWords } from './sampling-reference.ts';
 
 const STORAGE = 0x80 | 0x08 | 0x04; // STORAGE | COPY_DST | COPY_SRC
 const UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
@@ -192,4 +191,10 @@ export class GpuSampler {
 /** A sampler for a vocabulary of `vocabSize` tokens (pipelines compiled before it resolves). */
 export function createSampler(gpu: GpuContext, vocabSize: number, options?: SamplerOptions): Promise<GpuSampler> {
   return GpuSampler.create(gpu, vocabSize, options);
+}
+
+/** The Philox key words of a 64-bit seed (low word first), as the sampler's uniforms carry them. */
+export function seedWords(seed: number): [number, number] {
+  const value = BigInt.asUintN(64, BigInt(Math.trunc(seed)));
+  return [Number(value & 0xffffffffn) >>> 0, Number(value >> 32n) >>> 0];
 }

@@ -5,4 +5,3 @@
 //             const [{ token, logprob, top }] = await sampler.read(); constraint.accept(token);
 export * from './constraints/index.ts';
 export { type EncodeOptions, GpuSampler, MAX_TOP_LOGPROBS, type SampledToken, type SamplerOptions, createSampler } from './gpu-sampler.ts';
-export { processLogits, referenceSample, samplingDistribution, uniformFor } from './sampling-reference.ts';

@@ -1,6 +1,6 @@
 // GPU sampler checks shared by the Chromium tests (test/gpu/sampling.test.ts) and the Dawn tests
 // (test/unit/sampling/sampler.dawn.test.ts): each returns a list of problems (empty = pass), comparing the GPU
-// against the CPU reference (src/sampling/sampling-reference.ts): chi-square against the exact distribution
+// against the CPU reference (test/support/sampling-reference.ts): chi-square against the exact distribution
 // over thousands of independent streams, token-for-token agreement with the reference draw, logprobs, top-N,
 // greedy, masks, bias and penalties.
 import type { SamplingParams } from '../../../src/engine/types.ts';
@@ -9,7 +9,7 @@ import { ComputeBatch } from '../../../src/gpu/dispatch.ts';
 import { createStorageBuffer } from '../../../src/gpu/transfer.ts';
 import { PipelineCache } from '../../../src/gpu/pipeline-cache.ts';
 import { type GpuSampler, type SamplerOptions, createSampler as createSamplerUncached } from '../../../src/sampling/gpu-sampler.ts';
-import { processLogits, referenceSample, samplingDistribution } from '../../../src/sampling/sampling-reference.ts';
+import { processLogits, referenceSample, samplingDistribution } from '../../support/sampling-reference.ts';
 
 // One pipeline cache per device, so the checks compile the sampler's kernels once.
 const pipelineCaches = new WeakMap<GPUDevice, PipelineCache>();

@@ -1,7 +1,7 @@
 // The CPU reference of the GPU sampler (shaders/logits_process.wgsl, logits_bias.wgsl, sample_token.wgsl): the
 // same processing, thresholds and Philox4x32-10 draw, in float64 where the GPU uses f32 (so a draw can differ only
 // when u * Z falls within rounding of a boundary). Tests use it for exact distributions and expected tokens.
-import type { SamplingParams } from '../common/sampling-params.ts';
+import type { SamplingParams } from '../../src/common/sampling-params.ts';
 
 /** The most negative f32: what masked tokens become. */
 export const LOWEST_F32 = -3.4028234663852886e38;
@@ -29,6 +29,7 @@ export function philox4x32(counter: readonly [number, number, number, number], k
 }
 
 /** A seed as the two u32 words of its 64-bit two's complement value. */
+/** The Philox key of a 64-bit seed, written apart from the sampler's own (src/sampling/gpu-sampler.ts) on purpose. */
 export function seedWords(seed: number): [number, number] {
   const value = BigInt.asUintN(64, BigInt(Math.trunc(seed)));
   return [Number(value & 0xffffffffn) >>> 0, Number(value >> 32n) >>> 0];
