@@ -1,14 +1,22 @@
-// The demo page: a chat over the service worker's /v1/responses with streaming text, collapsible reasoning, tool
-// calls run by the page (calculator, clock, apply_patch on an in-page file), phase labels, a stop button, settings,
-// and live time-to-first-token and tokens/s. It talks to the runtime only over HTTP, like any other client.
+// The demo page: a chat over the service worker's /v1/responses. Streaming answers rendered as sanitized markdown,
+// collapsible reasoning, tool calls run by the page (only the tools it declares: calculator, get_time, apply_patch
+// on an in-page file), phases in words, Stop (button or Escape) that ends the turn cleanly, conversations kept in
+// IndexedDB and listed, `truncation: "auto"` so a long conversation keeps going, and with "Store history" unticked
+// the page carries the items itself (store:false, encrypted reasoning) so tool loops still finish.
+// It talks to the runtime only over HTTP, like any other client.
 import { installResponsesShim } from '../embed/install-responses-shim';
+import { progressChannelName, type ShimProgress } from '../sw/progress-channel';
+import { deleteConversation, listConversations, newConversation, saveConversation, type Conversation, type Message, type Part } from './conversations';
 import { demoFileName, demoTools, runDemoTool, type DemoToolState } from './demo-tools';
+import { renderMarkdown, stripMarkers } from './markdown';
 import { mountModelPanel } from './model-panel';
 import { readServerSentEvents } from './sse';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const statusLine = $<HTMLParagraphElement>('status');
+const loadBox = $<HTMLDivElement>('load');
 const progressBar = $<HTMLProgressElement>('load-progress');
+const loadText = $<HTMLSpanElement>('load-text');
 const chat = $<HTMLElement>('chat');
 const form = $<HTMLFormElement>('composer');
 const prompt = $<HTMLTextAreaElement>('prompt');
@@ -17,66 +25,278 @@ const stopButton = $<HTMLButtonElement>('stop');
 const stats = $<HTMLParagraphElement>('stats');
 const modelSelect = $<HTMLSelectElement>('model');
 const fileView = $<HTMLPreElement>('file');
+const announcer = $<HTMLDivElement>('announcer');
+const conversationList = $<HTMLUListElement>('conversations');
+const settingsForm = $<HTMLFormElement>('settings-form');
 
-const toolState: DemoToolState = { file: 'Shopping list\n- bread\n- milk\n' };
+const MAX_TOOL_ROUNDS = 4;
+const INITIAL_FILE = 'Shopping list\n- bread\n- milk\n';
+const toolState: DemoToolState = { file: INITIAL_FILE };
 let baseURL = '';
-let previousResponseId: string | null = null;
-let controller: AbortController | null = null;
+let ready = false;
+let conversation: Conversation = newConversation(INITIAL_FILE);
+let conversations: Conversation[] = [];
+
+/** The run in progress: its abort controller and the conversation it writes to. */
+interface Run {
+  controller: AbortController;
+  conversation: Conversation;
+  /** Settles when a stopped turn has decided where its chain continues. */
+  settled: Promise<void>;
+}
+let run: Run | null = null;
+/** A stopped run still deciding where the chain continues (the next send waits for it). */
+let settling: Promise<void> = Promise.resolve();
+
+// ------------------------------------------------------------------ status and progress
 
 function setStatus(text: string, isError = false) {
   statusLine.textContent = text;
   statusLine.classList.toggle('error', isError);
 }
 
+const bytes = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${Math.round(n / 1e3)} kB`);
+
+/** Model download/load progress: bytes, percent and an ETA from the rate so far. */
+function progressReporter() {
+  let started: { at: number; loaded: number; file: string } | null = null;
+  return (p: ShimProgress) => {
+    if (p.phase !== 'loading-model' || !p.total) return;
+    const loaded = p.loaded ?? 0;
+    const file = (p.file ?? 'model').split('/').filter(Boolean).slice(-2).join('/');
+    if (!started || started.file !== file || loaded < started.loaded) started = { at: performance.now(), loaded, file };
+    const elapsed = (performance.now() - started.at) / 1000;
+    const rate = elapsed > 0.3 ? (loaded - started.loaded) / elapsed : 0;
+    const left = rate > 0 ? Math.max(0, (p.total - loaded) / rate) : null;
+    const percent = Math.floor((loaded / p.total) * 100);
+    loadBox.hidden = loaded >= p.total;
+    progressBar.value = loaded / p.total;
+    loadText.textContent =
+      `Loading ${file}: ${bytes(loaded)} of ${bytes(p.total)} (${percent}%)` + (left !== null ? ` · about ${Math.ceil(left)} s left` : '');
+  };
+}
+
+// ------------------------------------------------------------------ rendering
+
 function renderFile() {
   fileView.textContent = toolState.file;
 }
 
-function bubble(kind: 'user' | 'assistant', text = ''): HTMLDivElement {
-  const div = document.createElement('div');
-  div.className = `turn ${kind}`;
-  div.textContent = text;
-  chat.append(div);
-  chat.scrollTop = chat.scrollHeight;
+const phaseWords: Record<string, string> = { commentary: 'Working', final_answer: 'Answer' };
+
+function messageView(message: Message): HTMLElement {
+  const div = document.createElement('article');
+  div.className = `turn ${message.role}`;
+  if (message.role === 'user') {
+    div.setAttribute('aria-label', 'You');
+    div.textContent = message.text ?? '';
+    return div;
+  }
+  div.setAttribute('aria-label', 'Assistant');
+  const body = document.createElement('div');
+  body.className = 'parts';
+  div.append(body);
+  for (const part of message.parts ?? []) body.append(partView(part));
+  const state = document.createElement('p');
+  state.className = 'state';
+  div.append(state);
+  setState(div, message.state ?? 'done');
   return div;
 }
 
+function setState(view: HTMLElement, state: NonNullable<Message['state']>) {
+  view.classList.toggle('generating', state === 'generating');
+  view.setAttribute('aria-busy', String(state === 'generating'));
+  const line = view.querySelector<HTMLElement>('.state');
+  if (!line) return;
+  line.textContent = state === 'generating' ? 'Generating…' : state === 'stopped' ? 'stopped' : '';
+  line.hidden = state === 'done' || state === 'error';
+}
+
+function partView(part: Part): HTMLElement {
+  if (part.kind === 'reasoning') {
+    const details = document.createElement('details');
+    details.className = 'reasoning';
+    const summary = document.createElement('summary');
+    summary.textContent = 'Reasoning';
+    const text = document.createElement('div');
+    text.className = 'text';
+    text.textContent = stripMarkers(part.text);
+    details.append(summary, text);
+    return details;
+  }
+  if (part.kind === 'tool') {
+    const div = document.createElement('div');
+    div.className = 'tool';
+    const name = document.createElement('b');
+    name.textContent = part.name ?? '';
+    const input = document.createElement('code');
+    input.className = 'text';
+    input.textContent = part.text;
+    div.append(name, '(', input, ')');
+    if (part.output !== undefined) {
+      const out = document.createElement('div');
+      out.className = 'tool-output';
+      out.textContent = `→ ${part.output}`;
+      div.append(out);
+    }
+    return div;
+  }
+  if (part.kind === 'note') {
+    const p = document.createElement('p');
+    p.className = part.error ? 'note error' : 'note';
+    p.textContent = part.text;
+    return p;
+  }
+  const div = document.createElement('div');
+  div.className = 'message';
+  if (part.phase && phaseWords[part.phase]) {
+    const phase = document.createElement('span');
+    phase.className = 'phase';
+    phase.dataset.phase = part.phase;
+    phase.textContent = phaseWords[part.phase]!;
+    div.append(phase);
+  }
+  const text = document.createElement('div');
+  text.className = 'text markdown';
+  renderMarkdown(text, part.text);
+  div.append(text);
+  return div;
+}
+
+function renderConversation() {
+  chat.replaceChildren(...conversation.messages.map(messageView));
+  if (conversation.messages.length === 0) chat.append(emptyHint());
+  chat.scrollTop = chat.scrollHeight;
+  toolState.file = conversation.file;
+  renderFile();
+  renderList();
+}
+
+function emptyHint(): HTMLElement {
+  const p = document.createElement('p');
+  p.className = 'empty';
+  p.textContent = 'Ask something, e.g. "What is 12 * 7?", "What time is it in Tokyo?" or "Add eggs to notes.txt".';
+  return p;
+}
+
+function renderList() {
+  const items = conversations.map((c) => {
+    const li = document.createElement('li');
+    const open = document.createElement('button');
+    open.type = 'button';
+    open.className = 'open';
+    open.textContent = c.title;
+    if (c.id === conversation.id) open.setAttribute('aria-current', 'true');
+    open.onclick = () => void switchTo(c);
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.className = 'delete';
+    remove.textContent = '×';
+    remove.setAttribute('aria-label', `Delete conversation ${c.title}`);
+    remove.onclick = async () => {
+      if (!confirm(`Delete the conversation "${c.title}"?`)) return;
+      if (c.id === conversation.id) stopRun();
+      await deleteConversation(c.id);
+      conversations = conversations.filter((x) => x.id !== c.id);
+      if (c.id === conversation.id) startNewChat();
+      else renderList();
+    };
+    li.append(open, remove);
+    return li;
+  });
+  conversationList.replaceChildren(...items);
+}
+
+function scrollToEnd() {
+  const nearEnd = chat.scrollHeight - chat.scrollTop - chat.clientHeight < 120;
+  if (nearEnd) chat.scrollTop = chat.scrollHeight;
+}
+
+async function persist(c: Conversation) {
+  c.updatedAt = Date.now();
+  if (!conversations.includes(c)) conversations.unshift(c);
+  conversations.sort((a, b) => b.updatedAt - a.updatedAt);
+  if (c === conversation) renderList();
+  await saveConversation(c).catch((e: unknown) => console.warn('could not save the conversation', e));
+}
+
+// ------------------------------------------------------------------ requests
+
+interface ApiFailure {
+  message: string;
+  code: string | null;
+}
+
 /** A readable line for an OpenAI-shaped error body or anything else that came back. */
-async function describeError(response: Response): Promise<string> {
+async function describeError(response: Response): Promise<ApiFailure> {
   const text = await response.text();
   try {
-    const body = JSON.parse(text) as { error?: { message?: string; param?: string | null } };
-    if (body.error?.message) return `${body.error.message}${body.error.param ? ` (${body.error.param})` : ''}`;
+    const body = JSON.parse(text) as { error?: { message?: string; code?: string | null } };
+    if (body.error?.message) return { message: body.error.message, code: body.error.code ?? null };
   } catch {
     /* not JSON */
   }
-  return `HTTP ${response.status}: ${text.slice(0, 200)}`;
+  return { message: `HTTP ${response.status}: ${text.slice(0, 200)}`, code: null };
+}
+
+class TurnError extends Error {
+  constructor(readonly failure: ApiFailure) {
+    super(failure.message);
+  }
+}
+
+interface Call {
+  type: 'function_call' | 'custom_tool_call';
+  call_id: string;
+  name: string;
+  input: string;
 }
 
 interface TurnResult {
   responseId: string | null;
-  calls: { type: 'function_call' | 'custom_tool_call'; call_id: string; name: string; input: string }[];
+  status: string;
+  calls: Call[];
+  output: Record<string, unknown>[];
+  answered: boolean;
+  incompleteReason: string | null;
+  /** How many earlier items truncation left out (the response's metadata.truncated_items). */
+  truncatedItems: number;
 }
 
-/** One request/stream: renders events into an assistant bubble as they come. */
-async function streamTurn(input: unknown[], signal: AbortSignal): Promise<TurnResult> {
-  const settings = {
+interface Settings {
+  temperature: number;
+  maxOutputTokens: number;
+  store: boolean;
+  reasoning: boolean;
+  tools: boolean;
+}
+
+function readSettings(): Settings {
+  return {
     temperature: Number($<HTMLInputElement>('temperature').value),
-    max_output_tokens: Number($<HTMLInputElement>('max-tokens').value),
+    maxOutputTokens: Number($<HTMLInputElement>('max-tokens').value),
     store: $<HTMLInputElement>('store').checked,
     reasoning: $<HTMLInputElement>('reasoning').checked,
     tools: $<HTMLInputElement>('tools').checked,
   };
+}
+
+/** One request/stream: renders events into the assistant message as they come. */
+async function streamTurn(c: Conversation, message: Message, view: HTMLElement, input: unknown[], settings: Settings, signal: AbortSignal, onId: (id: string) => void): Promise<TurnResult> {
+  const chained = settings.store && c.previousResponseId !== null;
   const body = {
     model: modelSelect.value || undefined,
-    input,
+    input: chained ? input : [...c.items, ...input],
+    previous_response_id: chained ? c.previousResponseId : undefined,
     stream: true,
     store: settings.store,
+    include: settings.store ? undefined : ['reasoning.encrypted_content'],
+    truncation: 'auto',
     temperature: settings.temperature,
-    max_output_tokens: settings.max_output_tokens,
+    max_output_tokens: settings.maxOutputTokens,
     reasoning: settings.reasoning ? { effort: 'medium' } : { effort: 'none' },
     tools: settings.tools ? demoTools : [],
-    previous_response_id: settings.store ? previousResponseId ?? undefined : undefined,
   };
   const started = performance.now();
   const response = await fetch(`${baseURL}/responses`, {
@@ -85,38 +305,46 @@ async function streamTurn(input: unknown[], signal: AbortSignal): Promise<TurnRe
     body: JSON.stringify(body),
     signal,
   });
-  if (!response.ok || !response.body) throw new Error(await describeError(response));
+  if (!response.ok || !response.body) throw new TurnError(await describeError(response));
 
-  const view = bubble('assistant');
-  const parts = new Map<string, HTMLElement>();
-  const result: TurnResult = { responseId: null, calls: [] };
+  const partsView = view.querySelector<HTMLElement>('.parts')!;
+  const live = new Map<string, { part: Part; el: HTMLElement }>();
+  const result: TurnResult = { responseId: null, status: 'in_progress', calls: [], output: [], answered: false, incompleteReason: null, truncatedItems: 0 };
   let firstText = 0;
   let outputTokens = 0;
+  let pending = new Set<string>();
+  let frame = 0;
+  const flush = () => {
+    frame = 0;
+    for (const id of pending) {
+      const entry = live.get(id);
+      if (!entry) continue;
+      const fresh = partView(entry.part);
+      entry.el.replaceWith(fresh);
+      entry.el = fresh;
+    }
+    pending = new Set();
+    scrollToEnd();
+  };
   for await (const { data } of readServerSentEvents(response.body, signal)) {
     const event = JSON.parse(data) as Record<string, any>;
     switch (event.type) {
       case 'response.created':
         result.responseId = event.response.id;
+        onId(event.response.id);
         break;
       case 'response.output_item.added': {
         const item = event.item;
-        let el: HTMLElement;
-        if (item.type === 'reasoning') {
-          const details = document.createElement('details');
-          details.className = 'reasoning';
-          details.innerHTML = '<summary>Reasoning</summary><span></span>';
-          el = details;
-        } else if (item.type === 'message') {
-          el = document.createElement('div');
-          el.innerHTML = `<span class="phase">${item.phase ?? ''}</span><span></span>`;
-        } else {
-          el = document.createElement('div');
-          el.className = 'tool';
-          el.innerHTML = `<b></b>(<span></span>)`;
-          el.querySelector('b')!.textContent = item.name;
-        }
-        parts.set(item.id, el);
-        view.append(el);
+        const part: Part =
+          item.type === 'reasoning'
+            ? { kind: 'reasoning', text: '' }
+            : item.type === 'message'
+              ? { kind: 'text', text: '', phase: item.phase ?? null }
+              : { kind: 'tool', text: '', name: item.name };
+        message.parts!.push(part);
+        const el = partView(part);
+        partsView.append(el);
+        live.set(item.id, { part, el });
         break;
       }
       case 'response.output_text.delta':
@@ -124,102 +352,294 @@ async function streamTurn(input: unknown[], signal: AbortSignal): Promise<TurnRe
       case 'response.function_call_arguments.delta':
       case 'response.custom_tool_call_input.delta': {
         if (!firstText) firstText = performance.now();
-        const span = parts.get(event.item_id)?.querySelector('span:last-child');
-        if (span) span.textContent += event.delta;
-        chat.scrollTop = chat.scrollHeight;
+        const entry = live.get(event.item_id);
+        if (!entry) break;
+        entry.part.text += event.delta;
+        pending.add(event.item_id);
+        frame ||= requestAnimationFrame(flush);
         break;
       }
       case 'response.output_item.done': {
         const item = event.item;
+        const entry = live.get(item.id);
+        if (item.type === 'message' && entry) {
+          entry.part.phase = item.phase ?? entry.part.phase;
+          entry.part.text = (item.content ?? []).map((c: { text?: string }) => c.text ?? '').join('');
+          if (entry.part.text.trim() && item.phase !== 'commentary') result.answered = true;
+          pending.add(item.id);
+        }
         if (item.type === 'function_call') result.calls.push({ type: item.type, call_id: item.call_id, name: item.name, input: item.arguments });
         if (item.type === 'custom_tool_call') result.calls.push({ type: item.type, call_id: item.call_id, name: item.name, input: item.input });
+        result.output.push(item);
         break;
       }
       case 'response.completed':
       case 'response.incomplete':
       case 'response.failed': {
+        result.status = event.response.status;
+        result.output = event.response.output ?? result.output;
         outputTokens = event.response.usage?.output_tokens ?? 0;
-        if (event.type === 'response.incomplete') view.append(note(`(stopped: ${event.response.incomplete_details?.reason ?? 'incomplete'})`));
-        if (event.type === 'response.failed') view.append(note(`Failed: ${event.response.error?.message ?? 'engine error'}`, true));
+        result.truncatedItems = Number(event.response.metadata?.truncated_items ?? 0);
+        if (event.type === 'response.incomplete') result.incompleteReason = event.response.incomplete_details?.reason ?? 'incomplete';
+        if (event.type === 'response.failed') throw new TurnError({ message: event.response.error?.message ?? 'The engine failed.', code: event.response.error?.code ?? null });
         break;
       }
+      case 'error':
+        throw new TurnError({ message: event.error?.message ?? event.message ?? 'The stream failed.', code: event.error?.code ?? event.code ?? null });
     }
   }
+  if (frame) cancelAnimationFrame(frame);
+  flush();
+  if (signal.aborted) throw new DOMException('stopped', 'AbortError');
   const seconds = (performance.now() - started) / 1000;
   const ttft = firstText ? ((firstText - started) / 1000).toFixed(2) : '–';
-  stats.textContent = `time to first token ${ttft} s · ${outputTokens} tokens in ${seconds.toFixed(2)} s · ${(outputTokens / seconds).toFixed(1)} tokens/s`;
+  const left = result.truncatedItems ? ` · ${result.truncatedItems} earlier items left out to fit the context` : '';
+  stats.textContent = `time to first token ${ttft} s · ${outputTokens} tokens in ${seconds.toFixed(2)} s · ${(outputTokens / seconds).toFixed(1)} tokens/s${left}`;
   return result;
 }
 
-function note(text: string, isError = false): HTMLElement {
-  const p = document.createElement('p');
-  p.textContent = text;
-  if (isError) p.className = 'error';
-  return p;
+/** The words shown when a turn ends without a usable answer, or fails. */
+function failureNote(failure: ApiFailure): string {
+  if (failure.code === 'context_length_exceeded') {
+    return `This message does not fit the model's context, even with the earlier turns left out. Start a New chat, shorten the message, or lower Max output tokens. (${failure.message})`;
+  }
+  if (failure.code === 'model_not_available' || failure.code === 'model_not_found') return `${failure.message} Pick or download a model under Models.`;
+  return failure.message;
 }
 
-/** Sends the user's message and keeps going while the model calls tools (at most 4 rounds). */
+/** Where a stopped turn's chain continues: the stored cancelled response when it ended cleanly, else the last completed one. */
+async function settleStopped(c: Conversation, responseId: string | null, input: unknown[], before: { head: string | null; items: number }): Promise<void> {
+  const revert = () => {
+    c.previousResponseId = before.head;
+    c.items.length = before.items;
+  };
+  if (!responseId) return revert();
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const response = await fetch(`${baseURL}/responses/${encodeURIComponent(responseId)}`).catch(() => null);
+    if (response?.ok) {
+      const stored = (await response.json()) as { status: string; output: { type: string }[] };
+      if (stored.status === 'in_progress' || stored.status === 'queued') {
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      const dangling = stored.output.some((o) => o.type === 'function_call' || o.type === 'custom_tool_call');
+      if (dangling) return revert();
+      c.previousResponseId = responseId;
+      c.items.push(...input, ...stored.output);
+      return;
+    }
+    if (response && response.status === 404) {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    return revert();
+  }
+  revert();
+}
+
+/** Sends the user's message and keeps going while the model calls declared tools (at most MAX_TOOL_ROUNDS rounds). */
 async function converse(text: string) {
-  bubble('user', text);
-  controller = new AbortController();
-  sendButton.disabled = true;
-  stopButton.disabled = false;
-  let input: unknown[] = [{ type: 'message', role: 'user', content: text }];
+  if (run) return;
+  await settling;
+  if (run) return;
+  const c = conversation;
+  const settings = readSettings();
+  const declared = new Set(settings.tools ? demoTools.map((t) => t.name) : []);
+  const user: Message = { role: 'user', text };
+  const assistant: Message = { role: 'assistant', parts: [], state: 'generating' };
+  if (c.messages.length === 0) c.title = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  c.messages.push(user, assistant);
+  chat.querySelector('.empty')?.remove();
+  chat.append(messageView(user));
+  const view = messageView(assistant);
+  chat.append(view);
+  chat.scrollTop = chat.scrollHeight;
+  const controller = new AbortController();
+  let resolveSettled!: () => void;
+  const current: Run = { controller, conversation: c, settled: new Promise((r) => (resolveSettled = r)) };
+  run = current;
+  setRunning(true);
+  await persist(c);
+  const userItem = { type: 'message', role: 'user', content: text };
+  const before = { head: c.previousResponseId, items: c.items.length };
+  const tools: DemoToolState = { file: c.file };
+  let input: unknown[] = [userItem];
+  let responseId: string | null = null;
+  const note = (t: string, error = false) => {
+    const part: Part = { kind: 'note', text: t, error };
+    assistant.parts!.push(part);
+    view.querySelector('.parts')!.append(partView(part));
+  };
   try {
-    for (let round = 0; round < 4; round++) {
-      const turn = await streamTurn(input, controller.signal);
-      previousResponseId = turn.responseId;
-      if (turn.calls.length === 0) break;
+    for (let round = 0; ; round++) {
+      responseId = null;
+      const turn = await streamTurn(c, assistant, view, input, settings, controller.signal, (id) => (responseId = id));
+      c.items.push(...input, ...turn.output);
+      c.previousResponseId = settings.store ? turn.responseId : null;
+      if (turn.calls.length === 0) {
+        if (turn.incompleteReason === 'max_output_tokens') note(`The answer was cut off at the output limit (${settings.maxOutputTokens} tokens). Raise Max output tokens in Settings and ask again.`);
+        else if (!turn.answered) note('The model ended without an answer. Try asking again in other words.');
+        break;
+      }
+      if (round + 1 >= MAX_TOOL_ROUNDS) {
+        note(`Stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls without an answer.`);
+        break;
+      }
       input = turn.calls.map((call) => {
-        const output = runDemoTool(call.name, call.input, toolState);
-        renderFile();
-        bubble('assistant').append(note(`${call.name} → ${output}`));
+        // Only a tool this page declared is ever run.
+        const output = declared.has(call.name) ? runDemoTool(call.name, call.input, tools) : `Error: there is no tool named ${call.name} here.`;
+        c.file = tools.file;
+        if (c === conversation) {
+          toolState.file = c.file;
+          renderFile();
+        }
+        const toolPart = [...assistant.parts!].reverse().find((p) => p.kind === 'tool' && p.name === call.name && p.output === undefined);
+        if (toolPart) toolPart.output = output;
         return { type: call.type === 'function_call' ? 'function_call_output' : 'custom_tool_call_output', call_id: call.call_id, output };
       });
-      if (!$<HTMLInputElement>('store').checked) break; // without stored history the tool loop would lose context
+      rerender(view, assistant);
+      await persist(c);
     }
+    assistant.state = 'done';
   } catch (e) {
-    if ((e as Error).name !== 'AbortError') bubble('assistant').append(note((e as Error).message, true));
-    else bubble('assistant').append(note('(stopped)'));
+    if ((e as Error).name === 'AbortError' || controller.signal.aborted) {
+      assistant.state = 'stopped';
+      settling = settleStopped(c, settings.store ? responseId : null, input, before).catch(() => undefined);
+    } else {
+      assistant.state = 'error';
+      note(failureNote(e instanceof TurnError ? e.failure : { message: (e as Error).message, code: null }), true);
+    }
   } finally {
-    controller = null;
-    sendButton.disabled = false;
-    stopButton.disabled = true;
+    if (run === current) run = null;
+    resolveSettled();
+    setRunning(run !== null);
+    rerender(view, assistant);
+    announce(assistant);
+    await settling;
+    await persist(c);
   }
 }
+
+function rerender(view: HTMLElement, message: Message) {
+  const fresh = messageView(message);
+  view.replaceChildren(...fresh.childNodes);
+  view.className = fresh.className;
+  view.setAttribute('aria-busy', fresh.getAttribute('aria-busy') ?? 'false');
+  scrollToEnd();
+}
+
+/** One polite announcement per finished message (never per token). */
+function announce(message: Message) {
+  const parts = message.parts ?? [];
+  const answer = parts.filter((p) => p.kind === 'text').map((p) => p.text).join(' ').trim();
+  const notes = parts.filter((p) => p.kind === 'note').map((p) => p.text).join(' ');
+  const text = message.state === 'stopped' ? 'Stopped.' : `${stripMarkers(answer).slice(0, 400)} ${notes}`.trim();
+  announcer.textContent = text ? `Assistant: ${text}` : 'Assistant finished.';
+}
+
+function setRunning(running: boolean) {
+  sendButton.disabled = running || !ready;
+  stopButton.disabled = !running;
+  form.classList.toggle('running', running);
+  sendButton.hidden = running;
+  stopButton.hidden = !running;
+}
+
+function stopRun() {
+  run?.controller.abort();
+}
+
+function startNewChat() {
+  stopRun();
+  conversation = newConversation(INITIAL_FILE);
+  renderConversation();
+  prompt.focus();
+}
+
+async function switchTo(c: Conversation) {
+  if (c.id === conversation.id) return;
+  stopRun();
+  conversation = c;
+  renderConversation();
+  closeDrawers();
+}
+
+// ------------------------------------------------------------------ controls
 
 form.addEventListener('submit', (e) => {
   e.preventDefault();
   const text = prompt.value.trim();
-  if (!text || controller) return;
+  if (!text || run || !ready) return;
+  if (!settingsForm.reportValidity()) {
+    openDrawer('settings');
+    return;
+  }
   prompt.value = '';
   void converse(text);
 });
 prompt.addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) form.requestSubmit();
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    form.requestSubmit();
+  }
 });
-stopButton.addEventListener('click', () => controller?.abort());
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && run) {
+    e.preventDefault();
+    stopRun();
+  } else if (e.key === 'Escape') closeDrawers();
+});
+stopButton.addEventListener('click', stopRun);
 $<HTMLButtonElement>('new-chat').addEventListener('click', () => {
-  previousResponseId = null;
-  chat.replaceChildren();
+  startNewChat();
+  closeDrawers();
 });
 
+function openDrawer(which: 'sidebar' | 'settings') {
+  document.body.dataset.drawer = document.body.dataset.drawer === which ? '' : which;
+  $('toggle-sidebar').setAttribute('aria-expanded', String(document.body.dataset.drawer === 'sidebar'));
+  $('toggle-settings').setAttribute('aria-expanded', String(document.body.dataset.drawer === 'settings'));
+}
+function closeDrawers() {
+  if (!document.body.dataset.drawer) return;
+  document.body.dataset.drawer = '';
+  $('toggle-sidebar').setAttribute('aria-expanded', 'false');
+  $('toggle-settings').setAttribute('aria-expanded', 'false');
+}
+$('toggle-sidebar').addEventListener('click', () => openDrawer('sidebar'));
+$('toggle-settings').addEventListener('click', () => openDrawer('settings'));
+$('scrim').addEventListener('click', closeDrawers);
+settingsForm.addEventListener('submit', (e) => e.preventDefault());
+
+// ------------------------------------------------------------------ start
+
+async function restore() {
+  conversations = await listConversations().catch(() => []);
+  for (const c of conversations) {
+    // A page closed while generating: that turn is over.
+    for (const m of c.messages) if (m.state === 'generating') m.state = 'stopped';
+  }
+  if (conversations[0]) conversation = conversations[0];
+  renderConversation();
+}
+
 async function start() {
-  renderFile();
-  $<HTMLElement>('file').previousElementSibling!.textContent = demoFileName;
+  fileView.previousElementSibling!.textContent = demoFileName;
+  setRunning(false);
+  await restore();
   if (!('gpu' in navigator)) {
     setStatus('This browser has no WebGPU (navigator.gpu is missing). Use Chromium 124+ or enable WebGPU.', true);
-    sendButton.disabled = true;
     return;
   }
+  const onProgress = progressReporter();
+  // Model loads happen at the first request too, after the shim is ready: listen for the whole visit.
+  if (typeof BroadcastChannel === 'function') new BroadcastChannel(progressChannelName).onmessage = (e: MessageEvent<ShimProgress>) => onProgress(e.data);
   try {
     const shim = await installResponsesShim({
       onProgress: (p) => {
-        if (p.phase === 'loading-model' && p.total) {
-          progressBar.hidden = false;
-          progressBar.value = (p.loaded ?? 0) / p.total;
-          setStatus(`Loading ${p.file ?? 'model'}…`);
-        } else setStatus(p.phase === 'ready' ? 'Ready' : `${p.phase}…`);
+        onProgress(p);
+        if (p.phase === 'registering') setStatus('Starting the in-browser runtime…');
+        if (p.phase === 'activating') setStatus('Starting the service worker…');
       },
     });
     baseURL = shim.baseURL;
@@ -227,7 +647,7 @@ async function start() {
     const pick = (rows: { id: string; alias_of?: string }[]) => rows.filter((m) => !m.alias_of);
     const models = pick(shim.models);
     modelSelect.replaceChildren(...models.map((m) => new Option(m.id, m.id)));
-    progressBar.hidden = true;
+    loadBox.hidden = true;
     mountModelPanel($<HTMLElement>('models'), baseURL, async () => {
       const response = await fetch(`${baseURL}/models`);
       if (!response.ok) return;
@@ -235,11 +655,13 @@ async function start() {
       const rows = pick(((await response.json()) as { data: { id: string; alias_of?: string }[] }).data);
       modelSelect.replaceChildren(...rows.map((m) => new Option(m.id, m.id, false, m.id === selected)));
     });
-    setStatus(models.length ? `Ready · ${models.map((m) => m.id).join(', ')}` : 'No model is available: import or download one.', !models.length);
+    ready = models.length > 0;
+    setRunning(run !== null);
+    setStatus(models.length ? `Ready · ${models.map((m) => m.id).join(', ')}` : 'No model is available: import or download one under Models.', !models.length);
   } catch (e) {
     setStatus((e as Error).message, true);
-    sendButton.disabled = true;
   }
 }
 
+Object.assign(window, { demoState: () => ({ conversation, running: run !== null }) });
 void start();

@@ -66,6 +66,7 @@ export function mountModelPanel(root: HTMLElement, baseURL: string, onModelsChan
       remove.textContent = 'Delete';
       remove.setAttribute('aria-label', `Delete ${model.id}`);
       remove.onclick = async () => {
+        if (!confirm(`Delete ${model.id} (${megabytes(model.stored_bytes ?? model.bytes)}) from this browser?`)) return;
         const response = await fetch(`${baseURL}/models/${encodeURIComponent(model.id)}`, { method: 'DELETE' });
         if (!response.ok) say(await errorText(response), true);
         await refresh();

@@ -37,7 +37,7 @@ test('the demo answers offline with reasoning, a tool call and a final answer re
   await expect(page.locator('#send')).toBeEnabled({ timeout: 150_000 });
   await expect(page.locator('.assistant details.reasoning').first()).toBeAttached();
   await expect(page.locator('.assistant .tool').first()).toContainText('calculator');
-  await expect(page.locator('.assistant .phase', { hasText: 'final_answer' }).first()).toBeAttached();
+  await expect(page.locator('.assistant .phase', { hasText: 'Answer' }).first()).toBeAttached();
   await expect(page.locator('#stats')).toContainText('tokens/s');
   await screenshotNotBlank(page, 'demo');
   await context.setOffline(false);

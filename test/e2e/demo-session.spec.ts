@@ -1,0 +1,234 @@
+// The demo driven as a person uses it, and the web IDE as a developer does. The bundled toy model is weak, so these
+// tests hold the page and the wire to their contract, not the model to good answers: every turn ends with an answer
+// or a clear message and never an error, the page only runs (and only declares) its own tools, the conversation
+// survives truncation, Stop, New chat, a reload and going offline; the web IDE shows each patch as a diff that is
+// accepted into the file and undone. Screenshots at 1280x900 and 390x844 (no horizontal scroll) go to
+// examples/screenshots/.
+import { expect, test, type Page } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+import { callApi, openDemo } from './fixtures/page-requests.ts';
+
+const shots = 'examples/screenshots';
+mkdirSync(shots, { recursive: true });
+const DEMO_TOOLS = ['calculator', 'get_time', 'apply_patch'];
+
+/** The page scrolls sideways nowhere; the message box is in view. */
+async function expectFitsViewport(page: Page) {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  expect(scrollWidth, 'horizontal scroll').toBeLessThanOrEqual(innerWidth);
+}
+
+async function shoot(page: Page, name: string, width: number, height: number) {
+  await page.setViewportSize({ width, height });
+  await page.waitForTimeout(200);
+  await expectFitsViewport(page);
+  await page.screenshot({ path: `${shots}/${name}-${width}x${height}.png` });
+}
+
+/** Sends a message with Enter and waits until its turn has ended (answer, note or stop). */
+async function send(page: Page, text: string) {
+  const before = await page.locator('.turn.assistant').count();
+  await page.fill('#prompt', text);
+  await page.locator('#prompt').press('Enter');
+  const turn = page.locator('.turn.assistant').nth(before);
+  await expect(turn).toBeAttached();
+  await expect(turn).toHaveAttribute('aria-busy', 'false', { timeout: 240_000 });
+  return turn;
+}
+
+/** The turn ended with an answer or a clear note, and with no error. */
+async function expectAnsweredOrExplained(page: Page, turn: ReturnType<Page['locator']>, text: string) {
+  await expect(turn.locator('.error'), `error after "${text}": ${await turn.textContent()}`).toHaveCount(0);
+  const answer = ((await turn.locator('.message .text').allTextContents()).join('') + (await turn.locator('.note').allTextContents()).join('')).trim();
+  expect(answer.length, `no answer or message after "${text}": ${await turn.textContent()}`).toBeGreaterThan(0);
+}
+
+async function demoState(page: Page) {
+  return page.evaluate(() => (window as unknown as { demoState: () => { conversation: { items: Record<string, unknown>[]; previousResponseId: string | null; messages: unknown[] } } }).demoState().conversation);
+}
+
+test('a 10-message conversation with tools and small talk, Stop, New chat, reload and offline', async ({ page, context }) => {
+  test.setTimeout(1_500_000);
+  const bodies: Record<string, any>[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/responses') bodies.push(request.postDataJSON() as Record<string, any>);
+  });
+  await page.goto('/');
+  // Send stays disabled until the runtime answers (no "HTTP 404" from a message sent during load).
+  await expect(page.locator('#send')).toBeDisabled();
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+
+  const messages = [
+    'Hello!',
+    'What is 12 * 7?',
+    'What time is it in Tokyo?',
+    'Thanks! How are you today?',
+    'What is (3 + 4) * 2?',
+    'Add eggs to the shopping list in notes.txt',
+    'Tell me something nice.',
+    'What is 100 / 4?',
+    'What time is it in Europe/Paris?',
+    'Thank you, goodbye!',
+  ];
+  for (const text of messages) {
+    const turn = await send(page, text);
+    await expectAnsweredOrExplained(page, turn, text);
+  }
+  await expect(page.locator('.turn.user')).toHaveCount(10);
+
+  // The wire: auto truncation, only the page's own tools declared, and only those ever called.
+  expect(bodies.length).toBeGreaterThanOrEqual(10);
+  for (const body of bodies) {
+    expect(body.truncation).toBe('auto');
+    expect(body.tools.map((t: { name: string }) => t.name).sort()).toEqual([...DEMO_TOOLS].sort());
+  }
+  const state = await demoState(page);
+  const called = state.items.filter((i) => i.type === 'function_call' || i.type === 'custom_tool_call').map((i) => i.name);
+  expect(called.length, 'no tool was called in 10 messages').toBeGreaterThan(0);
+  for (const name of called) expect(DEMO_TOOLS).toContain(name);
+  // The conversation outgrew the toy model's 1,024-token context: the last response says what truncation left out.
+  const last = await callApi(page, 'GET', `/v1/responses/${state.previousResponseId}`);
+  expect(last.status).toBe(200);
+  expect(Number(last.json.metadata.truncated_items), JSON.stringify(last.json.metadata)).toBeGreaterThan(0);
+
+  await shoot(page, 'demo', 1280, 900);
+  await shoot(page, 'demo', 390, 844);
+  // At 390 px the message box is in view and the conversations drawer leaves New chat uncovered.
+  await expect(page.locator('#prompt')).toBeInViewport();
+  await page.click('#toggle-sidebar');
+  await expect(page.locator('#sidebar')).toBeVisible();
+  const onTop = await page.evaluate(() => {
+    const r = document.getElementById('new-chat')!.getBoundingClientRect();
+    return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)?.id;
+  });
+  expect(onTop).toBe('new-chat');
+  await expectFitsViewport(page);
+  await page.click('#toggle-sidebar');
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // Reload restores the conversation from IndexedDB, and it goes on.
+  await page.reload();
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  await expect(page.locator('.turn.user')).toHaveCount(10);
+  await expect(page.locator('.turn.user').first()).toHaveText('Hello!');
+  await expect(page.locator('#conversations li')).toHaveCount(1);
+
+  // Offline: the page reloads from the app shell and answers.
+  await context.setOffline(true);
+  await page.reload();
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  await expect(page.locator('.turn.user')).toHaveCount(10);
+  const offline = await send(page, 'What is 2 + 3?');
+  await expectAnsweredOrExplained(page, offline, 'What is 2 + 3? (offline)');
+
+  // Stop (Escape) while generating ends the turn as "stopped"; the next message is answered, not "not found".
+  await page.fill('#prompt', 'Tell me a long story about the sea.');
+  await page.locator('#prompt').press('Enter');
+  const stopped = page.locator('.turn.assistant').last();
+  await expect(stopped).toHaveClass(/generating/);
+  await expect(page.locator('#stop')).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(stopped).toHaveAttribute('aria-busy', 'false', { timeout: 60_000 });
+  await expect(stopped.locator('.state')).toHaveText('stopped');
+  const after = await send(page, 'What is 6 * 7?');
+  await expectAnsweredOrExplained(page, after, 'What is 6 * 7? (after Stop)');
+  await expect(page.locator('.turn.assistant .error')).toHaveCount(0);
+
+  // New chat while generating aborts the run: nothing of the old turn streams into the new chat.
+  await page.fill('#prompt', 'What is 9 * 9?');
+  await page.locator('#prompt').press('Enter');
+  await expect(page.locator('.turn.assistant').last()).toHaveClass(/generating/);
+  await page.click('#new-chat');
+  await expect(page.locator('.turn')).toHaveCount(0);
+  await expect(page.locator('#send')).toBeVisible({ timeout: 30_000 });
+  await page.waitForTimeout(1500);
+  await expect(page.locator('.turn')).toHaveCount(0);
+  const fresh = await send(page, 'Hello again');
+  await expectAnsweredOrExplained(page, fresh, 'Hello again (new chat)');
+  await expect(page.locator('#conversations li')).toHaveCount(2);
+  await context.setOffline(false);
+});
+
+test('without stored history the page carries the items itself and a tool loop finishes', async ({ page }) => {
+  test.setTimeout(600_000);
+  const bodies: Record<string, any>[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/responses') bodies.push(request.postDataJSON() as Record<string, any>);
+  });
+  await openDemo(page);
+  await page.uncheck('#store');
+  const turn = await send(page, 'What is 12 * 7?');
+  await expectAnsweredOrExplained(page, turn, 'What is 12 * 7? (store off)');
+  const turn2 = await send(page, 'And what is 5 + 5?');
+  await expectAnsweredOrExplained(page, turn2, 'And what is 5 + 5? (store off)');
+  expect(bodies.length).toBeGreaterThanOrEqual(2);
+  for (const body of bodies) {
+    expect(body.store).toBe(false);
+    expect(body.include).toEqual(['reasoning.encrypted_content']);
+    expect(body.previous_response_id).toBeUndefined();
+  }
+  // Each later request resends what came before: the first message and the model's output items.
+  const lastBody = bodies.at(-1)!;
+  expect(lastBody.input[0]).toMatchObject({ type: 'message', role: 'user', content: 'What is 12 * 7?' });
+  expect(lastBody.input.some((i: { type: string }) => i.type === 'reasoning' || i.type === 'message' && (i as { role?: string }).role === 'assistant' || i.type === 'function_call')).toBe(true);
+  const calls = lastBody.input.filter((i: { type: string }) => i.type === 'function_call' || i.type === 'custom_tool_call');
+  const outputs = lastBody.input.filter((i: { type: string }) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output');
+  expect(outputs.map((o: { call_id: string }) => o.call_id)).toEqual(calls.map((c: { call_id: string }) => c.call_id));
+  for (const item of lastBody.input.filter((i: { type: string }) => i.type === 'reasoning')) expect(typeof item.encrypted_content).toBe('string');
+});
+
+test('the web IDE at /examples/web-ide/: a patch shown as a diff, accepted into the file, undone; offline too', async ({ page, context }) => {
+  test.setTimeout(600_000);
+  await page.goto('examples/web-ide/');
+  await expect(page.locator('h1')).toHaveText('web IDE example');
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  const before = await page.inputValue('#editor');
+
+  // The real agent through the real UI: its first step is a patch to review.
+  await page.click('#run');
+  const card = page.locator('#log .patch').first();
+  await expect(card).toBeVisible({ timeout: 240_000 });
+  await expect(card.locator('.diff .del')).toHaveCount(1);
+  await expect(card.locator('.diff .add')).toHaveCount(1);
+  let expected: string;
+  if (await card.locator('.accept').isEnabled()) {
+    const removed = ((await card.locator('.diff .del').textContent()) ?? '').replace(/^- (\d+: )?/, '');
+    const added = ((await card.locator('.diff .add').textContent()) ?? '').replace(/^\+ /, '');
+    const lines = before.split('\n');
+    lines[lines.indexOf(removed)] = added;
+    expected = lines.join('\n');
+    await card.locator('.accept').click();
+    await expect(card.locator('.verdict')).toHaveText('Accepted');
+  } else {
+    // The model's patch changes nothing: reject it, stop the run, and review a known patch through the same card.
+    await card.locator('.reject').click();
+    await page.click('#stop');
+    await expect(page.locator('#run')).toBeEnabled({ timeout: 60_000 });
+    const patch = "*** Begin Patch\n*** Update File: src/greet.ts\n@@\n-export function greet(name: string) {\n+export function welcome(name: string) {\n*** End Patch\n";
+    void page.evaluate((p) => (window as unknown as { ideAgent: { proposePatch: (p: string) => Promise<string> } }).ideAgent.proposePatch(p), patch);
+    expected = before.replace('greet(', 'welcome(');
+    const injected = page.locator('#log .patch').last();
+    await injected.locator('.accept').click();
+    await expect(injected.locator('.verdict')).toHaveText('Accepted');
+  }
+  expect(await page.inputValue('#editor')).toBe(expected);
+  expect(expected).not.toBe(before);
+  // Stop ends the run (its next step may be waiting for a review or generating).
+  if (await page.locator('#stop').isEnabled()) await page.click('#stop');
+  await expect(page.locator('#run')).toBeEnabled({ timeout: 120_000 });
+  await expect(page.locator('#undo')).toBeEnabled();
+  // Undo takes back every accepted patch, newest first.
+  while (await page.locator('#undo').isEnabled()) await page.click('#undo');
+  expect(await page.inputValue('#editor')).toBe(before);
+
+  await shoot(page, 'web-ide', 1280, 900);
+  await shoot(page, 'web-ide', 390, 844);
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // Offline, once the service worker controls the site, /examples/web-ide/ is still the web IDE.
+  await context.setOffline(true);
+  await page.reload();
+  await expect(page.locator('h1')).toHaveText('web IDE example');
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  await context.setOffline(false);
+});
