@@ -4,11 +4,30 @@
 // included. Compilation rejects left recursion and rules that match nothing, and prunes every state that can no
 // longer finish its rule, so a live matcher configuration can always be completed. A `without` region becomes
 // two marks (enter the region of literal k, leave it): the matcher tracks the literal through the region.
-import { ConstraintError } from './constraint-error.ts';
+// Cost bound: before building anything, the grammar's size is estimated from its expression tree (bounded
+// repetitions multiply, so `(a{1,1000}){1,1000}` is a million copies) and refused above `maxStates`; the build
+// then counts states and watches a time budget as a backstop, so no grammar a request sends can take more
+// than a bounded amount of memory or time to compile.
+import { ConstraintError, ConstraintTooLargeError } from './constraint-error.ts';
 import type { CodePointSet, Grammar, GrammarExpr } from './grammar-ir.ts';
 import { ANY_CHAR, range, setOfChars, subtract } from './grammar-ir.ts';
 
-const MAX_STATES = 2_000_000;
+/** The cost bounds a compilation runs under. */
+export interface CompileBudget {
+  /** Most automaton states (estimated before building, counted while building). */
+  maxStates: number;
+  /** Most milliseconds a compilation may take. */
+  maxMillis: number;
+}
+
+/**
+ * 250k states: a JSON string with maxLength 1000, or a regex `.{0,1000}` inside a custom tool's JSON-escaped
+ * input, needs ~10-25k; a 50-tool set ~70k. Compiling 250k states takes ~1 s and ~60 MB.
+ */
+export const DEFAULT_COMPILE_BUDGET: Readonly<CompileBudget> = { maxStates: 250_000, maxMillis: 3_000 };
+
+/** One shared empty edge list (most states have edges of only one kind), so an empty list costs no object. */
+const NO_EDGES = new Int32Array(0);
 
 export interface ByteAutomaton {
   stateCount: number;
@@ -87,13 +106,24 @@ class AutomatonBuilder {
   ruleStart = new Map<string, number>();
   ruleFinal = new Map<string, number>();
   private currentRule = -1;
+  private readonly deadline: number;
 
-  constructor(private readonly grammar: Grammar) {}
+  constructor(
+    private readonly grammar: Grammar,
+    private readonly budget: CompileBudget,
+  ) {
+    this.deadline = performance.now() + budget.maxMillis;
+  }
+
+  /** Throws when the time budget is spent (called every few thousand steps). */
+  checkTime(): void {
+    if (performance.now() > this.deadline) throw tooSlow(this.budget);
+  }
 
   newState(): number {
-    if (this.byteEdges.length >= MAX_STATES) {
-      throw new ConstraintError(`The grammar is too large (more than ${MAX_STATES} automaton states); reduce repetition counts`);
-    }
+    const n = this.byteEdges.length;
+    if (n >= this.budget.maxStates) throw tooLarge(this.budget, null);
+    if ((n & 4095) === 4095) this.checkTime();
     this.byteEdges.push([]);
     this.epsilons.push([]);
     this.calls.push([]);
@@ -157,6 +187,7 @@ class AutomatonBuilder {
         }
         const end = this.newState();
         for (let i = e.min; i < e.max; i++) {
+          if ((i & 1023) === 1023) this.checkTime();
           this.epsilons[at].push(end);
           at = this.expr(e.item, at);
         }
@@ -242,10 +273,11 @@ class AutomatonBuilder {
 }
 
 /** Compiles a grammar into a byte-level pushdown automaton; throws ConstraintError for unusable grammars. */
-export function compileGrammar(grammar: Grammar): ByteAutomaton {
+export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT_COMPILE_BUDGET): ByteAutomaton {
   if (!grammar.rules.has(grammar.start)) throw new ConstraintError(`The grammar has no start rule '${grammar.start}'`);
   checkRegionsDoNotNest(grammar);
-  const b = new AutomatonBuilder(grammar);
+  checkGrammarSize(grammar, budget);
+  const b = new AutomatonBuilder(grammar, budget);
   b.build();
   const n = b.byteEdges.length;
   const names = [...grammar.rules.keys()];
@@ -258,6 +290,7 @@ export function compileGrammar(grammar: Grammar): ByteAutomaton {
   const productive = new Uint8Array(names.length);
   for (let changed = true; changed; ) {
     changed = false;
+    b.checkTime();
     for (let s = n - 1; s >= 0; s--) {
       if (canFinish[s]) continue;
       let ok = finalOf[b.ruleOfState[s]] === s;
@@ -286,18 +319,20 @@ export function compileGrammar(grammar: Grammar): ByteAutomaton {
   for (let s = 0; s < n; s++) {
     const ms: number[] = [];
     for (let i = 0; i < b.marks[s].length; i += 2) if (canFinish[b.marks[s][i]]) ms.push(b.marks[s][i], b.marks[s][i + 1]);
-    marks.push(Int32Array.from(ms));
+    marks.push(edgeList(ms));
     const bytes: number[] = [];
     const be = b.byteEdges[s];
     for (let i = 0; i < be.length; i += 3) if (canFinish[be[i + 2]]) bytes.push(be[i], be[i + 1], be[i + 2]);
-    byteEdges.push(Int32Array.from(bytes));
-    epsilons.push(Int32Array.from(b.epsilons[s].filter((t) => canFinish[t])));
+    byteEdges.push(edgeList(bytes));
+    epsilons.push(edgeList(b.epsilons[s].filter((t) => canFinish[t])));
     const cs: number[] = [];
     const ce = b.calls[s];
     for (let i = 0; i < ce.length; i += 2) {
       if (productive[ruleIndexByStart.get(ce[i])!] && canFinish[ce[i + 1]]) cs.push(ce[i], ce[i + 1]);
     }
-    calls.push(Int32Array.from(cs));
+    calls.push(edgeList(cs));
+    // Free the builder's lists as they are copied: peak memory stays near one copy of the automaton.
+    b.byteEdges[s] = b.epsilons[s] = b.calls[s] = b.marks[s] = [];
   }
   const isFinal = new Uint8Array(n);
   for (const f of finalOf) isFinal[f] = 1;
@@ -330,6 +365,7 @@ export function compileGrammar(grammar: Grammar): ByteAutomaton {
   };
   for (let changed = true; changed; ) {
     changed = false;
+    b.checkTime();
     for (let r = 0; r < names.length; r++) {
       if (!nullable[r] && reachesWithoutInput(startOf[r], () => {})) {
         nullable[r] = 1;
@@ -367,6 +403,115 @@ export function compileGrammar(grammar: Grammar): ByteAutomaton {
     startState: startOf[startIndex],
     startFinal: finalOf[startIndex],
   };
+}
+
+function edgeList(values: number[]): Int32Array {
+  return values.length === 0 ? NO_EDGES : Int32Array.from(values);
+}
+
+/** Approximate heap bytes of a compiled automaton (typed arrays and their object headers). */
+export function automatonBytes(a: ByteAutomaton): number {
+  let bytes = a.isFinal.byteLength + 64;
+  for (const lists of [a.byteEdges, a.epsilons, a.calls, a.marks]) {
+    bytes += lists.length * 8;
+    for (const list of lists) if (list !== NO_EDGES) bytes += 200 + list.byteLength; // measured: ~260 B a state in V8
+  }
+  return bytes;
+}
+
+function tooLarge(budget: CompileBudget, estimate: number | null): ConstraintTooLargeError {
+  const size = estimate === null ? 'more than' : 'an estimated more than';
+  return new ConstraintTooLargeError(
+    `The grammar is too large to compile: it needs ${size} ${budget.maxStates} automaton states (the limit); reduce repetition counts or nesting`,
+    { bound: 'states', limit: budget.maxStates },
+  );
+}
+
+function tooSlow(budget: CompileBudget): ConstraintTooLargeError {
+  return new ConstraintTooLargeError(`The grammar is too complex to compile within the ${budget.maxMillis} ms limit; simplify it`, {
+    bound: 'time',
+    limit: budget.maxMillis,
+  });
+}
+
+/** Throws ConstraintTooLargeError when `grammar`'s estimated size is above the budget (nothing is built). */
+export function checkGrammarSize(grammar: Grammar, budget: CompileBudget = DEFAULT_COMPILE_BUDGET): void {
+  const estimate = estimateGrammarStates(grammar, budget.maxStates);
+  if (estimate > budget.maxStates) throw tooLarge(budget, estimate);
+}
+
+/**
+ * An upper bound on the states (and build steps) the builder needs for `grammar`, computed from the expression
+ * tree without expanding it: linear in the grammar's text. Saturates a little above `cap`.
+ */
+export function estimateGrammarStates(grammar: Grammar, cap = DEFAULT_COMPILE_BUDGET.maxStates): number {
+  const limit = cap + 1;
+  let total = 0;
+  for (const expr of grammar.rules.values()) {
+    total = Math.min(limit, total + 2 + estimateExprStates(expr, cap));
+    if (total >= limit) break;
+  }
+  return total;
+}
+
+/** The states (at least one step per node) the builder spends on `e`, saturating at `cap + 1`. */
+export function estimateExprStates(e: GrammarExpr, cap = DEFAULT_COMPILE_BUDGET.maxStates): number {
+  const limit = cap + 1;
+  const add = (a: number, b: number) => Math.min(limit, a + b);
+  const mul = (count: number, each: number) => (count === 0 ? 0 : each > limit / count ? limit : Math.min(limit, count * each));
+  const visit = (e: GrammarExpr): number => {
+    switch (e.kind) {
+      case 'literal':
+        return Math.max(1, Math.min(limit, utf8Length(e.text)));
+      case 'chars':
+        return charSetStates(e.set, limit);
+      case 'seq': {
+        let sum = 1;
+        for (const item of e.items) if ((sum = add(sum, visit(item))) >= limit) break;
+        return sum;
+      }
+      case 'alt': {
+        let sum = 1;
+        for (const item of e.items) if ((sum = add(sum, 1 + visit(item))) >= limit) break;
+        return sum;
+      }
+      case 'repeat': {
+        const each = visit(e.item);
+        const copies = e.max === Infinity ? e.min + 1 : e.max;
+        // Every bounded repetition is at least one build step, even of an empty item.
+        return add(mul(copies, each), add(3, e.max === Infinity ? 0 : mul(e.max - e.min, 1)));
+      }
+      case 'rule':
+        return 1;
+      case 'textWithout': {
+        const k = [...e.literal].length;
+        // Per KMP state: the characters of the literal (up to 4 states each) and one set of all others.
+        return mul(k, add(4 * k + 1, charSetStates(ANY_CHAR, limit))) + k + 1;
+      }
+      case 'without':
+        return add(2, visit(e.item));
+    }
+  };
+  return visit(e);
+}
+
+/** UTF-8 bytes of `text` (a lone surrogate counts 3, as TextEncoder writes U+FFFD). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+  }
+  return bytes;
+}
+
+/** States `charSet` adds for `set`: the end state and each UTF-8 sequence's intermediate states. */
+function charSetStates(set: CodePointSet, limit: number): number {
+  let states = 1;
+  for (let i = 0; i < set.length && states < limit; i += 2) {
+    for (const sequence of utf8Sequences(set[i], set[i + 1])) states += sequence.length - 1;
+  }
+  return Math.min(limit, states);
 }
 
 /** A `without` region must not contain another (directly or through the rules it uses): the matcher tracks one literal. */

@@ -1,5 +1,7 @@
 // The one error every constraint front end (JSON Schema, regex, Lark) and the token matcher raise: it names what
 // is wrong (a keyword and its JSON path, or a position in a grammar) so hosts can answer it as a 400.
+// ConstraintTooLargeError is the kind a cost bound raises (too many automaton states, or the compile time budget
+// spent): the constraint may be well formed, but compiling or running it would cost more than a request may.
 
 export interface ConstraintErrorDetails {
   /** The unsupported or invalid JSON Schema keyword, when that is the problem. */
@@ -11,7 +13,7 @@ export interface ConstraintErrorDetails {
 }
 
 export class ConstraintError extends Error {
-  override readonly name = 'ConstraintError';
+  override readonly name: string = 'ConstraintError';
   readonly keyword?: string;
   readonly jsonPath?: string;
   readonly position?: number;
@@ -21,5 +23,41 @@ export class ConstraintError extends Error {
     this.keyword = details.keyword;
     this.jsonPath = details.jsonPath;
     this.position = details.position;
+  }
+
+  /** The same error (same class and bound) with `prefix` before its message, e.g. the tool it belongs to. */
+  withPrefix(prefix: string): ConstraintError {
+    return new ConstraintError(prefix + this.message, { keyword: this.keyword, jsonPath: this.jsonPath, position: this.position });
+  }
+}
+
+/** Which cost bound a constraint exceeded: its (estimated) automaton size, or the compile time budget. */
+export type ConstraintBound = 'states' | 'time';
+
+export interface ConstraintTooLargeDetails extends ConstraintErrorDetails {
+  bound: ConstraintBound;
+  /** The bound's value (states, or milliseconds). */
+  limit: number;
+  /** The custom or function tool the constraint belongs to, when known. */
+  toolName?: string;
+}
+
+export class ConstraintTooLargeError extends ConstraintError {
+  override readonly name: string = 'ConstraintTooLargeError';
+  readonly bound: ConstraintBound;
+  readonly limit: number;
+  readonly toolName?: string;
+
+  constructor(message: string, details: ConstraintTooLargeDetails) {
+    super(message, details);
+    this.bound = details.bound;
+    this.limit = details.limit;
+    this.toolName = details.toolName;
+  }
+
+  override withPrefix(prefix: string, toolName = this.toolName): ConstraintTooLargeError {
+    return new ConstraintTooLargeError(prefix + this.message, {
+      keyword: this.keyword, jsonPath: this.jsonPath, position: this.position, bound: this.bound, limit: this.limit, toolName,
+    });
   }
 }

@@ -11,8 +11,8 @@ import { type ChatFormatMarkers, DEFAULT_MARKERS } from '../../common/chat.ts';
 import type { ConstrainedTool, ConstraintSpec } from '../../common/constraint-spec.ts';
 
 export { type ChatFormatMarkers, DEFAULT_MARKERS };
-import { compileGrammar } from './byte-automaton.ts';
-import { ConstraintError } from './constraint-error.ts';
+import { DEFAULT_COMPILE_BUDGET, compileGrammar, estimateExprStates } from './byte-automaton.ts';
+import { ConstraintError, ConstraintTooLargeError } from './constraint-error.ts';
 import {
   EMPTY,
   type Grammar,
@@ -98,7 +98,7 @@ function toolsGrammar(
   const ws = ref(addGenericJsonRules(rules, 'json_').ws);
   const calls = tools.map((tool, i) => {
     const prefix = `tool${i}_`;
-    const args = toolArguments(tool, rules, prefix);
+    const args = toolArgumentsWithinBudget(tool, rules, prefix);
     const body = seq(
       lit('{'), ws, lit('"name"'), ws, lit(':'), ws, lit(JSON.stringify(tool.name)), ws, lit(','), ws,
       lit('"arguments"'), ws, lit(':'), ws, args, ws, lit('}'),
@@ -181,6 +181,33 @@ function callLimit(spec: ToolsConstraintSpec): number {
   return maxCalls > MAX_COUNTED_TOOL_CALLS ? Infinity : maxCalls;
 }
 
+/**
+ * toolArguments, refused (naming the tool) when its arguments' rules alone are above the states bound; the
+ * whole grammar's bound in compileGrammar is the backstop for many tools that are only together too large.
+ */
+function toolArgumentsWithinBudget(tool: ConstrainedTool, rules: Map<string, GrammarExpr>, prefix: string): GrammarExpr {
+  const label = `${tool.type === 'custom' ? 'Custom tool' : 'Tool'} '${tool.name}': `;
+  try {
+    const args = toolArguments(tool, rules, prefix);
+    const { maxStates } = DEFAULT_COMPILE_BUDGET;
+    let states = estimateExprStates(args, maxStates);
+    for (const [name, expr] of rules) {
+      if (states > maxStates) break;
+      if (name.startsWith(prefix)) states += estimateExprStates(expr, maxStates);
+    }
+    if (states > maxStates) {
+      throw new ConstraintTooLargeError(
+        `${label}its ${tool.type === 'custom' ? 'grammar' : 'parameters schema'} is too large to compile (more than ${maxStates} automaton states); reduce repetition counts or nesting`,
+        { bound: 'states', limit: maxStates, toolName: tool.name },
+      );
+    }
+    return args;
+  } catch (e) {
+    if (e instanceof ConstraintTooLargeError && e.toolName === undefined) throw e.withPrefix(label, tool.name);
+    throw e;
+  }
+}
+
 function toolArguments(tool: ConstrainedTool, rules: Map<string, GrammarExpr>, prefix: string): GrammarExpr {
   if (tool.type === 'function') {
     if (tool.parameters === null) return anyJsonObjectExpr(rules, prefix);
@@ -216,9 +243,8 @@ export function customToolGrammar(toolName: string, grammar: { syntax: 'lark' | 
     compileGrammar(parsed); // on its own, so left recursion or an empty language is reported for this tool
     return parsed;
   } catch (e) {
-    if (e instanceof ConstraintError) {
-      throw new ConstraintError(`Custom tool '${toolName}': ${e.message}`, { position: e.position, keyword: e.keyword, jsonPath: e.jsonPath });
-    }
+    if (e instanceof ConstraintTooLargeError) throw e.withPrefix(`Custom tool '${toolName}': `, toolName);
+    if (e instanceof ConstraintError) throw e.withPrefix(`Custom tool '${toolName}': `);
     throw e;
   }
 }

@@ -167,6 +167,34 @@ function jsonEscapesOf(cp: number): GrammarExpr {
   return alt(...forms);
 }
 
+/**
+ * The escapes of every code point in `special` (a subset of JSON_SPECIALS), and `\/` when `solidus`, as one
+ * compact expression: `\` then a short-escape letter, or `u00`, the third hex digit and the fourth in either case.
+ * The same language as the alternation of each code point's jsonEscapesOf, in a few states instead of ~18 per
+ * code point (a JSON string with maxLength 1000 repeats this a thousand times).
+ */
+function escapesOfSet(special: CodePointSet, solidus: boolean): GrammarExpr | null {
+  const letters: number[] = solidus ? [SOLIDUS, SOLIDUS] : [];
+  const fourthDigits = new Map<string, number[]>();
+  for (let i = 0; i < special.length; i += 2) {
+    for (let cp = special[i]; cp <= special[i + 1]; cp++) {
+      const short = SHORT_ESCAPES[cp];
+      if (short) letters.push(short.codePointAt(1)!, short.codePointAt(1)!);
+      const hex = cp.toString(16).padStart(4, '0');
+      const digits = fourthDigits.get(hex[2]) ?? [];
+      for (const d of new Set([hex[3], hex[3].toUpperCase()])) digits.push(d.codePointAt(0)!, d.codePointAt(0)!);
+      fourthDigits.set(hex[2], digits);
+    }
+  }
+  const after: GrammarExpr[] = [];
+  if (letters.length > 0) after.push(chars(normalize(letters)));
+  if (fourthDigits.size > 0) {
+    const groups = [...fourthDigits].map(([third, fourth]) => seq(lit(third), chars(normalize(fourth))));
+    after.push(seq(lit('u00'), alt(...groups)));
+  }
+  return after.length === 0 ? null : seq(lit('\\'), alt(...after));
+}
+
 /** `/`, which a JSON string may write plainly or as `\/`. */
 const SOLIDUS = 0x2f;
 
@@ -221,8 +249,8 @@ export function jsonEscaped(expr: GrammarExpr, prefix: string): GrammarExpr {
       const special = intersect(expr.set, JSON_SPECIALS);
       const forms: GrammarExpr[] = [];
       if (!isEmptySet(plain)) forms.push(chars(plain));
-      if (contains(plain, SOLIDUS)) forms.push(lit('\\/'));
-      for (let i = 0; i < special.length; i += 2) for (let cp = special[i]; cp <= special[i + 1]; cp++) forms.push(jsonEscapesOf(cp));
+      const escape = escapesOfSet(special, contains(plain, SOLIDUS));
+      if (escape) forms.push(escape);
       return forms.length === 0 ? chars([]) : alt(...forms);
     }
     case 'literal': {

@@ -4,7 +4,8 @@
 // and `$ref` into `$defs`/`definitions` (recursion allowed). Annotations (description, title, default, ...) are
 // ignored; any other keyword is a ConstraintError naming the keyword and its JSON path. A null or `{}` schema
 // means any JSON value (for json_object: any object). Whitespace between tokens is allowed, bounded in length.
-import { ConstraintError } from './constraint-error.ts';
+import { estimateExprStates, DEFAULT_COMPILE_BUDGET } from './byte-automaton.ts';
+import { ConstraintError, ConstraintTooLargeError } from './constraint-error.ts';
 import {
   ANY_CHAR,
   EMPTY,
@@ -243,7 +244,16 @@ class SchemaCompiler {
         decoded,
         /(^|[^\\])\$$/.test(s.pattern) ? EMPTY : anyText,
       );
-      return seq(lit('"'), jsonEscaped(body, this.prefix), lit('"'));
+      const escaped = jsonEscaped(body, this.prefix);
+      // Refused here, before anything is built, so the error names the pattern (the grammar's bound is the backstop).
+      const { maxStates } = DEFAULT_COMPILE_BUDGET;
+      if (estimateExprStates(escaped, maxStates) > maxStates) {
+        throw new ConstraintTooLargeError(
+          `Invalid JSON schema at ${path}.pattern: the pattern is too large to compile (more than ${maxStates} automaton states); reduce repetition counts or nesting`,
+          { jsonPath: `${path}.pattern`, bound: 'states', limit: maxStates },
+        );
+      }
+      return seq(lit('"'), escaped, lit('"'));
     }
     if (minLength === undefined && maxLength === undefined) return ref(this.json.string);
     const min = minLength ?? 0;

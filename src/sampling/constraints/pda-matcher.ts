@@ -56,6 +56,12 @@ export class PdaRuntime {
     return this.states.size;
   }
 
+  /** Approximate heap bytes this runtime holds (interned states, their memo entries, configurations, stacks). */
+  get approxBytes(): number {
+    return this.bytes + (this.configState.length + this.stackRet.length) * 48;
+  }
+  private bytes = 0;
+
   /** The state after `byte`, or null when no configuration survives. */
   step(state: MatcherState, byte: number): MatcherState | null {
     const memo = state.next.get(byte);
@@ -74,6 +80,7 @@ export class PdaRuntime {
     const next = seeds.length === 0 ? null : this.close(seeds);
     const result = next && (next.configs.length > 0 || next.accepting) ? next : null;
     state.next.set(byte, result);
+    this.bytes += 24;
     return result;
   }
 
@@ -156,6 +163,7 @@ export class PdaRuntime {
     if (!state) {
       state = { id: this.states.size, configs: Int32Array.from(kernel), accepting, next: new Map(), loops: null };
       this.states.set(key, state);
+      this.bytes += 2 * key.length + 4 * kernel.length + 320;
     }
     return state;
   }

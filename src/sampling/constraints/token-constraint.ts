@@ -3,7 +3,7 @@
 // the language (plus the end tokens when it may end here); masks are cached per matcher state, so a state that
 // recurs (inside a JSON string, free text before a tool call) costs a lookup.
 import type { ConstraintSpec } from '../../common/constraint-spec.ts';
-import { compileGrammar } from './byte-automaton.ts';
+import { automatonBytes, compileGrammar } from './byte-automaton.ts';
 import { ConstraintError } from './constraint-error.ts';
 import { type ChatFormatMarkers, type ChatFormatOptions, DEFAULT_MARKERS, type ThinkingMode, grammarForConstraint } from './constraint-grammar.ts';
 import { MAX_INTERNED_STATES, type MatcherState, PdaRuntime } from './pda-matcher.ts';
@@ -33,9 +33,14 @@ function chatFormat(options: CompileOptions): ChatFormatOptions {
   return { markers: options.markers ?? DEFAULT_MARKERS, thinking: options.thinking ?? 'optional' };
 }
 
-// Bounded so a browser tab stays small: at a 152k vocabulary a mask is 19 KB (64 masks x 16 grammars = 19 MB at most).
+// Bounded so a browser tab stays small: at a 152k vocabulary a mask is 19 KB (64 masks per grammar and trie).
 const MASK_CACHE_SIZE = 64;
-const GRAMMAR_CACHE_SIZE = 16;
+/**
+ * The compiled-grammar cache holds at most this many bytes (each entry's automaton, its runtime's interned
+ * states and its cached masks, estimated): a few large grammars, or many small ones. An entry alone above it is
+ * used but not kept.
+ */
+export const GRAMMAR_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** A compiled constraint shared by every request with the same key. */
 class CompiledConstraint {
@@ -43,8 +48,19 @@ class CompiledConstraint {
   /** Masks per trie, keyed by state id of the current runtime (cleared when the runtime is replaced). */
   private masks = new WeakMap<TokenTrie, Map<number, Uint32Array>>();
 
+  /** Bytes of the automaton itself (fixed once compiled). */
+  private readonly automatonSize: number;
+  /** Bytes of the masks cached now, and of runtimes this entry replaced that live matchers may still use. */
+  private maskBytes = 0;
+
   constructor(readonly automaton: ReturnType<typeof compileGrammar>) {
     this.runtime = new PdaRuntime(automaton);
+    this.automatonSize = automatonBytes(automaton);
+  }
+
+  /** Approximate heap bytes this entry holds. */
+  get approxBytes(): number {
+    return this.automatonSize + this.runtime.approxBytes + this.maskBytes;
   }
 
   /** The runtime new matchers should use (a fresh one once the current has interned too many states). */
@@ -52,6 +68,7 @@ class CompiledConstraint {
     if (this.runtime.internedStates > MAX_INTERNED_STATES) {
       this.runtime = new PdaRuntime(this.automaton);
       this.masks = new WeakMap();
+      this.maskBytes = 0;
     }
     return this.runtime;
   }
@@ -70,8 +87,13 @@ class CompiledConstraint {
     }
     const mask = computeMask(runtime, state, trie);
     if (cacheable) {
-      if (byState.size >= MASK_CACHE_SIZE) byState.delete(byState.keys().next().value!);
+      if (byState.size >= MASK_CACHE_SIZE) {
+        const oldest = byState.keys().next().value!;
+        this.maskBytes -= byState.get(oldest)!.byteLength;
+        byState.delete(oldest);
+      }
       byState.set(state.id, mask);
+      this.maskBytes += mask.byteLength;
     }
     return mask;
   }
@@ -126,7 +148,31 @@ export function computeMask(runtime: PdaRuntime, state: MatcherState, trie: Toke
   return mask;
 }
 
+/** Most recently used last. */
 const compiledCache = new Map<string, CompiledConstraint>();
+
+/** An entry's bytes: its key (the spec's JSON, which can be large) and the compiled constraint. */
+function entryBytes(key: string, entry: CompiledConstraint): number {
+  return 2 * key.length + entry.approxBytes;
+}
+
+/** Evicts least recently used entries until the cache (entries grow as their runtimes intern states) fits `budget`. */
+function trimCompiledCache(budget: number): void {
+  let total = 0;
+  for (const [key, entry] of compiledCache) total += entryBytes(key, entry);
+  for (const [key, entry] of compiledCache) {
+    if (total <= budget) break;
+    total -= entryBytes(key, entry);
+    compiledCache.delete(key);
+  }
+}
+
+/** The compiled-grammar cache's entry count and estimated bytes (for tests and diagnostics). */
+export function compiledCacheStats(): { entries: number; bytes: number } {
+  let bytes = 0;
+  for (const [key, entry] of compiledCache) bytes += entryBytes(key, entry);
+  return { entries: compiledCache.size, bytes };
+}
 
 function compiledFor(spec: ConstraintSpec, format: ChatFormatOptions): CompiledConstraint {
   const key = JSON.stringify([spec, format]);
@@ -134,11 +180,15 @@ function compiledFor(spec: ConstraintSpec, format: ChatFormatOptions): CompiledC
   if (compiled) {
     compiledCache.delete(key);
     compiledCache.set(key, compiled);
+    trimCompiledCache(GRAMMAR_CACHE_BYTES);
     return compiled;
   }
   compiled = new CompiledConstraint(compileGrammar(grammarForConstraint(spec, format)));
-  if (compiledCache.size >= GRAMMAR_CACHE_SIZE) compiledCache.delete(compiledCache.keys().next().value!);
-  compiledCache.set(key, compiled);
+  const size = entryBytes(key, compiled);
+  if (size <= GRAMMAR_CACHE_BYTES) {
+    trimCompiledCache(GRAMMAR_CACHE_BYTES - size);
+    compiledCache.set(key, compiled);
+  }
   return compiled;
 }
 
