@@ -23,6 +23,9 @@ import {
 import { runPipeline, sseFrame, SSE_KEEPALIVE, type IdSource, type PipelineOutcome, type PipelineOutput } from './stream-events.ts';
 import { compactionPayload, type Sealers } from './translate.ts';
 import { withTruncationMetadata } from './truncation.ts';
+import { echoedSettings } from './response-object.ts';
+import { checkPromptFits } from './context-check.ts';
+import { createItemResolver, responseItemIds } from './item-references.ts';
 
 export interface ResponsesHandlerOptions {
   engine: Engine;
@@ -60,6 +63,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
   const sealers: Sealers = {
     reasoning: createAesGcmSealer(() => store.reasoningKey(), { purpose: 'reasoning' }),
     compaction: createAesGcmSealer(() => store.reasoningKey(), { purpose: 'compaction', maxPlaintextBytes: COMPACTION_MAX_BYTES }),
+    items: createItemResolver(store),
   };
   const background = new Map<string, BackgroundRun>();
   // Requests whose generation is running, held until it ends: on Node (undici) a Request's signal follows the
@@ -74,11 +78,12 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
     if (body.background && !keepRecord) throw badRequest('Background responses must be stored: set store to true.', 'background');
     if (body.background && body.stream) throw badRequest('Streaming a background response is not supported by this runtime.', 'stream');
     const prepared = await preparePrompt(engine, store, sealers, body);
+    await checkPromptFits(engine, prepared);
 
     const id = ids('resp');
     const createdAt = now();
     const base = baseResponse(body, prepared, id, createdAt, body.background ? 'queued' : 'in_progress');
-    const inputItems = listedInputItems(prepared.input.map((s) => s.item));
+    const inputItems = listedInputItems(prepared.input.map((s) => s.item), responseItemIds(id, keepRecord, 'input'));
     const inputHistory = [...prepared.chain, ...prepared.input].map((s) => s.item);
     let recorded = false;
     const persist = async (final: ResponseObject, fault: unknown): Promise<void> => {
@@ -98,6 +103,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
         toolCalls: prepared.served.chatTools.length > 0,
         customNames: prepared.served.customNames,
         declaredNames: new Set(prepared.served.chatTools.map((t) => t.function.name)),
+        namespaced: prepared.served.namespaced,
         startsInReasoning: prepared.enableThinking && prepared.model.markers.promptOpensThink === true,
       });
       const generateRequest: GenerateRequest = {
@@ -274,15 +280,15 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
   // ------------------------------------------------------------ items and records
 
   /** This request's input items as `input_items` lists them: each with an id, message content as parts. */
-  function listedInputItems(items: InputItem[]): InputItem[] {
+  function listedInputItems(items: InputItem[], itemIds: (prefix: 'msg' | 'fc' | 'ctc' | 'rs' | 'item') => string = ids): InputItem[] {
     return items.map((item) => {
       if (item.type === 'message') {
         const partType = item.role === 'assistant' ? 'output_text' : 'input_text';
         const content = typeof item.content === 'string' ? [{ type: partType, text: item.content }] : item.content;
-        return { ...item, id: ids('msg'), content } as InputItem;
+        return { ...item, id: itemIds('msg'), content } as InputItem;
       }
       const prefix = item.type === 'function_call' ? 'fc' : item.type === 'custom_tool_call' ? 'ctc' : item.type === 'reasoning' ? 'rs' : 'item';
-      return { ...item, id: ids(prefix) };
+      return { ...item, id: itemIds(prefix) };
     });
   }
 
@@ -370,13 +376,11 @@ function baseResponse(
     error: null,
     incomplete_details: null,
     instructions: body.instructions ?? null,
-    tools: body.tools ?? [],
+    ...echoedSettings(body),
     tool_choice: body.tool_choice ?? 'auto',
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
     store: body.store ?? true,
-    text: body.text ?? { format: { type: 'text' } },
-    reasoning: body.reasoning ?? null,
     temperature: body.temperature ?? 1,
     top_p: body.top_p ?? 1,
     top_logprobs: body.top_logprobs ?? 0,

@@ -18,7 +18,8 @@ export type ParseEvent =
   /** `complete` false when the output stopped before the block was closed. */
   | { kind: 'reasoning.end'; complete: boolean }
   | { kind: 'text.delta'; text: string }
-  | { kind: 'call.start'; name: string; custom: boolean }
+  /** `name` as the client declared it; `namespace` set for a member of a `namespace` tool (tool-namespaces.ts). */
+  | { kind: 'call.start'; name: string; custom: boolean; namespace?: string }
   | { kind: 'call.delta'; text: string }
   /** `complete` false when the output stopped before the call's arguments were whole. */
   | { kind: 'call.end'; complete: boolean };
@@ -35,6 +36,8 @@ export interface OutputParserOptions {
    * that does not decode, is no call: its text is kept as text, without the markers. Absent: any name.
    */
   declaredNames?: ReadonlySet<string>;
+  /** Qualified names of namespace members (as the model sees them) -> the name and namespace the call carries. */
+  namespaced?: ReadonlyMap<string, { namespace: string; name: string }>;
   /** Names of custom tools: their calls decode `input` from the shim's arguments. */
   customNames: ReadonlySet<string>;
   /** The prompt ended inside an opened reasoning block, so the output starts as reasoning. */
@@ -120,6 +123,11 @@ export class OutputParser {
     return events;
   }
 
+  private callStart(name: string, custom: boolean): ParseEvent {
+    const member = this.options.namespaced?.get(name);
+    return member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom };
+  }
+
   private declared(name: string): boolean {
     return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
   }
@@ -194,7 +202,7 @@ export class OutputParser {
             return true;
           }
           const custom = this.options.customNames.has(name);
-          events.push({ kind: 'call.start', name, custom });
+          events.push(this.callStart(name, custom));
           this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
           this.buffer = this.buffer.slice(head[0].length);
           this.state = 'call-args';
@@ -213,7 +221,7 @@ export class OutputParser {
         }
         const custom = this.options.customNames.has(call.name);
         const decoder = new ArgumentsDecoder(custom ? 'custom' : 'function');
-        events.push({ kind: 'call.start', name: call.name, custom });
+        events.push(this.callStart(call.name, custom));
         const delta = decoder.push(call.argumentsJson);
         if (delta) events.push({ kind: 'call.delta', text: delta });
         events.push({ kind: 'call.end', complete: true });

@@ -3,6 +3,7 @@
 // project; each is shaped the way the `openai` SDK (resources/responses/responses.d.ts) types it, and
 // test/unit/responses/schema-types.test.ts checks the inferred types against the SDK's at compile time.
 import { z } from 'zod';
+import { withAdditionalTools } from './tool-namespaces.ts';
 
 /** Bounds on what a request may carry (checked before anything else is done with it). */
 export const LIMITS = {
@@ -59,11 +60,13 @@ export const MessageItem = z.object({
 });
 export type MessageItem = z.infer<typeof MessageItem>;
 
+/** `namespace`: the `namespace` tool the function belongs to (Codex sends it back with the call). */
 export const FunctionCallItem = z.object({
   type: z.literal('function_call'),
   id: z.string().nullish(),
   call_id: z.string().min(1),
   name: z.string().min(1),
+  namespace: z.string().min(1).max(128).nullish(),
   arguments: text,
   status: itemStatus.nullish(),
 });
@@ -85,6 +88,7 @@ export const CustomToolCallItem = z.object({
   id: z.string().nullish(),
   call_id: z.string().min(1),
   name: z.string().min(1),
+  namespace: z.string().min(1).max(128).nullish(),
   input: text,
   status: itemStatus.nullish(),
 });
@@ -138,32 +142,10 @@ export const HOSTED_ITEM_TYPES = [
   'mcp_approval_request',
   'mcp_approval_response',
   'mcp_call',
-  'item_reference',
   'compaction_trigger',
-  'additional_tools',
   'program',
   'program_output',
 ] as const;
-
-export const InputItem = z.discriminatedUnion('type', [
-  MessageItem,
-  FunctionCallItem,
-  FunctionCallOutputItem,
-  CustomToolCallItem,
-  CustomToolCallOutputItem,
-  ReasoningItem,
-  CompactionItem,
-]);
-export type InputItem = z.infer<typeof InputItem>;
-
-/** `EasyInputMessage` may leave out `type`; such an object with a `role` is a message. */
-const InputItemOnWire = z.preprocess(
-  (value) =>
-    typeof value === 'object' && value !== null && !('type' in value) && 'role' in value
-      ? { ...value, type: 'message' }
-      : value,
-  InputItem,
-);
 
 // ---------------------------------------------------------------- tools and tool choice
 
@@ -204,13 +186,33 @@ export const HOSTED_TOOL_TYPES = [
   'local_shell',
   'shell',
   'apply_patch',
-  'namespace',
   'tool_search',
   'programmatic_tool_calling',
 ] as const;
 export const HostedTool = z.looseObject({ type: z.enum(HOSTED_TOOL_TYPES) });
 
-export const Tool = z.discriminatedUnion('type', [FunctionTool, CustomTool, HostedTool]);
+/** A function inside a `namespace` tool: as a function tool, `parameters` optional. */
+export const NamespaceFunction = z.object({
+  type: z.literal('function'),
+  name: z.string().min(1).max(128),
+  description: z.string().nullish(),
+  parameters: jsonObject.nullish(),
+  strict: z.boolean().nullish(),
+});
+/**
+ * A named group of client functions (Codex declares every MCP server, and its own tool groups, this way). They are
+ * offered to the model under qualified names (see tool-namespaces.ts) and their calls come back as
+ * `{name, namespace}`.
+ */
+export const NamespaceTool = z.object({
+  type: z.literal('namespace'),
+  name: z.string().min(1).max(128),
+  description: z.string().nullish(),
+  tools: z.array(z.discriminatedUnion('type', [NamespaceFunction, CustomTool])).max(LIMITS.maxTools),
+});
+export type NamespaceTool = z.infer<typeof NamespaceTool>;
+
+export const Tool = z.discriminatedUnion('type', [FunctionTool, CustomTool, NamespaceTool, HostedTool]);
 export type Tool = z.infer<typeof Tool>;
 
 export const ToolChoice = z.union([
@@ -224,6 +226,43 @@ export const ToolChoice = z.union([
   ]),
 ]);
 export type ToolChoice = z.infer<typeof ToolChoice>;
+
+// ---------------------------------------------------------------- input items that carry or point at others
+
+/** A stored item by id (the AI SDK sends its earlier output this way): resolved through the store. */
+export const ItemReferenceItem = z.object({ type: z.literal('item_reference'), id: z.string().min(1).max(300) });
+export type ItemReferenceItem = z.infer<typeof ItemReferenceItem>;
+
+/** Tools delivered as an input item (Codex's way for its code-mode models): they join the request's tools. */
+export const AdditionalToolsItem = z.object({
+  type: z.literal('additional_tools'),
+  id: z.string().nullish(),
+  role: z.literal('developer').nullish(),
+  tools: z.array(Tool).max(LIMITS.maxTools),
+});
+export type AdditionalToolsItem = z.infer<typeof AdditionalToolsItem>;
+
+export const InputItem = z.discriminatedUnion('type', [
+  MessageItem,
+  FunctionCallItem,
+  FunctionCallOutputItem,
+  CustomToolCallItem,
+  CustomToolCallOutputItem,
+  ReasoningItem,
+  CompactionItem,
+  ItemReferenceItem,
+  AdditionalToolsItem,
+]);
+export type InputItem = z.infer<typeof InputItem>;
+
+/** `EasyInputMessage` may leave out `type`; such an object with a `role` is a message. */
+const InputItemOnWire = z.preprocess(
+  (value) =>
+    typeof value === 'object' && value !== null && !('type' in value) && 'role' in value
+      ? { ...value, type: 'message' }
+      : value,
+  InputItem,
+);
 
 // ---------------------------------------------------------------- text format, reasoning
 
@@ -271,7 +310,7 @@ const metadata = z.record(z.string().max(64), z.string().max(512)).refine((m) =>
 });
 
 /** Every field of the SDK's ResponseCreateParams; those this runtime cannot honour are accepted and echoed. */
-export const CreateResponseBody = z.object({
+const CreateResponseFields = z.object({
   model: z.string().nullish(),
   input: z.union([text, z.array(InputItemOnWire).max(LIMITS.maxInputItems)]).optional(),
   instructions: text.nullish(),
@@ -282,6 +321,8 @@ export const CreateResponseBody = z.object({
   max_output_tokens: z.number().int().min(1).nullish(),
   max_tool_calls: z.number().int().min(0).nullish(),
   metadata: metadata.nullish(),
+  /** Codex's own bookkeeping (trace ids, …): accepted, never used. */
+  client_metadata: jsonObject.nullish(),
   moderation: jsonObject.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   previous_response_id: z.string().nullish(),
@@ -306,10 +347,27 @@ export const CreateResponseBody = z.object({
   /** Not in the SDK's params but honoured: a seed makes sampling reproducible. */
   seed: z.number().int().nullish(),
 });
+
+/** The tools of `additional_tools` input items count against the same bound as the request's own. */
+function boundTools(body: { tools?: readonly unknown[] | null; input?: unknown }, ctx: z.RefinementCtx): void {
+  let total = body.tools?.length ?? 0;
+  if (!Array.isArray(body.input)) return;
+  for (const [index, item] of (body.input as { type?: string; tools?: unknown[] }[]).entries()) {
+    if (item.type !== 'additional_tools') continue;
+    total += item.tools?.length ?? 0;
+    if (total > LIMITS.maxTools) {
+      ctx.addIssue({ code: 'custom', path: ['input', index, 'tools'], message: `A request may declare at most ${LIMITS.maxTools} tools, additional_tools included.` });
+      return;
+    }
+  }
+}
+
+/** The create body; `tools` already holds the tools of its `additional_tools` input items. */
+export const CreateResponseBody = CreateResponseFields.superRefine(boundTools).transform((body) => withAdditionalTools(body));
 export type CreateResponseBody = z.infer<typeof CreateResponseBody>;
 
 /** `POST /v1/responses/input_tokens` takes the prompt-shaping subset of the create body. */
-export const InputTokensBody = CreateResponseBody.pick({
+export const InputTokensBody = CreateResponseFields.pick({
   model: true,
   input: true,
   instructions: true,
@@ -321,11 +379,13 @@ export const InputTokensBody = CreateResponseBody.pick({
   parallel_tool_calls: true,
   conversation: true,
   truncation: true,
-});
+})
+  .superRefine(boundTools)
+  .transform((body) => withAdditionalTools(body));
 export type InputTokensBody = z.infer<typeof InputTokensBody>;
 
 /** `POST /v1/responses/compact`. */
-export const CompactBody = CreateResponseBody.pick({
+export const CompactBody = CreateResponseFields.pick({
   model: true,
   input: true,
   instructions: true,
@@ -379,6 +439,8 @@ export const OutputFunctionCall = z.object({
   type: z.literal('function_call'),
   call_id: z.string(),
   name: z.string(),
+  /** Set when the function belongs to a `namespace` tool (`name` is then the function's own name). */
+  namespace: z.string().optional(),
   arguments: z.string(),
   status: itemStatus,
 });
@@ -389,6 +451,7 @@ export const OutputCustomToolCall = z.object({
   type: z.literal('custom_tool_call'),
   call_id: z.string(),
   name: z.string(),
+  namespace: z.string().optional(),
   input: z.string(),
 });
 export type OutputCustomToolCall = z.infer<typeof OutputCustomToolCall>;
@@ -448,12 +511,17 @@ export const ResponseObject = z.object({
   parallel_tool_calls: z.boolean(),
   previous_response_id: z.string().nullable(),
   store: z.boolean(),
-  /** Absent until generation has finished (the SDK types it as optional, not nullable). */
-  usage: Usage.optional(),
-  text: TextConfig,
-  reasoning: ReasoningConfig.nullable(),
+  /** `null` until generation has finished (as the API sends it on `response.created`; the SDK types it optional). */
+  usage: Usage.nullable(),
+  /** `format` always present (`{type:"text"}` by default), `verbosity` as asked (null when not). */
+  text: z.object({ format: TextFormat, verbosity: z.enum(['low', 'medium', 'high']).nullable() }),
+  /** `effort` and `summary` always present (null when not asked). */
+  reasoning: z.object({ effort: ReasoningConfig.shape.effort.unwrap().unwrap().nullable(), summary: ReasoningConfig.shape.summary.unwrap().unwrap().nullable() }),
   temperature: z.number().nullable(),
   top_p: z.number().nullable(),
+  /** This runtime applies no presence or frequency penalty: both are 0. */
+  presence_penalty: z.number(),
+  frequency_penalty: z.number(),
   top_logprobs: z.number().nullable(),
   max_output_tokens: z.number().nullable(),
   max_tool_calls: z.number().nullable(),

@@ -9,6 +9,7 @@
 import type { GenerationEvent } from '../engine/types.ts';
 import { EngineError } from '../engine/types.ts';
 import type { OutputParser, ParseEvent } from './output-parser.ts';
+import { responseItemIds } from './item-references.ts';
 import type { ReasoningSealer } from './reasoning-seal.ts';
 import type {
   OutputCustomToolCall,
@@ -87,7 +88,12 @@ class ResponseEmitter {
   /** Inside a call over maxToolCalls, which is dropped. */
   private dropping = false;
 
-  constructor(private readonly options: PipelineOptions) {}
+  /** Output item ids name their response (item-references.ts), so an `item_reference` finds them in the store. */
+  private readonly itemId: (prefix: 'msg' | 'rs' | 'fc' | 'ctc') => string;
+
+  constructor(private readonly options: PipelineOptions) {
+    this.itemId = responseItemIds(options.response.id, options.response.store);
+  }
 
   number(event: UnnumberedStreamEvent): PipelineOutput {
     return { kind: 'event', event: { ...event, sequence_number: this.sequence++ } as StreamEvent };
@@ -134,14 +140,22 @@ class ResponseEmitter {
         const index = this.output.length;
         const callId = this.options.ids('call');
         if (event.custom) {
-          const item: OutputCustomToolCall = { id: this.options.ids('ctc'), type: 'custom_tool_call', call_id: callId, name: event.name, input: '' };
+          const item: OutputCustomToolCall = {
+            id: this.itemId('ctc'),
+            type: 'custom_tool_call',
+            call_id: callId,
+            name: event.name,
+            ...(event.namespace ? { namespace: event.namespace } : {}),
+            input: '',
+          };
           this.open = { kind: 'custom', index, item };
         } else {
           const item: OutputFunctionCall = {
-            id: this.options.ids('fc'),
+            id: this.itemId('fc'),
             type: 'function_call',
             call_id: callId,
             name: event.name,
+            ...(event.namespace ? { namespace: event.namespace } : {}),
             arguments: '',
             status: 'in_progress',
           };
@@ -193,7 +207,7 @@ class ResponseEmitter {
 
   private openMessage(phase: 'commentary' | 'final_answer'): UnnumberedStreamEvent[] {
     const index = this.output.length;
-    const item: OutputMessage = { id: this.options.ids('msg'), type: 'message', role: 'assistant', status: 'in_progress', content: [], phase };
+    const item: OutputMessage = { id: this.itemId('msg'), type: 'message', role: 'assistant', status: 'in_progress', content: [], phase };
     this.open = { kind: 'message', index, item, text: '' };
     this.output.push(structuredClone(item));
     return [
@@ -230,7 +244,7 @@ class ResponseEmitter {
 
   private openReasoning(): UnnumberedStreamEvent[] {
     const index = this.output.length;
-    const item: OutputReasoning = { id: this.options.ids('rs'), type: 'reasoning', summary: [], content: [], status: 'in_progress' };
+    const item: OutputReasoning = { id: this.itemId('rs'), type: 'reasoning', summary: [], content: [], status: 'in_progress' };
     this.open = { kind: 'reasoning', index, item, text: '' };
     this.output.push(structuredClone(item));
     return [
@@ -323,7 +337,7 @@ export async function* runPipeline(
   for (const parsed of options.parser.finish()) for (const e of await emitter.apply(parsed)) yield emitter.number(e);
   for (const e of await emitter.end(status === 'completed' ? 'completed' : 'incomplete')) yield emitter.number(e);
 
-  const usage: Usage | undefined = done
+  const usage: Usage | null = done
     ? {
         input_tokens: done.usage.promptTokens,
         input_tokens_details: { cached_tokens: done.usage.cachedTokens, cache_write_tokens: done.usage.promptTokens - done.usage.cachedTokens },
@@ -331,12 +345,12 @@ export async function* runPipeline(
         output_tokens_details: { reasoning_tokens: Math.min(options.parser.reasoningTokens, done.usage.completionTokens) },
         total_tokens: done.usage.promptTokens + done.usage.completionTokens,
       }
-    : undefined;
+    : null;
   let final: ResponseObject = {
     ...structuredClone(base),
     status,
     output: structuredClone(emitter.output),
-    ...(usage ? { usage } : {}),
+    usage: usage ?? null,
     error: status === 'failed' ? faultBody(fault) : null,
     incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     completed_at: status === 'completed' ? options.now() : null,

@@ -10,12 +10,14 @@
 import type { ChatMessage, ChatTool, ChatToolCall, ConstrainedTool, ConstraintSpec } from '../engine/types.ts';
 import { badRequest } from './errors.ts';
 import type { ReasoningSealer } from './reasoning-seal.ts';
+import { qualifiedName, type NamespacedName } from './tool-namespaces.ts';
 import {
   InputItem,
   type CreateResponseBody,
   type CustomTool,
   type FunctionTool,
   type MessageContentPart,
+  type NamespaceTool,
   type Tool,
   type ToolChoice,
 } from './schema.ts';
@@ -30,6 +32,13 @@ export interface SourcedItem {
 export interface Sealers {
   reasoning: ReasoningSealer;
   compaction: ReasoningSealer;
+  /** Resolves `item_reference` items through the store (item-references.ts); absent: references are refused. */
+  items?: ItemResolver;
+}
+
+export interface ItemResolver {
+  /** The stored item with this id, schema-checked; throws the ApiError for an unknown or unresolvable id. */
+  resolve(id: string, where: string): Promise<InputItem>;
 }
 
 export const DEVELOPER_LABEL = 'Developer instructions:';
@@ -55,11 +64,27 @@ export async function normaliseItems(
         break;
       }
       case 'function_call':
-        out.push({ item: { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments }, origin: where });
+        out.push({
+          item: { type: 'function_call', call_id: item.call_id, name: item.name, ...(item.namespace ? { namespace: item.namespace } : {}), arguments: item.arguments },
+          origin: where,
+        });
         break;
       case 'custom_tool_call':
-        out.push({ item: { type: 'custom_tool_call', call_id: item.call_id, name: item.name, input: item.input }, origin: where });
+        out.push({
+          item: { type: 'custom_tool_call', call_id: item.call_id, name: item.name, ...(item.namespace ? { namespace: item.namespace } : {}), input: item.input },
+          origin: where,
+        });
         break;
+      case 'additional_tools':
+        // Its tools joined the request's (schema.ts); it adds nothing to the chat and is not kept in the history.
+        break;
+      case 'item_reference': {
+        if (!sealers.items) throw badRequest(`Item references are not resolved here ('${where}'): send the item itself.`, where);
+        if (depth >= MAX_COMPACTION_DEPTH) throw badRequest(`Item reference in '${where}' is nested too deeply.`, where);
+        const referenced = await sealers.items.resolve(item.id, where);
+        out.push(...(await normaliseItems([referenced], () => where, sealers, depth + 1)));
+        break;
+      }
       case 'function_call_output':
       case 'custom_tool_call_output': {
         const output =
@@ -128,6 +153,8 @@ export interface ServedTools {
   constrained: ConstrainedTool[];
   /** Names of custom tools, so the output parser can decode their calls back into custom_tool_call. */
   customNames: Set<string>;
+  /** Qualified names of namespace members -> the namespace and name their calls come back under. */
+  namespaced: Map<string, NamespacedName>;
 }
 
 export const CUSTOM_TOOL_PARAMETERS = {
@@ -147,36 +174,56 @@ export function customToolDescription(tool: CustomTool): string {
   return parts.join('\n\n');
 }
 
-/** The function and custom tools this request offers the model, filtered by tool_choice. */
+/**
+ * The function and custom tools this request offers the model, filtered by tool_choice; a namespace tool's
+ * members under their qualified names (tool-namespaces.ts). A name offered twice is offered once (the first).
+ */
 export function serveTools(tools: readonly Tool[], toolChoice: ToolChoice): ServedTools {
-  const served: ServedTools = { chatTools: [], constrained: [], customNames: new Set() };
+  const served: ServedTools = { chatTools: [], constrained: [], customNames: new Set(), namespaced: new Map() };
   if (toolChoice === 'none') return served;
   const allowed =
     typeof toolChoice === 'object' && toolChoice.type === 'allowed_tools' && 'tools' in toolChoice && Array.isArray(toolChoice.tools)
       ? new Set((toolChoice.tools as Record<string, unknown>[]).map((t) => t.name).filter((n): n is string => typeof n === 'string'))
       : null;
-  for (const tool of tools) {
-    if (tool.type !== 'function' && tool.type !== 'custom') continue;
-    const named = tool as FunctionTool | CustomTool;
-    if (allowed && !allowed.has(named.name)) continue;
+  const offered = new Set<string>();
+  const offer = (named: FunctionTool | CustomTool, name: string, extraDescription: string | null): void => {
+    if (offered.has(name)) return;
+    offered.add(name);
     if (named.type === 'function') {
       const parameters = named.parameters ?? { type: 'object', properties: {} };
-      served.chatTools.push({
-        type: 'function',
-        function: { name: named.name, ...(named.description ? { description: named.description } : {}), parameters },
-      });
-      served.constrained.push({ type: 'function', name: named.name, parameters: named.parameters ?? null, strict: named.strict ?? false });
+      const description = [extraDescription, named.description].filter((d): d is string => !!d).join('\n\n');
+      served.chatTools.push({ type: 'function', function: { name, ...(description ? { description } : {}), parameters } });
+      served.constrained.push({ type: 'function', name, parameters: named.parameters ?? null, strict: named.strict ?? false });
     } else {
+      const description = [extraDescription, customToolDescription(named)].filter((d): d is string => !!d).join('\n\n');
       served.chatTools.push({
         type: 'function',
-        function: { name: named.name, description: customToolDescription(named), parameters: structuredClone(CUSTOM_TOOL_PARAMETERS) as Record<string, unknown> },
+        function: { name, description, parameters: structuredClone(CUSTOM_TOOL_PARAMETERS) as Record<string, unknown> },
       });
       served.constrained.push({
         type: 'custom',
-        name: named.name,
+        name,
         ...(named.format?.type === 'grammar' ? { grammar: { syntax: named.format.syntax, definition: named.format.definition } } : {}),
       });
-      served.customNames.add(named.name);
+      served.customNames.add(name);
+    }
+  };
+  for (const tool of tools) {
+    if (tool.type === 'function' || tool.type === 'custom') {
+      const named = tool as FunctionTool | CustomTool;
+      if (allowed && !allowed.has(named.name)) continue;
+      offer(named, named.name, null);
+    } else if (tool.type === 'namespace') {
+      const group = tool as NamespaceTool;
+      // The namespace's description goes with its first member (the template has no place for the group).
+      let groupDescription: string | null = group.description ? `${group.name}: ${group.description}` : null;
+      for (const member of group.tools) {
+        const name = qualifiedName(group.name, member.name);
+        if (allowed && !allowed.has(name) && !allowed.has(member.name)) continue;
+        if (name !== member.name) served.namespaced.set(name, { namespace: group.name, name: member.name });
+        offer(member as FunctionTool | CustomTool, name, groupDescription);
+        groupDescription = null;
+      }
     }
   }
   return served;
@@ -273,11 +320,16 @@ export function buildChat(items: readonly SourcedItem[], instructions: string | 
         break;
       }
       case 'function_call':
-        addCall({ id: item.call_id, type: 'function', function: { name: item.name, arguments: parseArguments(item.arguments) } });
+        addCall({ id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name), arguments: parseArguments(item.arguments) } });
         break;
       case 'custom_tool_call':
-        addCall({ id: item.call_id, type: 'function', function: { name: item.name, arguments: { input: item.input } } });
+        addCall({ id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name), arguments: { input: item.input } } });
         break;
+      case 'additional_tools':
+        break;
+      case 'item_reference':
+        // normaliseItems has resolved every reference.
+        throw new Error('buildChat got an unresolved item reference');
       case 'function_call_output':
       case 'custom_tool_call_output': {
         flush();

@@ -6,6 +6,7 @@ import { StreamEvent } from '../../../src/responses/schema.ts';
 import type { IdSource } from '../../../src/responses/stream-events.ts';
 import { createMemoryStore } from '../../../src/store/memory-store.ts';
 import type { ResponseStore } from '../../../src/store/types.ts';
+import type { ModelInfo } from '../../../src/engine/types.ts';
 import { FakeEngine, type FakeScript } from '../../support/fake-engine.ts';
 
 export const NOW = 1_700_000_000;
@@ -22,8 +23,8 @@ export interface Setup {
   client: OpenAI;
 }
 
-export function setup(scripts: FakeScript[] = [], options: { store?: ResponseStore; keepAliveMs?: number } = {}): Setup {
-  const engine = new FakeEngine(scripts);
+export function setup(scripts: FakeScript[] = [], options: { store?: ResponseStore; keepAliveMs?: number; models?: ModelInfo[] } = {}): Setup {
+  const engine = new FakeEngine(scripts, options.models);
   const store = options.store ?? createMemoryStore();
   const handler = createResponsesHandler({ engine, store, now: () => NOW, ids: countingIds(), keepAliveMs: options.keepAliveMs ?? 60_000 });
   const client = new OpenAI({

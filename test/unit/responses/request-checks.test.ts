@@ -134,14 +134,14 @@ describe('schema', () => {
     );
   });
 
-  it('a hosted tool item or an item reference is refused by name', async () => {
+  it('a hosted tool item is refused by name; an item reference to no stored item is a 404', async () => {
     await rejected(
       { input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }] },
       400,
       'input[0].type',
       "Item type 'web_search_call' at 'input[0].type' is not supported by this runtime (it serves no hosted tools and resolves no item references).",
     );
-    await rejected({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 400, 'input[0].type', /^Item type 'item_reference' at 'input\[0\]\.type' is not supported/);
+    await rejected({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 404, 'input[0].id', "Item with id 'msg_1' not found.");
   });
 
   it('conversation objects and stored prompts are refused rather than ignored', async () => {

@@ -31,16 +31,18 @@ function sdkAssignability(): void {
   const c: ResponseCustomToolCall = {} as OutputCustomToolCall;
   const k: ResponseCompactionItem = {} as OutputCompaction;
   const u: ResponseUsage = {} as Usage;
-  // `output_text` is computed by the SDK on its side; tools and tool_choice accept hosted kinds loosely.
-  const o: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice'> = {} as Omit<ResponseObject, 'tools' | 'tool_choice'>;
+  // `output_text` is computed by the SDK on its side; tools and tool_choice accept hosted kinds loosely; `usage` is
+  // null until known, as the API sends it (and the Open Responses schema requires), where the SDK types it optional.
+  const o: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice' | 'usage'> = {} as Omit<ResponseObject, 'tools' | 'tool_choice' | 'usage'>;
+  const ou: SdkResponse['usage'] = {} as NonNullable<ResponseObject['usage']>;
   const e: ResponseStreamEvent = {} as Exclude<StreamEvent, { response: unknown }>;
-  void [m, r, f, c, k, u, o, e];
+  void [m, r, f, c, k, u, o, ou, e];
   // The checks above bite: if the project's types widened to `any`/`unknown` these would stop being errors and
   // `@ts-expect-error` itself would fail the typecheck.
   // @ts-expect-error a function call is not an SDK message
   const wrongKind: ResponseOutputMessage = {} as OutputFunctionCall;
   // @ts-expect-error usage is not a response
-  const notAResponse: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice'> = {} as Usage;
+  const notAResponse: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice' | 'usage'> = {} as Usage;
   void [wrongKind, notAResponse];
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../../src/store/memory-store.ts';
 import { StoreError, type ResponseStore } from '../../../src/store/types.ts';
 import { call, post, setup, streamEvents } from './harness.ts';
+import { FAKE_MODEL } from '../../support/fake-engine.ts';
 
 type Json = Record<string, unknown>;
 
@@ -152,7 +153,8 @@ describe('background', () => {
 describe('compaction', () => {
   it('returns one compaction item that replays as a shorter prompt keeping user messages and tool results', async () => {
     const longOutput = 'line of tool output\n'.repeat(500);
-    const { handler, engine } = setup([{ tokens: ['ok'] }, { tokens: ['ok'] }]);
+    // The uncompacted history is longer than the fake model's 4096-token context: this model takes it.
+    const { handler, engine } = setup([{ tokens: ['ok'] }, { tokens: ['ok'] }], { models: [{ ...FAKE_MODEL, contextLength: 32_768 }] });
     const history = [
       { role: 'user', content: 'Fix the bug in main.ts' },
       { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'thinking '.repeat(300) }] },

@@ -274,8 +274,15 @@ describe('truncation auto', () => {
     input.push({ role: 'user', content: 'last question' });
     const body = { instructions: 'Rules.', input, max_output_tokens: 50 };
     expect((await post(handler, '/responses', { ...body, truncation: 'auto' })).status).toBe(200);
-    expect((await post(handler, '/responses', body)).status).toBe(200);
-    const [truncated, whole] = engine.requests;
+    // Without truncation the prompt does not fit: a 400 before anything is generated.
+    const refused = await post(handler, '/responses', body);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('context_length_exceeded');
+    // The whole prompt, as a model with room for it gets it.
+    const roomy = new FakeEngine([{ tokens: ['ok'] }], [{ ...small, contextLength: 4096 }]);
+    expect((await post(createResponsesHandler({ engine: roomy, store: createMemoryStore(), ids: countingIds(), now: () => NOW }), '/responses', body)).status).toBe(200);
+    const [truncated] = engine.requests;
+    const [whole] = roomy.requests;
     const size = async (req: GenerateRequest) => (await engine.tokenizePrompt(req)).length;
     expect(await size(whole!)).toBeGreaterThan(350);
     expect(await size(truncated!)).toBeLessThanOrEqual(350);
