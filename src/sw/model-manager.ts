@@ -351,7 +351,10 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
       const url = new URL(request.url);
       const match = /\/v1\/models(?:\/(.*?))?\/*$/.exec(url.pathname);
       if (!match) return null;
-      const rest = match[1] === undefined ? [] : match[1].split('/').map(decodeURIComponent);
+      const segments = match[1] === undefined ? [] : match[1].split('/').map(decodeSegment);
+      // Malformed percent-encoding (`%ZZ`) in a model id is the client's error, not a 500.
+      if (segments.includes(null)) return errorBody(new ModelFileError('Invalid model id in the path: malformed percent-encoding', 400, 'invalid_model_id')).response();
+      const rest = segments as string[];
       const method = request.method.toUpperCase();
       try {
         if (rest.length === 0) {
@@ -430,6 +433,14 @@ function checkNewId(id: string, models: KnownModel[]): void {
   }
   if (models.some((m) => m.entry.id === id || m.entry.aliases.includes(id))) {
     throw new ModelFileError(`A model '${id}' already exists: delete it first or use another id`, 409, 'model_exists');
+  }
+}
+
+function decodeSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
   }
 }
 

@@ -6,6 +6,8 @@
 // is disposed once the requests it already accepted are done. If the engine cannot start, every /v1 request gets
 // an OpenAI-shaped 503 that says why, and the next request tries again.
 import { createResponsesHandler, type ResponsesHandler } from '../responses/handler';
+import { errorResponse } from '../responses/errors';
+import { guardRequest } from '../responses/request-guard';
 import { createIndexedDbStore } from '../store/indexeddb-store';
 import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine';
 import type { ResponseStore } from '../store/types';
@@ -39,6 +41,7 @@ export function createRuntime(scope: string, options: RuntimeOptions = {}): Runt
     },
   });
   let store: ResponseStore | null = null;
+  const origin = new URL(scope).origin;
   let current: { version: number; made: Promise<EngineGeneration> } | null = null;
 
   async function start(version: number): Promise<EngineGeneration> {
@@ -49,7 +52,7 @@ export function createRuntime(scope: string, options: RuntimeOptions = {}): Runt
         progress?.postMessage({ phase: 'loading-model', loaded, total, file: modelId } satisfies ShimProgress),
     });
     store ??= createIndexedDbStore();
-    return { version, engine, handler: createResponsesHandler({ engine, store }) };
+    return { version, engine, handler: createResponsesHandler({ engine, store, origin }) };
   }
 
   /** The engine for the current set of models (a new one when the set changed since the last was made). */
@@ -76,6 +79,9 @@ export function createRuntime(scope: string, options: RuntimeOptions = {}): Runt
 
   return {
     async handle(request) {
+      // Who may call, before any route (a model download or import starts only from a request that passes).
+      const refused = guardRequest(request, { origin });
+      if (refused) return errorResponse(refused);
       let managed: Response | null;
       try {
         managed = await manager.route(request, loadedIds);

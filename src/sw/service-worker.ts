@@ -12,6 +12,8 @@ import { createRuntime } from './runtime';
 import { createEngineRelay, type EngineRelay } from './engine-relay';
 import { engineHostOfferType } from './engine-relay-protocol';
 import { decideEnginePlacement } from './engine-placement';
+import { guardRequest } from '../responses/request-guard';
+import { errorResponse } from '../responses/errors';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -41,6 +43,19 @@ function v1Api(): Promise<V1Api> {
   return v1;
 }
 
+/**
+ * /v1 for pages of this origin only (request-guard.ts), checked here where the navigation flag and the client
+ * are known, before the runtime or the relay sees the request: a navigation (an auto-submitted cross-site form is
+ * one) or a request made by a client of another origin is a 403, a non-JSON POST body a 415.
+ */
+async function answerV1(event: FetchEvent): Promise<Response> {
+  const request = event.request;
+  const client = event.clientId ? await self.clients.get(event.clientId).catch(() => undefined) : undefined;
+  const refused = guardRequest(request, { origin: self.location.origin, isNavigation: request.mode === 'navigate', clientUrl: client?.url ?? null });
+  if (refused) return errorResponse(refused);
+  return (await v1Api()).handle(request);
+}
+
 self.addEventListener('install', (event) => {
   event.waitUntil(shell.install().then(() => self.skipWaiting()));
 });
@@ -62,7 +77,7 @@ self.addEventListener('fetch', (event) => {
   const url = new URL(event.request.url);
   if (url.origin !== self.location.origin) return;
   if (url.pathname === apiPrefix.slice(0, -1) || url.pathname.startsWith(apiPrefix)) {
-    event.respondWith(v1Api().then((api) => api.handle(event.request)));
+    event.respondWith(answerV1(event));
     return;
   }
   if (event.request.method === 'GET' && !url.pathname.startsWith(new URL('models/', scope).pathname)) {
