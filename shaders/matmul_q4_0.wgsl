@@ -1,20 +1,7 @@
-// matmul_q4_0: the Q4_0 product kernel's block decoding. The kernel is this file followed by the shared skeleton
-// shaders/matmul.wgsl (bindings, tiling, reduction, output; composed in src/gpu/shaders.ts): read that
-// header for the bindings, overrides and dispatch.
-//
-// Block format (binding 0, w):
-//   0 w      array<u32>  Q4_0 blocks, row-major [n rows, k/32 blocks], 5 u32 per block: word 0 = f16 d in the
-//                        low half (high half zero), words 1..4 = 16 bytes qs; value j < 16 = d*((qs[j] & 15) - 8),
-//                        value j + 16 = d*((qs[j] >> 4) - 8). Rows [0, n) of this row range.
-
-const BLOCK_WORDS: u32 = 5u;
-const BLOCK_ELEMENTS: u32 = 32u;
-
-// The low (shift 0) or high (shift 4) nibbles of the four bytes of a word, low byte first, minus 8.
-fn nibbles(word: u32, shift: u32) -> vec4<f32> {
-  let q = (vec4<u32>(word) >> (vec4<u32>(0u, 8u, 16u, 24u) + shift)) & vec4<u32>(15u);
-  return vec4<f32>(q) - vec4<f32>(8.0);
-}
+// matmul_q4_0: the Q4_0 product's tuned block body (each qs word read once for its low and high nibbles, d
+// applied once per block). The kernel is the block decoder shaders/decode_q4_0.wgsl (layout, BLOCK_WORDS,
+// nibbles), this file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in
+// src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch.
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,

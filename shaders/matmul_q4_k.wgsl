@@ -1,39 +1,8 @@
-// matmul_q4_k: the Q4_K product kernel's block decoding. The kernel is this file followed by the shared skeleton
-// shaders/matmul.wgsl (bindings, tiling, reduction, output; composed in src/gpu/shaders.ts): read that
-// header for the bindings, overrides and dispatch.
-//
-// Block format (binding 0, w):
-//   0 w      array<u32>  Q4_K super-blocks, row-major [n rows, k/256 blocks], the 144 GGUF bytes (36 u32) each:
-//                        f16 d, f16 dmin (word 0), scales[12] (words 1..3: 8 pairs of 6-bit scale and min),
-//                        qs[128] (words 4..35). Elements 64c + l (l < 32) are the low nibbles of qs[32c + l] with
-//                        sub-block 2c, elements 64c + 32 + l the high nibbles with sub-block 2c + 1; value =
-//                        d*scale(sub)*q - dmin*min(sub). Rows [0, n) of this row range.
-
-const BLOCK_WORDS: u32 = 36u;
-const BLOCK_ELEMENTS: u32 = 256u;
-
-// The 8 six-bit (scale, min) pairs of a block from its 12 scale bytes (words a, b, c): columns 0 and 1 are the
-// scales of sub-blocks 0..3 and 4..7, columns 2 and 3 their mins. Sub-blocks j < 4 use the low 6 bits of bytes
-// j (scale) and j + 4 (min); j >= 4 the nibbles of byte j + 4 with the top 2 bits from bytes j - 4 and j.
-fn scales_mins(a: u32, b: u32, c: u32) -> mat4x4<f32> {
-  let shifts = vec4<u32>(0u, 8u, 16u, 24u);
-  let bytes_a = (vec4<u32>(a) >> shifts) & vec4<u32>(255u);
-  let bytes_b = (vec4<u32>(b) >> shifts) & vec4<u32>(255u);
-  let bytes_c = (vec4<u32>(c) >> shifts) & vec4<u32>(255u);
-  let six = vec4<u32>(63u);
-  let top = vec4<u32>(6u);
-  return mat4x4<f32>(
-    vec4<f32>(bytes_a & six),
-    vec4<f32>((bytes_c & vec4<u32>(15u)) | ((bytes_a >> top) << vec4<u32>(4u))),
-    vec4<f32>(bytes_b & six),
-    vec4<f32>((bytes_c >> vec4<u32>(4u)) | ((bytes_b >> top) << vec4<u32>(4u))),
-  );
-}
-
-// The low (shift 0) or high (shift 4) nibbles of the four bytes of a word, low byte first.
-fn nibbles(word: u32, shift: u32) -> vec4<f32> {
-  return vec4<f32>((vec4<u32>(word) >> (vec4<u32>(0u, 8u, 16u, 24u) + shift)) & vec4<u32>(15u));
-}
+// matmul_q4_k: the Q4_K product's tuned block body (scales decoded once per block for the 4 rows, each qs word
+// read once for both nibbles, mins applied through Σx). The kernel is the block decoder shaders/decode_q4_k.wgsl
+// (after decode_kquant_scales.wgsl: layout, BLOCK_WORDS, scales_mins, nibbles), this file, the K_SPLIT reduction
+// and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
+// bindings, overrides and dispatch.
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,

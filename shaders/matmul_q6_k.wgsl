@@ -1,32 +1,7 @@
-// matmul_q6_k: the Q6_K product kernel's block decoding. The kernel is this file followed by the shared skeleton
-// shaders/matmul.wgsl (bindings, tiling, reduction, output; composed in src/gpu/shaders.ts): read that
-// header for the bindings, overrides and dispatch.
-//
-// Block format (binding 0, w):
-//   0 w      array<u32>  Q6_K super-blocks, row-major [n rows, k/256 blocks], the 210 GGUF bytes + 2 zero
-//                        bytes (53 u32) each: ql[128] (words 0..31), qh[64] (words 32..47), int8 scales[16]
-//                        (words 48..51), f16 d (word 52, low half). For half h (0, 1), l < 32, g (0..3): element
-//                        128h + 32g + l = d * scales[8h + 2g + l/16] * (q - 32), q = 4 bits of ql[64h + 32(g&1) + l]
-//                        (low nibble for g < 2, high for g >= 2) | 2 bits (qh[32h + l] >> 2g) << 4.
-//                        Rows [0, n) of this row range.
-
-const BLOCK_WORDS: u32 = 53u;
-const BLOCK_ELEMENTS: u32 = 256u;
-
-// Signed int8 scale i (0..15) of the block at word o.
-fn scale_i8(o: u32, i: u32) -> f32 {
-  let byte = (w[o + 48u + (i >> 2u)] >> ((i & 3u) * 8u)) & 255u;
-  return f32(bitcast<i32>(byte << 24u) >> 24u);
-}
-
-// The values q - 32 of four consecutive elements of one group: 4 bits of each byte of ql_word (low nibbles for
-// ql_shift 0, high for 4) joined with 2 bits of each byte of qh_word (at qh_shift) as bits 4-5.
-fn q6(ql_word: u32, qh_word: u32, ql_shift: u32, qh_shift: u32) -> vec4<f32> {
-  let shifts = vec4<u32>(0u, 8u, 16u, 24u);
-  let low = (vec4<u32>(ql_word) >> (shifts + ql_shift)) & vec4<u32>(15u);
-  let high = (vec4<u32>(qh_word) >> (shifts + qh_shift)) & vec4<u32>(3u);
-  return vec4<f32>(low | (high << vec4<u32>(4u))) - vec4<f32>(32.0);
-}
+// matmul_q6_k: the Q6_K product's tuned block body (each ql word read once for two groups, each qh word for
+// four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS, scale_i8, q6), this
+// file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read
+// that header for the bindings, overrides and dispatch.
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,

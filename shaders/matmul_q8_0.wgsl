@@ -1,20 +1,7 @@
-// matmul_q8_0: the Q8_0 product kernel's block decoding. The kernel is this file followed by the shared skeleton
-// shaders/matmul.wgsl (bindings, tiling, reduction, output; composed in src/gpu/shaders.ts): read that
-// header for the bindings, overrides and dispatch.
-//
-// Block format (binding 0, w):
-//   0 w      array<u32>  Q8_0 blocks, row-major [n rows, k/32 blocks], 9 u32 per block: word 0 = f16 d in the
-//                        low half (high half zero), words 1..8 = 32 int8 qs; value j = d*qs[j].
-//                        Rows [0, n) of this row range.
-
-const BLOCK_WORDS: u32 = 9u;
-const BLOCK_ELEMENTS: u32 = 32u;
-
-// The four int8 of a word, low byte first.
-fn unpack_i8x4(word: u32) -> vec4<f32> {
-  let v = vec4<i32>(bitcast<i32>(word << 24u), bitcast<i32>(word << 16u), bitcast<i32>(word << 8u), bitcast<i32>(word));
-  return vec4<f32>(v >> vec4<u32>(24u));
-}
+// matmul_q8_0: the Q8_0 product's tuned block body (d applied once per block). The kernel is the block decoder
+// shaders/decode_q8_0.wgsl (layout, BLOCK_WORDS, unpack_i8x4), this file, the K_SPLIT reduction and the shared
+// skeleton shaders/matmul.wgsl (bindings, tiling, output; composed in src/gpu/shaders.ts): read that header for
+// the bindings, overrides and dispatch.
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,

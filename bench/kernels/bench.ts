@@ -13,10 +13,10 @@ import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import * as shaders from '../../src/gpu/shaders.ts';
 import { createGpuTimer, type GpuTimer } from '../../src/gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
-import { QUANT_BLOCKS, randomQuantRows } from '../../test/support/forward-reference.ts';
+import { QUANT_BLOCKS, randomQuantRows, type QuantType } from '../../test/support/forward-reference.ts';
 import { randomF32, seededRandom } from '../../test/support/kernel-reference.ts';
 
-const PRODUCT_TYPES: ProductWeightType[] = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+const PRODUCT_TYPES: QuantType[] = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
 
 interface KernelResult {
   kernel: string;

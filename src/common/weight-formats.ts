@@ -43,6 +43,8 @@ export interface WeightFormat {
   readonly halfFields: readonly number[];
   /** The WGSL block decoder, shaders/<decoder>.wgsl (null: the GPU holds gpuFormat's). */
   readonly decoder: string | null;
+  /** Helper files (shaders/<helper>.wgsl) composed before the decoder: fields that formats share. */
+  readonly helpers?: readonly string[];
   /** The product's block body: 'plain', 'affine', or the name of a tuned body file (shaders/<product>.wgsl). */
   readonly product: string | null;
   /** How the GPU block is packed into u32 words. */
@@ -88,11 +90,11 @@ export const WEIGHT_FORMATS = [
   },
   {
     name: 'Q4_K', ggmlType: 12, blockElements: 256, fileBlockBytes: 144, gpuBlockBytes: 144, gpuFormat: 'Q4_K', repack: [], halfFields: [0, 2],
-    decoder: 'decode_q4_k', product: 'matmul_q4_k', gpuLayout: `36 words: ${KQ_DM}, scales[12] (words 1..3: 8 six-bit scale/min pairs), qs[128] (words 4..35)`,
+    decoder: 'decode_q4_k', helpers: ['decode_kquant_scales'], product: 'matmul_q4_k', gpuLayout: `36 words: ${KQ_DM}, scales[12] (words 1..3: 8 six-bit scale/min pairs), qs[128] (words 4..35)`,
   },
   {
     name: 'Q5_K', ggmlType: 13, blockElements: 256, fileBlockBytes: 176, gpuBlockBytes: 176, gpuFormat: 'Q5_K', repack: [], halfFields: [0, 2],
-    decoder: 'decode_q5_k', product: 'affine', gpuLayout: `44 words: ${KQ_DM}, scales[12] (words 1..3), qh[32] (words 4..11), qs[128] (words 12..43)`,
+    decoder: 'decode_q5_k', helpers: ['decode_kquant_scales'], product: 'affine', gpuLayout: `44 words: ${KQ_DM}, scales[12] (words 1..3), qh[32] (words 4..11), qs[128] (words 12..43)`,
   },
   {
     name: 'Q6_K', ggmlType: 14, blockElements: 256, fileBlockBytes: 210, gpuBlockBytes: 212, gpuFormat: 'Q6_K', repack: [[0, 210, 0]], halfFields: [208],
@@ -100,11 +102,11 @@ export const WEIGHT_FORMATS = [
   },
   {
     name: 'IQ4_NL', ggmlType: 20, blockElements: 32, fileBlockBytes: 18, gpuBlockBytes: 20, gpuFormat: 'IQ4_NL', repack: [[0, 2, 0], [2, 16, 4]], halfFields: [0],
-    decoder: 'decode_iq4_nl', product: 'affine', gpuLayout: '5 words: f16 d (word 0 low half), qs[16] (words 1..4); w = d*IQ4_VALUES[nibble], nibbles as Q4_0',
+    decoder: 'decode_iq4_nl', helpers: ['decode_iq4_values'], product: 'affine', gpuLayout: '5 words: f16 d (word 0 low half), qs[16] (words 1..4); w = d*IQ4_VALUES[nibble], nibbles as Q4_0',
   },
   {
     name: 'IQ4_XS', ggmlType: 23, blockElements: 256, fileBlockBytes: 136, gpuBlockBytes: 136, gpuFormat: 'IQ4_XS', repack: [], halfFields: [0],
-    decoder: 'decode_iq4_xs', product: 'affine',
+    decoder: 'decode_iq4_xs', helpers: ['decode_iq4_values'], product: 'affine',
     gpuLayout: '34 words: f16 d | scales_h << 16 (word 0), scales_l[4] (word 1), qs[128] (words 2..33); sub-block s of 32: 6-bit scale, bias 32; nibbles as IQ4_NL per 16 bytes',
   },
 ] as const satisfies readonly WeightFormat[];

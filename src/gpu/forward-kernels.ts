@@ -1,6 +1,6 @@
 // The forward-pass kernels beyond the row reductions (kernels.ts) as calls: the weight products (matmul/matvec
-// for F32, F16, Q8_0, Q4_0, Q4_K, Q6_K, dequantization fused; optional bias and residual), embedding
-// lookup from any table type, RoPE with the KV-cache store, causal GQA attention (split over positions for long
+// for every GPU weight format of src/common/weight-formats.ts, dequantization fused; optional bias and
+// residual), embedding lookup from a table of any of those formats, RoPE with the KV-cache store, causal GQA attention (split over positions for long
 // decodes), SwiGLU, argmax. Each method records its dispatches (one; split attention and argmax over more
 // than one workgroup's values: two) into a ComputeBatch with this adapter's shapes, the params uniform and the
 // workgroup count; `prepare()` compiles the pipelines first so that recording never waits.
@@ -10,23 +10,30 @@ import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
 import { isCpuAdapter } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
-import type { TensorType } from '../model/tensor-types.ts';
+import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 
-/** Weight types of the product kernels (BF16 is widened to F32 at load). */
-export type ProductWeightType = Extract<TensorType, 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
-/** Embedding table types in GPU memory (BF16 is widened to F32 at load). */
-export type EmbeddingTableType = Extract<TensorType, 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K'>;
+/** Weight types of the product kernels: the formats GPU buffers hold (src/common/weight-formats.ts; BF16 is widened to F32 at load). */
+export type ProductWeightType = GpuWeightFormatName;
+/** Embedding table types in GPU memory (the same formats). */
+export type EmbeddingTableType = GpuWeightFormatName;
 export type RopeStyle = 'interleaved' | 'neox';
 export type ProductVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate' | 'gated';
 
+/** The product kernels' block of a format: 4 weights for the plain formats (F32, F16), else the format's block. */
+function productBlock(type: ProductWeightType): { elements: number; bytes: number } {
+  const f = WEIGHT_FORMAT[type];
+  const elements = Math.max(4, f.blockElements);
+  return { elements, bytes: (elements / f.blockElements) * f.gpuBlockBytes };
+}
+
 /** Weights per block: k (the row length) must be a multiple of it. */
-export const PRODUCT_BLOCK_ELEMENTS: Readonly<Record<ProductWeightType, number>> = { F32: 4, F16: 4, Q8_0: 32, Q4_0: 32, Q4_K: 256, Q6_K: 256 };
-/** Bytes per block in the GPU layout (src/model/tensor-types.ts). */
-const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = { F32: 16, F16: 8, Q8_0: 36, Q4_0: 20, Q4_K: 144, Q6_K: 212 };
-
-
-/** embedding.wgsl's TABLE_TYPE codes. */
-const EMBEDDING_TABLE_CODES: Readonly<Record<EmbeddingTableType, number>> = { F32: 0, F16: 1, Q8_0: 2, Q4_0: 3, Q4_K: 4, Q6_K: 5 };
+export const PRODUCT_BLOCK_ELEMENTS: Readonly<Record<ProductWeightType, number>> = Object.fromEntries(
+  GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, productBlock(f).elements]),
+) as Record<ProductWeightType, number>;
+/** Bytes per block in the GPU layout (src/common/weight-formats.ts). */
+const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = Object.fromEntries(
+  GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, productBlock(f).bytes]),
+) as Record<ProductWeightType, number>;
 
 export interface ForwardKernelShapes {
   /** matmul_*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows. */
@@ -151,7 +158,7 @@ export class ForwardKernels {
   }
 
   private embeddingKernel(type: EmbeddingTableType): Prepared {
-    return { kernel: shaders.embedding, constants: { ...this.shapes.elementwise, TABLE_TYPE: EMBEDDING_TABLE_CODES[type] } };
+    return { kernel: shaders.embeddingKernels[type], constants: { ...this.shapes.elementwise } };
   }
 
   private ropeKernel(style: RopeStyle, writeKvCache: boolean, qkNorm: boolean): Prepared {

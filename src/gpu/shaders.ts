@@ -1,8 +1,7 @@
 // Every WGSL kernel's source, imported with Vite's `?raw`: one named export per kernel, so that other modules
 // import shader code from this one place. Add new kernels to this list (name = file name without .wgsl).
 import type { KernelSource } from './pipeline-cache.ts';
-import matmulF32Code from '../../shaders/matmul_f32.wgsl?raw';
-import matmulF16Code from '../../shaders/matmul_f16.wgsl?raw';
+import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import softmaxCode from '../../shaders/softmax.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
@@ -10,10 +9,27 @@ import matmulCode from '../../shaders/matmul.wgsl?raw';
 import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
 import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?raw';
 import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
+import matmulAffineBlockCode from '../../shaders/matmul_affine_block.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
 import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
 import matmulQ6KCode from '../../shaders/matmul_q6_k.wgsl?raw';
+import decodeF32Code from '../../shaders/decode_f32.wgsl?raw';
+import decodeF16Code from '../../shaders/decode_f16.wgsl?raw';
+import decodeQ8_0Code from '../../shaders/decode_q8_0.wgsl?raw';
+import decodeQ4_0Code from '../../shaders/decode_q4_0.wgsl?raw';
+import decodeQ4_1Code from '../../shaders/decode_q4_1.wgsl?raw';
+import decodeQ5_0Code from '../../shaders/decode_q5_0.wgsl?raw';
+import decodeQ5_1Code from '../../shaders/decode_q5_1.wgsl?raw';
+import decodeQ2KCode from '../../shaders/decode_q2_k.wgsl?raw';
+import decodeQ3KCode from '../../shaders/decode_q3_k.wgsl?raw';
+import decodeQ4KCode from '../../shaders/decode_q4_k.wgsl?raw';
+import decodeQ5KCode from '../../shaders/decode_q5_k.wgsl?raw';
+import decodeQ6KCode from '../../shaders/decode_q6_k.wgsl?raw';
+import decodeIq4NlCode from '../../shaders/decode_iq4_nl.wgsl?raw';
+import decodeIq4XsCode from '../../shaders/decode_iq4_xs.wgsl?raw';
+import decodeKquantScalesCode from '../../shaders/decode_kquant_scales.wgsl?raw';
+import decodeIq4ValuesCode from '../../shaders/decode_iq4_values.wgsl?raw';
 import embeddingCode from '../../shaders/embedding.wgsl?raw';
 import ropeCode from '../../shaders/rope.wgsl?raw';
 import attentionCode from '../../shaders/attention.wgsl?raw';
@@ -28,30 +44,68 @@ export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const softmax: KernelSource = { name: 'softmax', code: softmaxCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
 // The weight product kernels share one skeleton (shaders/matmul.wgsl: bindings, tiling, reduction, output) and
-// differ only in block decoding (shaders/matmul_<type>.wgsl defines BLOCK_WORDS, BLOCK_ELEMENTS and
-// accumulate_block, which the skeleton calls; F32 and F16 share one accumulate_block, shaders/matmul_plain_block.wgsl,
-// and define only how 4 weights are read). WGSL has no #include, so each kernel is composed here and
-// nowhere else; the rest of the code sees one ordinary kernel source per weight type and K_SPLIT reduction.
-/** The product kernel of each weight type, with its K_SPLIT reduction through workgroup memory (any adapter) or subgroup shuffles. */
-export type ProductKernelSet = Readonly<Record<'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K', KernelSource>>;
+// the embedding lookup one kernel (shaders/embedding.wgsl); both compose the table format's block decoder
+// (src/common/weight-formats.ts: its `decoder` and `helpers` name the files), and the products a block body (the
+// row's `product`: matmul_plain_block, matmul_affine_block or a tuned matmul_<format>.wgsl). WGSL has no #include,
+// so each kernel is composed here and nowhere else; the rest of the code sees one ordinary kernel source per
+// weight format (and K_SPLIT reduction).
+/** Every shader part the table of weight formats names, by file name (without .wgsl). */
+const WEIGHT_FORMAT_PARTS: Readonly<Record<string, string>> = {
+  decode_f32: decodeF32Code,
+  decode_f16: decodeF16Code,
+  decode_q8_0: decodeQ8_0Code,
+  decode_q4_0: decodeQ4_0Code,
+  decode_q4_1: decodeQ4_1Code,
+  decode_q5_0: decodeQ5_0Code,
+  decode_q5_1: decodeQ5_1Code,
+  decode_q2_k: decodeQ2KCode,
+  decode_q3_k: decodeQ3KCode,
+  decode_q4_k: decodeQ4KCode,
+  decode_q5_k: decodeQ5KCode,
+  decode_q6_k: decodeQ6KCode,
+  decode_iq4_nl: decodeIq4NlCode,
+  decode_iq4_xs: decodeIq4XsCode,
+  decode_kquant_scales: decodeKquantScalesCode,
+  decode_iq4_values: decodeIq4ValuesCode,
+  plain: matmulPlainBlockCode,
+  affine: matmulAffineBlockCode,
+  matmul_q8_0: matmulQ8_0Code,
+  matmul_q4_0: matmulQ4_0Code,
+  matmul_q4_k: matmulQ4KCode,
+  matmul_q6_k: matmulQ6KCode,
+};
+
+function part(name: string): string {
+  const code = WEIGHT_FORMAT_PARTS[name];
+  if (code === undefined) throw new Error(`src/common/weight-formats.ts names shader part ${name}, which shaders.ts does not import`);
+  return code;
+}
+
+/** A GPU format's decoder with its helpers (module-scope declarations for any kernel that binds `w`). */
+function decoderCode(format: GpuWeightFormatName): string {
+  const row = WEIGHT_FORMAT[format];
+  return composeWgsl(...(row.helpers ?? []).map(part), part(row.decoder!));
+}
+
+/** The product kernel of each GPU weight format, with its K_SPLIT reduction through workgroup memory (any adapter) or subgroup shuffles. */
+export type ProductKernelSet = Readonly<Record<GpuWeightFormatName, KernelSource>>;
 
 function productKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {
-  const make = (name: string, typeCode: string): KernelSource =>
-    split === 'workgroup'
+  const make = (format: GpuWeightFormatName): KernelSource => {
+    const name = `matmul_${format.toLowerCase()}`;
+    const typeCode = composeWgsl(decoderCode(format), part(WEIGHT_FORMAT[format].product!));
+    return split === 'workgroup'
       ? { name, code: composeWgsl(typeCode, matmulSplitWorkgroupCode, matmulCode) }
       : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', typeCode, matmulSplitSubgroupCode, matmulCode) };
-  return {
-    F32: make('matmul_f32', composeWgsl(matmulF32Code, matmulPlainBlockCode)),
-    F16: make('matmul_f16', composeWgsl(matmulF16Code, matmulPlainBlockCode)),
-    Q8_0: make('matmul_q8_0', matmulQ8_0Code),
-    Q4_0: make('matmul_q4_0', matmulQ4_0Code),
-    Q4_K: make('matmul_q4_k', matmulQ4KCode),
-    Q6_K: make('matmul_q6_k', matmulQ6KCode),
   };
+  return Object.fromEntries(GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, make(f)])) as Record<GpuWeightFormatName, KernelSource>;
 }
 export const productKernelsWorkgroupSplit = productKernels('workgroup');
 export const productKernelsSubgroupSplit = productKernels('subgroup');
-export const embedding: KernelSource = { name: 'embedding', code: embeddingCode };
+/** The embedding lookup of each GPU weight format. */
+export const embeddingKernels: Readonly<Record<GpuWeightFormatName, KernelSource>> = Object.fromEntries(
+  GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, { name: `embedding_${f.toLowerCase()}`, code: composeWgsl(decoderCode(f), embeddingCode) }]),
+) as Record<GpuWeightFormatName, KernelSource>;
 export const rope: KernelSource = { name: 'rope', code: ropeCode };
 export const attention: KernelSource = { name: 'attention', code: attentionCode };
 export const attentionCombine: KernelSource = { name: 'attention_combine', code: attentionCombineCode };

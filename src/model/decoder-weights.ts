@@ -2,6 +2,7 @@
 // blk.N.attn_q.weight, ...; Hugging Face names map onto these in model-config.ts), whatever loaded them.
 import type { DecoderLayerWeights, DecoderWeights, GateUpWeights, GpuMatrix, GpuVector, GpuWeightType, QkvWeights } from './decoder.ts';
 import type { ModelConfig } from './model-config.ts';
+import { WEIGHT_FORMAT } from '../common/weight-formats.ts';
 
 /** A tensor in GPU memory as the decoder needs it: a matrix in parts, or an f32 vector. */
 export type GpuTensor = ({ kind: 'matrix' } & GpuMatrix) | ({ kind: 'vector' } & GpuVector);
@@ -99,19 +100,9 @@ export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLoo
   };
 }
 
-/** The GPU weight type a file tensor type becomes (BF16 is widened to F32 at load). */
+/** The GPU weight type a file tensor type becomes (BF16 is widened to F32 at load): the table's gpuFormat. */
 export function gpuWeightType(fileType: string): GpuWeightType {
-  switch (fileType) {
-    case 'F32':
-    case 'BF16':
-      return 'F32';
-    case 'F16':
-    case 'Q8_0':
-    case 'Q4_0':
-    case 'Q4_K':
-    case 'Q6_K':
-      return fileType;
-    default:
-      throw new Error(`Unsupported weight type ${fileType}`);
-  }
+  const format = (WEIGHT_FORMAT as Readonly<Record<string, (typeof WEIGHT_FORMAT)[keyof typeof WEIGHT_FORMAT] | undefined>>)[fileType];
+  if (!format) throw new Error(`Unsupported weight type ${fileType}`);
+  return format.gpuFormat;
 }

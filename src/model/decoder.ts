@@ -9,6 +9,7 @@
 // caller asks for them).
 // Products use one kernel skeleton for every weight type (ForwardKernels.product: dequantization, bias and the
 // residual add fused), one dispatch per row range of a tensor split over several buffers.
+import type { GpuWeightFormatName } from '../common/weight-formats.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuError } from '../gpu/device.ts';
 import { ComputeBatch } from '../gpu/dispatch.ts';
@@ -23,7 +24,8 @@ import type { ModelConfig } from './model-config.ts';
 import { ropeInverseFrequencies } from './rope-frequencies.ts';
 
 /** Weight types as they sit in GPU memory (BF16 arrives widened to F32). */
-export type GpuWeightType = 'F32' | 'F16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
+/** The weight formats GPU buffers hold (src/common/weight-formats.ts). */
+export type GpuWeightType = GpuWeightFormatName;
 
 /** One buffer of a matrix: rows [rowStart, rowStart + rowCount) in the GPU layout of its type. */
 export interface GpuWeightPart {

@@ -10,14 +10,16 @@ import { ForwardKernels, type EmbeddingTableType } from '../../src/gpu/forward-k
 import { Kernels } from '../../src/gpu/kernels.ts';
 import { createStorageBuffer, readBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { firstMismatch, randomF32, rmsnormReference, seededRandom } from '../support/kernel-reference.ts';
-import { argmaxReference, dequantizeRows, halfBitsToNumber, randomQuantRows, swigluReference } from '../support/forward-reference.ts';
+import { QUANT_BLOCKS, argmaxReference, dequantizeRows, halfBitsToNumber, randomQuantRows, swigluReference, type QuantType } from '../support/forward-reference.ts';
+import { GPU_WEIGHT_FORMAT_NAMES } from '../../src/common/weight-formats.ts';
+import { randomGpuRows } from './weight-format-blocks.ts';
 
 let gpu: GpuContext;
 let kernels: ForwardKernels;
 beforeAll(async () => {
   gpu = await acquireGpu();
   kernels = new ForwardKernels(gpu);
-  await kernels.prepare({ embeddingTypes: ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'], swiglu: true });
+  await kernels.prepare({ embeddingTypes: GPU_WEIGHT_FORMAT_NAMES, swiglu: true });
 });
 afterAll(() => {
   kernels?.destroy();
@@ -37,8 +39,9 @@ function randomTable(type: EmbeddingTableType, vocab: number, dim: number, seed:
     const values = Float32Array.from(bits.subarray(0, vocab * dim), halfBitsToNumber);
     return { bytes: new Uint8Array(bits.buffer), values, rowBytes: dim * 2 };
   }
-  const bytes = randomQuantRows(random, type, vocab, dim);
-  const { scaled, offset } = dequantizeRows(type, bytes, vocab, dim);
+  if (!(type in QUANT_BLOCKS)) return randomGpuRows(type, vocab, dim, random);
+  const bytes = randomQuantRows(random, type as QuantType, vocab, dim);
+  const { scaled, offset } = dequantizeRows(type as QuantType, bytes, vocab, dim);
   const values = Float32Array.from(scaled, (s, i) => s - offset[i]);
   return { bytes, values, rowBytes: bytes.length / vocab };
 }
@@ -51,6 +54,14 @@ describe('embedding', () => {
     ['Q4_0', 96],
     ['Q4_K', 256],
     ['Q6_K', 512],
+    ['Q4_1', 64],
+    ['Q5_0', 96],
+    ['Q5_1', 32],
+    ['Q2_K', 256],
+    ['Q3_K', 512],
+    ['Q5_K', 256],
+    ['IQ4_NL', 64],
+    ['IQ4_XS', 256],
   ];
   const vocab = 13;
   const tokens = new Uint32Array([12, 0, 5, 5, 12, 3, 7]);

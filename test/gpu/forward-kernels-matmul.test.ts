@@ -11,7 +11,7 @@ import { ForwardKernels, type ProductWeightType } from '../../src/gpu/forward-ke
 import { dequantizeGpuLayout } from '../../src/model/dequantize.ts';
 import { checkProduct, type ProductCase } from '../support/kernel-checks.ts';
 import { seededRandom } from '../support/kernel-reference.ts';
-import { QUANT_BLOCKS, dequantizeRows, randomQuantRows } from '../support/forward-reference.ts';
+import { QUANT_BLOCKS, dequantizeRows, randomQuantRows, type QuantType } from '../support/forward-reference.ts';
 
 let gpu: GpuContext;
 beforeAll(async () => {
@@ -32,7 +32,7 @@ const CASES: ProductCase[] = [
   { m: 17, n: 9, blocks: 2, gated: true, split: 4 },
 ];
 
-const TYPES: ProductWeightType[] = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+const TYPES: QuantType[] = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
 
 describe.each(TYPES)('matmul %s', (type) => {
   let kernels: ForwardKernels;

@@ -24,7 +24,7 @@ import {
   softmaxReference,
   type Reference,
 } from './kernel-reference.ts';
-import { QUANT_BLOCKS, dequantizeRows, quantMatmulReference, randomQuantRows } from './forward-reference.ts';
+import { QUANT_BLOCKS, dequantizeRows, quantMatmulReference, randomQuantRows, type QuantType } from './forward-reference.ts';
 
 const U = 2 ** -24;
 
@@ -73,7 +73,7 @@ export interface ProductCase {
  * Tolerance: the f32 summation bound, |got - exact| <= (K + 4)·2⁻²⁴·Σ|terms|, where the terms of a Q4_K weight
  * count its scale and min parts separately (the kernel sums them apart).
  */
-export async function checkProduct(gpu: GpuContext, kernels: ForwardKernels, type: ProductWeightType, c: ProductCase, seed: number): Promise<string | null> {
+export async function checkProduct(gpu: GpuContext, kernels: ForwardKernels, type: QuantType, c: ProductCase, seed: number): Promise<string | null> {
   const random = seededRandom(seed);
   const k = c.blocks * QUANT_BLOCKS[type].elements;
   const { m, n } = c;

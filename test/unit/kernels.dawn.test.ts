@@ -8,6 +8,7 @@ import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ForwardKernels, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';
 import { Kernels } from '../../src/gpu/kernels.ts';
 import { checkProduct, checkRmsnorm, checkSoftmax, ROW_SIZES, type ProductCase } from '../support/kernel-checks.ts';
+import type { QuantType } from '../support/forward-reference.ts';
 import { needDawnAdapter } from '../support/dawn-adapter.ts';
 
 Object.assign(globalThis, globals);
@@ -38,7 +39,7 @@ function need(ctx: { skip: (note?: string) => void }): GpuContext {
   return needDawnAdapter(ctx, gpu, missing);
 }
 
-const PRODUCT_TYPES: ProductWeightType[] = ['F32', 'F16', 'Q8_0', 'Q4_K'];
+const PRODUCT_TYPES: (ProductWeightType & QuantType)[] = ['F32', 'F16', 'Q8_0', 'Q4_K'];
 const PRODUCT_CASES: ProductCase[] = [
   { m: 1, n: 67, blocks: 3 },
   { m: 1, n: 5, blocks: 2, bias: true, accumulate: true },

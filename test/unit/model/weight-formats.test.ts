@@ -6,23 +6,9 @@ import { describe, expect, test } from 'vitest';
 import { IQ4_VALUES, WEIGHT_FORMAT, WEIGHT_FORMATS, type WeightFormatName } from '../../../src/common/weight-formats.ts';
 import { dequantizeGguf, dequantizeGpuLayout, toGpuLayout } from '../../../src/model/dequantize.ts';
 import { floatToHalf, tensorTypeFromGgml } from '../../../src/model/tensor-types.ts';
+import { randomFileBlocks } from '../../gpu/weight-format-blocks.ts';
 import { ggmlDequantize } from '../../support/ggml-oracle.ts';
 import { seededRandom } from '../../support/kernel-reference.ts';
-
-/** Random file-layout blocks of a format: every byte random, the f16 fields finite (random in ±2^-4 .. ±2). */
-export function randomFileBlocks(name: WeightFormatName, blocks: number, random: () => number): Uint8Array {
-  const f = WEIGHT_FORMAT[name];
-  const out = new Uint8Array(blocks * f.fileBlockBytes);
-  for (let i = 0; i < out.length; i++) out[i] = Math.floor(random() * 256);
-  for (let b = 0; b < blocks; b++) {
-    for (const at of f.halfFields) {
-      const h = floatToHalf((random() < 0.5 ? -1 : 1) * 2 ** (random() * 5 - 4));
-      out[b * f.fileBlockBytes + at] = h & 255;
-      out[b * f.fileBlockBytes + at + 1] = h >> 8;
-    }
-  }
-  return out;
-}
 
 const BLOCK_FORMATS = WEIGHT_FORMATS.filter((f) => f.blockElements > 1 || f.name !== 'F32').map((f) => f.name);
 

@@ -1,0 +1,128 @@
+// The block decoders of every GPU weight format (src/common/weight-formats.ts; shaders/decode_*.wgsl) as the
+// products compose them (decode m = 1 and prefill m > 1, bias + accumulate, gated SwiGLU, split into row ranges,
+// the GPU shape with K split over invocations) against the CPU reference (src/model/dequantize.ts, which
+// test/unit/model/weight-formats.test.ts checks against ggml) on random blocks (every byte random, f16 fields
+// finite). The embedding lookup of every format is in forward-kernels-elementwise.test.ts.
+// Tolerance: 1e-4 · (Σ|w·x| + max|w| · Σ|x|) per output (f32 sums over K; the offset formats sum their
+// scale and offset parts apart); a wrong nibble, high bit or scale is off by O(Σ|w·x|).
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../../src/common/weight-formats.ts';
+import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { ComputeBatch } from '../../src/gpu/dispatch.ts';
+import { ForwardKernels, PRODUCT_BLOCK_ELEMENTS, type ForwardKernelShapes } from '../../src/gpu/forward-kernels.ts';
+import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { randomF32, seededRandom } from '../support/kernel-reference.ts';
+import { randomGpuRows } from './weight-format-blocks.ts';
+
+/** The formats whose product is not one of the pre-table tuned bodies, and the tuned ones (checked too, briefly). */
+const FORMATS: GpuWeightFormatName[] = GPU_WEIGHT_FORMAT_NAMES.filter((f) => WEIGHT_FORMAT[f].blockElements > 1);
+
+let gpu: GpuContext;
+beforeAll(async () => {
+  gpu = await acquireGpu();
+});
+afterAll(() => gpu?.destroy());
+
+interface Case {
+  m: number;
+  n: number;
+  blocks: number;
+  biasAccumulate?: boolean;
+  gated?: boolean;
+  split?: number;
+}
+const CASES: Case[] = [
+  { m: 1, n: 67, blocks: 3 },
+  { m: 5, n: 9, blocks: 2, biasAccumulate: true },
+  { m: 1, n: 6, blocks: 2, gated: true, split: 4 },
+];
+
+async function checkCase(kernels: ForwardKernels, type: GpuWeightFormatName, c: Case, seed: number): Promise<string | null> {
+  const random = seededRandom(seed);
+  const k = c.blocks * PRODUCT_BLOCK_ELEMENTS[type];
+  const { m, n } = c;
+  const matrices = c.gated ? 2 : 1;
+  const w = Array.from({ length: matrices }, () => randomGpuRows(type, n, k, random));
+  const x = randomF32(random, m * k);
+  const bias = c.biasAccumulate ? randomF32(random, n) : undefined;
+  const y0 = c.biasAccumulate ? randomF32(random, m * n) : new Float32Array(m * n).fill(NaN);
+  const ranges = c.split ? [[0, c.split], [c.split, n]] : [[0, n]];
+  const buffers = ranges.map(([from, to]) => {
+    const parts = w.map((mat) => mat.bytes.subarray(from * mat.rowBytes, to * mat.rowBytes));
+    const bytes = new Uint8Array(parts.reduce((s, p) => s + p.byteLength, 0));
+    let at = 0;
+    for (const p of parts) {
+      bytes.set(p, at);
+      at += p.byteLength;
+    }
+    return createStorageBuffer(gpu.device, bytes);
+  });
+  const xBuffer = createStorageBuffer(gpu.device, x);
+  const biasBuffer = bias ? createStorageBuffer(gpu.device, bias) : undefined;
+  const y = createStorageBuffer(gpu.device, y0);
+  const batch = new ComputeBatch(gpu, `${type} product check`);
+  ranges.forEach(([from, to], i) =>
+    kernels.product(batch, { type, weights: buffers[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.biasAccumulate, gated: c.gated, yOffset: from, yStride: n }),
+  );
+  batch.submit();
+  const got = await readF32(gpu.device, y, m * n);
+  for (const b of [...buffers, xBuffer, biasBuffer, y]) b?.destroy();
+  gpu.throwIfFailed();
+  for (let t = 0; t < m; t++) {
+    for (let r = 0; r < n; r++) {
+      const dots = w.map((mat) => {
+        let sum = 0;
+        let magnitude = 0;
+        let maxW = 0;
+        let sumX = 0;
+        for (let j = 0; j < k; j++) {
+          const wv = mat.values[r * k + j];
+          const xv = x[t * k + j];
+          sum += wv * xv;
+          magnitude += Math.abs(wv * xv);
+          maxW = Math.max(maxW, Math.abs(wv));
+          sumX += Math.abs(xv);
+        }
+        return { sum, tolerance: 1e-4 * (magnitude + maxW * sumX) };
+      });
+      let expected = dots[0].sum;
+      let tolerance = dots[0].tolerance;
+      if (c.gated) {
+        const g = dots[0].sum;
+        expected = (g / (1 + Math.exp(-g))) * dots[1].sum;
+        tolerance = 1.1 * dots[0].tolerance * Math.abs(dots[1].sum) + Math.abs(g) * dots[1].tolerance + 1e-5 * Math.abs(expected);
+      }
+      if (c.biasAccumulate) expected += bias![r] + y0[t * n + r];
+      const value = got[t * n + r];
+      if (!(Math.abs(value - expected) <= tolerance + 1e-6)) {
+        return `${type} ${JSON.stringify(c)}: token ${t} row ${r}: got ${value}, expected ${expected} (tolerance ${tolerance.toExponential(2)})`;
+      }
+    }
+  }
+  return null;
+}
+
+const GPU_SHAPE: Partial<ForwardKernelShapes> = { product: { WORKGROUP_SIZE: 16, K_SPLIT: 4, TILE_M: 3 } };
+
+describe.each(FORMATS)('%s products', (type) => {
+  let kernels: ForwardKernels;
+  let split: ForwardKernels;
+  beforeAll(async () => {
+    kernels = new ForwardKernels(gpu);
+    split = new ForwardKernels(gpu, { shapes: GPU_SHAPE, productSplit: 'workgroup' });
+    const needs = { productTypes: [type], productVariants: ['plain', 'bias+accumulate', 'gated'] as const };
+    await Promise.all([kernels.prepare(needs), split.prepare({ productTypes: [type], productVariants: ['plain'] })]);
+  });
+  afterAll(() => {
+    kernels?.destroy();
+    split?.destroy();
+  });
+
+  test.each(CASES)('%o', async (c) => {
+    expect(await checkCase(kernels, type, c, c.m * 100 + c.n + type.length)).toBeNull();
+  });
+
+  test('K split over 4 invocations, 3 tokens a tile (m = 7)', async () => {
+    expect(await checkCase(split, type, { m: 7, n: 13, blocks: 5 }, 99)).toBeNull();
+  });
+});
