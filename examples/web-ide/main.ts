@@ -260,7 +260,8 @@ export async function runAgent(client: OpenAI, instruction: string, options: Age
     previous = response.id;
     const calls = response.output.filter((o): o is OpenAI.Responses.ResponseCustomToolCall => o.type === 'custom_tool_call');
     if (calls.length === 0) return { patches, answer: response.output_text };
-    live.className = 'call';
+    // The streamed patch gives way to its diff card.
+    live.remove();
     input = [];
     for (const call of calls) {
       let output: string;

@@ -8,7 +8,7 @@ import { installResponsesShim } from '../embed/install-responses-shim';
 import { progressChannelName, type ShimProgress } from '../sw/progress-channel';
 import { deleteConversation, listConversations, newConversation, saveConversation, type Conversation, type Message, type Part } from './conversations';
 import { demoFileName, demoTools, runDemoTool, type DemoToolState } from './demo-tools';
-import { renderMarkdown, stripMarkers } from './markdown';
+import { markdownToHtml, renderMarkdown, stripMarkers } from './markdown';
 import { mountModelPanel } from './model-panel';
 import { readServerSentEvents } from './sse';
 
@@ -663,5 +663,6 @@ async function start() {
   }
 }
 
-Object.assign(window, { demoState: () => ({ conversation, running: run !== null }) });
+// For scripts and tests: the state, and the markdown renderer the chat uses.
+Object.assign(window, { demoState: () => ({ conversation, running: run !== null }), demoMarkdown: { toHtml: markdownToHtml, render: renderMarkdown } });
 void start();

@@ -53,6 +53,15 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
   page.on('request', (request) => {
     if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/responses') bodies.push(request.postDataJSON() as Record<string, any>);
   });
+  // Every text the model-load line shows, to check it says bytes, percent and time left.
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    Object.assign(window, { loadTexts: seen });
+    new MutationObserver(() => {
+      const text = document.getElementById('load-text')?.textContent;
+      if (text && seen.at(-1) !== text) seen.push(text);
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
   await page.goto('/');
   // Send stays disabled until the runtime answers (no "HTTP 404" from a message sent during load).
   await expect(page.locator('#send')).toBeDisabled();
@@ -75,6 +84,10 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
     await expectAnsweredOrExplained(page, turn, text);
   }
   await expect(page.locator('.turn.user')).toHaveCount(10);
+  // Template markers never show in rendered answers; the model load said bytes, percent and what is left.
+  for (const text of await page.locator('.message .text').allTextContents()) expect(text).not.toMatch(/<\/?(think|tool_call)>/);
+  const loadTexts = await page.evaluate(() => (window as unknown as { loadTexts: string[] }).loadTexts);
+  expect(loadTexts.join('\n')).toMatch(/Loading .+: [\d.]+ (kB|MB) of [\d.]+ (kB|MB) \(\d+%\)/);
 
   // The wire: auto truncation, only the page's own tools declared, and only those ever called.
   expect(bodies.length).toBeGreaterThanOrEqual(10);
@@ -103,6 +116,7 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
   });
   expect(onTop).toBe('new-chat');
   await expectFitsViewport(page);
+  await page.screenshot({ path: `${shots}/demo-390x844-conversations.png` });
   await page.click('#toggle-sidebar');
   await page.setViewportSize({ width: 1280, height: 900 });
 
@@ -147,6 +161,23 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
   await expectAnsweredOrExplained(page, fresh, 'Hello again (new chat)');
   await expect(page.locator('#conversations li')).toHaveCount(2);
   await context.setOffline(false);
+});
+
+test('answers render as sanitized markdown with a copy button on code blocks', async ({ page }) => {
+  await page.goto('/');
+  const result = await page.evaluate(() => {
+    const { toHtml, render } = (window as unknown as { demoMarkdown: { toHtml: (t: string) => string; render: (el: HTMLElement, t: string) => void } }).demoMarkdown;
+    const text = '**bold** and `code`\n\n<img src=x onerror="window.pwned=1"><script>window.pwned=2</script><a href="javascript:alert(1)">link</a>\n\n```js\nconst x = 1;\n```\n</think>done<tool_call>';
+    const div = document.createElement('div');
+    render(div, text);
+    return { html: toHtml(text), copy: div.querySelectorAll('.code-block .copy').length, code: div.querySelector('.code-block pre')?.textContent, text: div.textContent };
+  });
+  expect(result.html).toContain('<strong>bold</strong>');
+  expect(result.html).not.toMatch(/onerror|<script|javascript:/);
+  expect(result.copy).toBe(1);
+  expect(result.code).toBe('const x = 1;\n');
+  expect(result.text).not.toMatch(/<\/?(think|tool_call)>/);
+  expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
 });
 
 test('without stored history the page carries the items itself and a tool loop finishes', async ({ page }) => {
