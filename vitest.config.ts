@@ -18,7 +18,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/fuzz/**/*.test.ts'],
           environment: 'node',
           // Kernel tests that also run in Node on Dawn (the `webgpu` package) are named *.dawn.test.ts.
           testTimeout: 60_000,
