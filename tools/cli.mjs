@@ -2,11 +2,15 @@
 // webgpu-responses command line (package.json `bin`, also `npm run cli --`):
 //   webgpu-responses logits   --model <file|dir|url> --tokens 1,2,3 [--json]
 //   webgpu-responses generate --model <file|dir|url> --prompt "..." [--system "..."] [--max-tokens N] [--temperature 0] [--json]
+//   webgpu-responses serve [--port 8080] [--host 127.0.0.1] [--model [ID=]FILE|DIR|URL …] [--api-key KEY]
+//                          [--upstream URL [--upstream-api-key KEY]] [--store DIR] [--context-length N] [--allow-origin O …]
+//     The Responses API on node:http (src/node-host), the engine on Dawn; prints `listening on URL` on stdout once
+//     the models are loaded; SIGINT/SIGTERM shut it down gracefully.
 // Options: --backend chromium (default: the engine in headless Chromium, the page served by Vite) or node
 // (the engine in this Node process on Dawn, the `webgpu` package); --context-length N (KV cache size).
 // A model is a GGUF file, a Hugging Face directory (config.json, tokenizer files, safetensors) or a URL of
 // either (a directory URL ends with /). The work itself is src/engine/cli-main.ts.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, openAsBlob, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +22,9 @@ const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 const USAGE = `usage:
   webgpu-responses logits   --model <file|dir|url> --tokens 1,2,3 [--json]
   webgpu-responses generate --model <file|dir|url> --prompt "..." [--system "..."] [--max-tokens N] [--temperature 0] [--json]
+  webgpu-responses serve    [--port 8080] [--host 127.0.0.1] [--model [ID=]FILE|DIR|URL ...] [--api-key KEY]
+                            [--upstream URL] [--upstream-api-key KEY] [--store DIR (default ~/.webgpu-responses/store)]
+                            [--context-length N] [--allow-origin ORIGIN ...] (the API on Node, engine on Dawn)
 options: --backend chromium|node (default chromium), --context-length N,
   --bench-flags (Chromium: --enable-dawn-features=allow_unsafe_apis,disable_robustness; benchmarks only),
   --profile (generate: GPU ms per op of one prefill step and one decode step, in the JSON)`;
@@ -25,6 +32,104 @@ options: --backend chromium|node (default chromium), --context-length N,
 function fail(message) {
   process.stderr.write(`webgpu-responses: ${message}\n${USAGE}\n`);
   process.exit(2);
+}
+
+if (process.argv[2] === 'serve') await serveCommand(process.argv.slice(3)); // runs until SIGINT/SIGTERM
+
+/** Dawn needs the Vulkan loader and an ICD at process start: when none is set, rerun this command over SwiftShader. */
+function needsSwiftShaderRerun() {
+  return !process.env.VK_ICD_FILENAMES && !process.env.WEBGPU_RESPONSES_CLI_CHILD && existsSync(SWIFTSHADER_ICD);
+}
+function swiftShaderEnv() {
+  return {
+    ...process.env,
+    WEBGPU_RESPONSES_CLI_CHILD: '1',
+    VK_ICD_FILENAMES: SWIFTSHADER_ICD,
+    LD_LIBRARY_PATH: ['/usr/lib/chromium', process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'),
+  };
+}
+
+async function serveCommand(args) {
+  let opts;
+  try {
+    opts = parseArgs({
+      args,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string', default: '8080' },
+        host: { type: 'string', default: '127.0.0.1' },
+        model: { type: 'string', multiple: true, default: [] },
+        'api-key': { type: 'string' },
+        upstream: { type: 'string' },
+        'upstream-api-key': { type: 'string' },
+        store: { type: 'string' },
+        'context-length': { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true, default: [] },
+        'keep-alive-ms': { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+    }).values;
+  } catch (error) {
+    fail(error.message);
+  }
+  if (opts.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const port = Number(opts.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('--port must be a port number (0: any free port)');
+  const contextLength = opts['context-length'] === undefined ? undefined : Number(opts['context-length']);
+  if (contextLength !== undefined && !(Number.isInteger(contextLength) && contextLength > 0)) fail('--context-length must be a positive integer');
+  if (opts.upstream !== undefined && !/^https?:\/\//.test(opts.upstream)) fail('--upstream must be an http(s) URL');
+  if (opts['api-key'] === '') fail('--api-key must not be empty');
+
+  if (needsSwiftShaderRerun()) {
+    const child = spawn(process.execPath, process.argv.slice(1), { stdio: 'inherit', env: swiftShaderEnv() });
+    for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+    const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? 1)));
+    process.exit(code);
+  }
+
+  const out = (line) => process.stdout.write(`${line}\n`);
+  const err = (line) => process.stderr.write(`webgpu-responses: ${line}\n`);
+  let served;
+  try {
+    // Vite's SSR loader resolves the shaders' `?raw` imports; once the modules are evaluated it is closed (src
+    // imports nothing dynamically).
+    const vite = await startVite({ server: { middlewareMode: true, hmr: false, ws: false, watch: null }, appType: 'custom' });
+    let main;
+    try {
+      main = await vite.ssrLoadModule('/src/node-host/serve-main.ts');
+    } finally {
+      await vite.close();
+    }
+    const { create, globals } = await import('webgpu');
+    Object.assign(globalThis, globals);
+    const gpu = create([]);
+    // Dawn crashes if this object is collected while its devices live: held for the life of the process.
+    globalThis.__webgpuResponsesGpu = gpu;
+    served = await main.runServe(
+      {
+        port,
+        host: opts.host,
+        models: opts.model,
+        apiKey: opts['api-key'],
+        upstream: opts.upstream,
+        upstreamApiKey: opts['upstream-api-key'],
+        storeDir: opts.store,
+        contextLength,
+        allowOrigins: opts['allow-origin'],
+        keepAliveMs: opts['keep-alive-ms'] === undefined ? undefined : Number(opts['keep-alive-ms']),
+      },
+      gpu,
+      { out, err },
+    );
+    main.exitOnSignals(served, { out, err });
+  } catch (error) {
+    err(error?.message ?? String(error));
+    process.exit(1);
+  }
+  await new Promise(() => {}); // the server runs until a signal ends the process (exitOnSignals)
 }
 
 const { values, positionals } = parseArgs({

@@ -1,0 +1,180 @@
+// node:http around a web-style app: each IncomingMessage becomes a Request (its body streamed, an AbortSignal
+// that fires when the client goes away before the answer is finished) and each Response goes back to the
+// ServerResponse as its body streams out, chunk by chunk (SSE events reach the client as they are made; Nagle is
+// off). Shutdown stops accepting, aborts what is running, and waits for it to end.
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import type { App } from './app.ts';
+
+export interface ListenOptions {
+  port: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+export interface NodeServer {
+  readonly server: Server;
+  /** `http://host:port` as bound (the port chosen when 0 was asked for). */
+  readonly origin: string;
+  /** Other origins this server is addressed as (`http://localhost:port` for a loopback address). */
+  readonly aliases: string[];
+  /** Requests whose answer has not finished. */
+  readonly inFlight: number;
+  /**
+   * Stops accepting connections, aborts every running request (generations end, recorded as cancelled), waits up
+   * to `graceMs` for their answers to finish, then closes what is left.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'http2-settings']);
+
+/** Binds `app` to a port; resolves once it listens. `app` comes from `makeApp`, told the origins it is served as. */
+export async function listen(options: ListenOptions, makeApp: (site: { origin: string; aliases: string[] }) => App): Promise<NodeServer> {
+  const host = options.host ?? '127.0.0.1';
+  const running = new Map<ServerResponse, { controller: AbortController; done: Promise<void> }>();
+  let app: App | null = null;
+  let origin = '';
+  let aliases: string[] = [];
+  let loopback = false;
+
+  const server = createServer((req, res) => {
+    const controller = new AbortController();
+    const done = serve(req, res, controller).finally(() => running.delete(res));
+    running.set(res, { controller, done });
+  });
+  server.keepAliveTimeout = 5_000;
+  // A prefill of a long prompt can take minutes before the first byte of a non-streamed answer.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+
+  async function serve(req: IncomingMessage, res: ServerResponse, controller: AbortController): Promise<void> {
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort(new DOMException('The client closed the connection.', 'AbortError'));
+    });
+    req.socket.setNoDelay(true);
+    try {
+      const url = requestUrl(req);
+      if (url === null) {
+        sendJson(res, 421, { error: { message: `This server does not answer for host '${String(req.headers.host).slice(0, 100)}'.`, type: 'invalid_request_error', param: null, code: 'misdirected_request' } });
+        return;
+      }
+      const request = toRequest(req, url, controller.signal);
+      const response = await app!(request, controller.signal);
+      await sendResponse(response, res);
+    } catch (error) {
+      if (!res.headersSent) {
+        sendJson(res, 500, { error: { message: `The server failed: ${error instanceof Error ? error.message : String(error)}`, type: 'server_error', param: null, code: null } });
+      } else res.destroy();
+    }
+  }
+
+  /** The request's URL on this server's origin; null when a loopback server is addressed by another name (DNS rebinding). */
+  function requestUrl(req: IncomingMessage): string | null {
+    const path = req.url ?? '/';
+    const hostHeader = req.headers.host;
+    if (hostHeader === undefined) return `${origin}${path}`;
+    const name = hostHeader.replace(/:\d+$/, '').toLowerCase();
+    if (loopback && !LOOPBACK_NAMES.includes(name)) return null;
+    return `http://${hostHeader}${path}`;
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  origin = `http://${shown}:${address.port}`;
+  loopback = /^127\.|^::1$/.test(address.address);
+  aliases = loopback
+    ? LOOPBACK_NAMES.map((n) => `http://${n}:${address.port}`).filter((o) => o !== origin)
+    : [];
+  app = makeApp({ origin, aliases });
+
+  return {
+    server,
+    origin,
+    aliases,
+    get inFlight() {
+      return running.size;
+    },
+    async close(graceMs = 5_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const { controller } of running.values()) controller.abort(new DOMException('The server is shutting down.', 'AbortError'));
+      server.closeIdleConnections();
+      const answered = Promise.all([...running.values()].map((r) => r.done));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([answered, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.set(name, value);
+  }
+  const method = (req.method ?? 'GET').toUpperCase();
+  const hasBody = method !== 'GET' && method !== 'HEAD';
+  return new Request(url, {
+    method,
+    headers,
+    body: hasBody ? (Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>) : undefined,
+    signal,
+    // @ts-expect-error `duplex` is needed by Node's fetch for a streamed body and is missing from the DOM types
+    duplex: 'half',
+  });
+}
+
+/** Streams `response` out; a client that goes away cancels its body (for SSE: the handler aborts the generation). */
+async function sendResponse(response: Response, res: ServerResponse): Promise<void> {
+  res.statusCode = response.status;
+  if (response.statusText) res.statusMessage = response.statusText;
+  response.headers.forEach((value, name) => {
+    if (!HOP_BY_HOP.has(name)) res.setHeader(name, value);
+  });
+  if (response.headers.has('set-cookie')) res.setHeader('set-cookie', response.headers.getSetCookie());
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  const stop = (): void => {
+    if (!res.writableFinished) void reader.cancel(new DOMException('The client closed the connection.', 'AbortError')).catch(() => undefined);
+  };
+  res.on('close', stop);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) return;
+      if (!res.write(value)) {
+        await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      }
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  } finally {
+    res.off('close', stop);
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(body));
+}
