@@ -377,7 +377,6 @@ function baseResponse(
     incomplete_details: null,
     instructions: body.instructions ?? null,
     ...echoedSettings(body),
-    tool_choice: body.tool_choice ?? 'auto',
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
     store: body.store ?? true,

@@ -9,6 +9,7 @@ import { isJsonMediaType, unsupportedMediaType } from './request-guard.ts';
 import { InputItem, LIMITS, type CreateResponseBody, type Tool, type ToolChoice } from './schema.ts';
 import { buildChat, constraintFor, normaliseItems, serveTools, toolCallLimit, type Sealers, type ServedTools, type SourcedItem } from './translate.ts';
 import { defaultReserve, fitToContext, type TruncationReport } from './truncation.ts';
+import { thinkingEnabled } from './reasoning-effort.ts';
 import type { z } from 'zod';
 
 /**
@@ -183,7 +184,7 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   const input = await normaliseItems(rawInput, inputWhere, await verifiedSealers(rawInput, inputWhere, sealers));
   if (chain.length === 0 && input.length === 0) throw badRequest('The request has no input: send input, or continue with previous_response_id.', 'input');
   const served = serveTools(tools, toolChoice);
-  const enableThinking = body.reasoning?.effort !== 'none';
+  const enableThinking = thinkingEnabled(body.reasoning);
   const history = [...chain, ...input];
   let messages = buildChat(history, body.instructions);
   let truncation: TruncationReport | null = null;

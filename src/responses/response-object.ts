@@ -3,20 +3,22 @@
 // - tools: a function tool always carries `description`, `parameters` and `strict` (null where not given); a
 //   custom tool its `format` (`{type:"text"}` by default); a namespace tool its functions normalized the same way;
 //   hosted tools come back as sent.
-// - text: `format` (`{type:"text"}` by default) and `verbosity` (null when not asked).
+// - tool_choice: `auto` by default; hosted-tool forms, which this runtime serves as `auto`, echo as `auto`.
+// - text: `format` (`{type:"text"}` by default; a JSON schema one with `strict`) and `verbosity` when asked.
 // - reasoning: `effort` and `summary` (null when not asked; `generate_summary`, the older name, counts as summary).
 // - presence_penalty, frequency_penalty: this runtime applies neither, so both are 0 (the API's defaults).
-import type { CreateResponseBody, ResponseObject, Tool } from './schema.ts';
+import type { CreateResponseBody, ResponseObject, TextFormat, Tool, ToolChoice } from './schema.ts';
 
-type EchoFields = Pick<ResponseObject, 'tools' | 'text' | 'reasoning' | 'presence_penalty' | 'frequency_penalty' | 'usage'>;
+type EchoFields = Pick<ResponseObject, 'tools' | 'tool_choice' | 'text' | 'reasoning' | 'presence_penalty' | 'frequency_penalty' | 'usage'>;
 
-/** The normalized echo of a request's tools, text and reasoning settings, and the fields the runtime fixes. */
-export function echoedSettings(body: Pick<CreateResponseBody, 'tools' | 'text' | 'reasoning'>): EchoFields {
+/** The normalized echo of a request's tools, tool_choice, text and reasoning settings, and the fields the runtime fixes. */
+export function echoedSettings(body: Pick<CreateResponseBody, 'tools' | 'tool_choice' | 'text' | 'reasoning'>): EchoFields {
   return {
     tools: (body.tools ?? []).map(echoTool),
+    tool_choice: echoToolChoice(body.tool_choice),
     text: {
-      format: body.text?.format ?? { type: 'text' },
-      verbosity: body.text?.verbosity ?? null,
+      format: echoFormat(body.text?.format),
+      ...(body.text?.verbosity ? { verbosity: body.text.verbosity } : {}),
     },
     reasoning: {
       effort: body.reasoning?.effort ?? null,
@@ -26,6 +28,21 @@ export function echoedSettings(body: Pick<CreateResponseBody, 'tools' | 'text' |
     frequency_penalty: 0,
     usage: null,
   };
+}
+
+/** `auto` by default; a hosted-tool form (`{type:"file_search"}`, …) is served as `auto`, and says so. */
+function echoToolChoice(choice: ToolChoice | null | undefined): ToolChoice {
+  if (choice === null || choice === undefined) return 'auto';
+  if (typeof choice === 'string') return choice;
+  if (choice.type === 'function' || choice.type === 'custom' || choice.type === 'allowed_tools') return choice;
+  return 'auto';
+}
+
+/** `{type:"text"}` by default; a JSON schema format says `strict: true` unless sent false (decoding enforces the schema). */
+function echoFormat(format: TextFormat | undefined): TextFormat {
+  if (format === undefined) return { type: 'text' };
+  if (format.type === 'json_schema') return { ...format, strict: format.strict ?? true };
+  return format;
 }
 
 export function echoTool(tool: Tool): Tool {

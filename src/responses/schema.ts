@@ -266,6 +266,7 @@ const InputItemOnWire = z.preprocess(
 
 // ---------------------------------------------------------------- text format, reasoning
 
+export type TextFormat = z.infer<typeof TextFormat>;
 export const TextFormat = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text') }),
   z.object({
@@ -513,8 +514,8 @@ export const ResponseObject = z.object({
   store: z.boolean(),
   /** `null` until generation has finished (as the API sends it on `response.created`; the SDK types it optional). */
   usage: Usage.nullable(),
-  /** `format` always present (`{type:"text"}` by default), `verbosity` as asked (null when not). */
-  text: z.object({ format: TextFormat, verbosity: z.enum(['low', 'medium', 'high']).nullable() }),
+  /** `format` always present (`{type:"text"}` by default), `verbosity` when asked. */
+  text: z.object({ format: TextFormat, verbosity: z.enum(['low', 'medium', 'high']).optional() }),
   /** `effort` and `summary` always present (null when not asked). */
   reasoning: z.object({ effort: ReasoningConfig.shape.effort.unwrap().unwrap().nullable(), summary: ReasoningConfig.shape.summary.unwrap().unwrap().nullable() }),
   temperature: z.number().nullable(),
@@ -567,6 +568,10 @@ export const StreamEvent = z.discriminatedUnion('type', [
     logprobs: none,
     ...seq,
   }),
+  z.object({ type: z.literal('response.reasoning_summary_part.added'), ...at, summary_index: z.number().int(), part: SummaryTextPart, ...seq }),
+  z.object({ type: z.literal('response.reasoning_summary_part.done'), ...at, summary_index: z.number().int(), part: SummaryTextPart, ...seq }),
+  z.object({ type: z.literal('response.reasoning_summary_text.delta'), ...at, summary_index: z.number().int(), delta: z.string(), ...seq }),
+  z.object({ type: z.literal('response.reasoning_summary_text.done'), ...at, summary_index: z.number().int(), text: z.string(), ...seq }),
   z.object({ type: z.literal('response.reasoning_text.delta'), ...at, content_index: z.number().int(), delta: z.string(), ...seq }),
   z.object({ type: z.literal('response.reasoning_text.done'), ...at, content_index: z.number().int(), text: z.string(), ...seq }),
   z.object({ type: z.literal('response.function_call_arguments.delta'), ...at, delta: z.string(), ...seq }),

@@ -10,6 +10,7 @@ import type { GenerationEvent } from '../engine/types.ts';
 import { EngineError } from '../engine/types.ts';
 import type { OutputParser, ParseEvent } from './output-parser.ts';
 import { responseItemIds } from './item-references.ts';
+import { summarizeReasoning } from './reasoning-summary.ts';
 import type { ReasoningSealer } from './reasoning-seal.ts';
 import type {
   OutputCustomToolCall,
@@ -264,13 +265,28 @@ class ResponseEmitter {
         const part = { type: 'reasoning_text' as const, text: open.text };
         const item: OutputReasoning = { ...open.item, content: [part], status };
         if (this.options.sealReasoning) item.encrypted_content = await this.options.sealReasoning.seal(open.text);
-        this.output[open.index] = item;
         const at = { item_id: item.id, output_index: open.index, content_index: 0 };
-        return [
+        const out: UnnumberedStreamEvent[] = [
           { type: 'response.reasoning_text.done', ...at, text: open.text },
           { type: 'response.content_part.done', ...at, part: structuredClone(part) },
-          { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
         ];
+        // `reasoning.summary` asked for a summary: made now that the reasoning text is whole (reasoning-summary.ts).
+        const level = this.options.response.reasoning.summary;
+        const summary = level && open.text ? summarizeReasoning(open.text, level) : '';
+        if (summary) {
+          const whole = { type: 'summary_text' as const, text: summary };
+          const where = { item_id: item.id, output_index: open.index, summary_index: 0 };
+          item.summary = [whole];
+          out.push(
+            { type: 'response.reasoning_summary_part.added', ...where, part: { type: 'summary_text', text: '' } },
+            { type: 'response.reasoning_summary_text.delta', ...where, delta: summary },
+            { type: 'response.reasoning_summary_text.done', ...where, text: summary },
+            { type: 'response.reasoning_summary_part.done', ...where, part: structuredClone(whole) },
+          );
+        }
+        this.output[open.index] = item;
+        out.push({ type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) });
+        return out;
       }
       case 'function': {
         this.open = null;

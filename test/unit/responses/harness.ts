@@ -1,5 +1,8 @@
 // Shared setup for the Responses core tests: the handler over the scripted fake engine and the memory store,
 // deterministic ids and clock, and an `openai` SDK client whose fetch calls the handler directly.
+// Every response object a test gets through `post`, `call`, the SDK client or `streamEvents` (JSON answers, and
+// each stream event with the response snapshots it carries) is checked against the Open Responses schema
+// (test/support/open-responses-schema.ts): a test whose flow answers a non-conforming object fails.
 import OpenAI from 'openai';
 import { createResponsesHandler, type ResponsesHandler } from '../../../src/responses/handler.ts';
 import { StreamEvent } from '../../../src/responses/schema.ts';
@@ -8,6 +11,7 @@ import { createMemoryStore } from '../../../src/store/memory-store.ts';
 import type { ResponseStore } from '../../../src/store/types.ts';
 import type { ModelInfo } from '../../../src/engine/types.ts';
 import { FakeEngine, type FakeScript } from '../../support/fake-engine.ts';
+import { assertOpenResponsesEvent, assertOpenResponsesResponse } from '../../support/open-responses-schema.ts';
 
 export const NOW = 1_700_000_000;
 
@@ -31,14 +35,28 @@ export function setup(scripts: FakeScript[] = [], options: { store?: ResponseSto
     apiKey: 'x',
     baseURL: 'http://local/v1',
     maxRetries: 0,
-    fetch: (url, init) => handler(new Request(url, init)),
+    fetch: async (url, init) => conforming(await handler(new Request(url, init))),
   });
   return { engine, store, handler, client };
 }
 
+/**
+ * A JSON answer that is a response object must conform to Open Responses (streams are checked by `streamEvents`:
+ * reading a copy here would keep a stream alive after its reader cancelled it).
+ */
+export async function conforming(response: Response): Promise<Response> {
+  if (response.status === 200 && (response.headers.get('content-type') ?? '').startsWith('application/json')) {
+    const body: unknown = await response.clone().json();
+    if (typeof body === 'object' && body !== null && (body as { object?: unknown }).object === 'response' && !('deleted' in body)) {
+      assertOpenResponsesResponse(body);
+    }
+  }
+  return response;
+}
+
 /** POST a JSON body to the handler. */
 export async function post(handler: ResponsesHandler, path: string, body: unknown, init: RequestInit = {}): Promise<Response> {
-  return handler(
+  const response = await handler(
     new Request(`http://local/v1${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -46,10 +64,11 @@ export async function post(handler: ResponsesHandler, path: string, body: unknow
       ...init,
     }),
   );
+  return conforming(response);
 }
 
 export async function call(handler: ResponsesHandler, method: string, path: string): Promise<Response> {
-  return handler(new Request(`http://local/v1${path}`, { method }));
+  return conforming(await handler(new Request(`http://local/v1${path}`, { method })));
 }
 
 export interface SseMessage {
@@ -76,7 +95,9 @@ export function streamEvents(text: string): StreamEvent[] {
   return parseSse(text)
     .filter((m) => !m.comment)
     .map((m) => {
-      const event = StreamEvent.parse(JSON.parse(m.data!));
+      const raw: unknown = JSON.parse(m.data!);
+      assertOpenResponsesEvent(raw);
+      const event = StreamEvent.parse(raw);
       if (event.type !== m.event) throw new Error(`SSE event name ${m.event} carries ${event.type}`);
       return event;
     });
