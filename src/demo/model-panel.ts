@@ -30,7 +30,25 @@ export function mountModelPanel(root: HTMLElement, baseURL: string, onModelsChan
   picker.type = 'file';
   picker.accept = '.gguf';
   importLabel.append(picker);
-  root.append(list, importLabel, storage, message);
+  // Download by URL: a GGUF file anywhere the browser may fetch it from (kept and resumable like the catalog's).
+  const byUrl = document.createElement('form');
+  byUrl.className = 'by-url';
+  byUrl.setAttribute('aria-label', 'Download a model by URL');
+  const urlInput = Object.assign(document.createElement('input'), { type: 'url', required: true, placeholder: 'https://…/model.gguf', name: 'url' });
+  urlInput.setAttribute('aria-label', 'Model URL (a GGUF file)');
+  const idInput = Object.assign(document.createElement('input'), { type: 'text', required: true, placeholder: 'name', name: 'id', pattern: '[A-Za-z0-9._-]{1,64}' });
+  idInput.setAttribute('aria-label', 'Name for the model');
+  const urlButton = Object.assign(document.createElement('button'), { type: 'submit', textContent: 'Download by URL' });
+  byUrl.append(urlInput, idInput, urlButton);
+  byUrl.onsubmit = (e) => {
+    e.preventDefault();
+    if (!byUrl.reportValidity()) return;
+    const li = document.createElement('li');
+    li.textContent = idInput.value;
+    list.append(li);
+    void download({ id: idInput.value } as ManagedModel, li, { url: urlInput.value });
+  };
+  root.append(list, importLabel, byUrl, storage, message);
 
   const say = (text: string, isError = false) => {
     message.textContent = text;
@@ -60,7 +78,8 @@ export function mountModelPanel(root: HTMLElement, baseURL: string, onModelsChan
       button.onclick = () => void download(model, li);
       li.append(button);
     }
-    if (model.source !== 'bundled' && model.status !== 'available') {
+    // Anything added by hand (an import, a download by URL, failed or not) can go; a catalog model once something of it is stored.
+    if (model.source === 'imported' || (model.source === 'catalog' && (model.status !== 'available' || model.stored_bytes))) {
       const remove = document.createElement('button');
       remove.type = 'button';
       remove.textContent = 'Delete';
@@ -77,19 +96,34 @@ export function mountModelPanel(root: HTMLElement, baseURL: string, onModelsChan
     return li;
   }
 
-  async function download(model: ManagedModel, li: HTMLLIElement) {
+  async function download(model: ManagedModel, li: HTMLLIElement, body?: { url: string }) {
     const bar = document.createElement('progress');
     bar.max = 1;
     bar.setAttribute('aria-label', `Download progress of ${model.id}`);
-    li.append(bar);
-    const response = await fetch(`${baseURL}/models/${encodeURIComponent(model.id)}/download`, { method: 'POST' });
+    const detail = document.createElement('span');
+    detail.className = 'download-detail';
+    li.append(bar, detail);
+    const response = await fetch(`${baseURL}/models/${encodeURIComponent(model.id)}/download`, {
+      method: 'POST',
+      ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+    });
     if (!response.ok || !response.body) {
       bar.remove();
-      return say(await errorText(response), true);
+      detail.remove();
+      say(await errorText(response), true);
+      return refresh();
     }
+    let start: { at: number; loaded: number } | null = null;
     for await (const { data } of readServerSentEvents(response.body)) {
       const event = JSON.parse(data) as { type: string; loaded?: number; total?: number; error?: { message: string } };
-      if (event.type === 'model.download.progress' && event.total) bar.value = (event.loaded ?? 0) / event.total;
+      if (event.type === 'model.download.progress' && event.total) {
+        const loaded = event.loaded ?? 0;
+        start ??= { at: performance.now(), loaded };
+        const seconds = (performance.now() - start.at) / 1000;
+        const rate = seconds > 0.5 ? (loaded - start.loaded) / seconds : 0;
+        bar.value = loaded / event.total;
+        detail.textContent = `${megabytes(loaded)} of ${megabytes(event.total)} (${Math.floor((loaded / event.total) * 100)}%)${rate > 0 ? ` · about ${Math.ceil((event.total - loaded) / rate)} s left` : ''}`;
+      }
       if (event.type === 'model.download.failed') say(`Download of ${model.id} failed: ${event.error?.message}`, true);
       if (event.type === 'model.download.completed') say(`${model.id} downloaded.`);
     }

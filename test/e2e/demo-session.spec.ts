@@ -180,6 +180,32 @@ test('answers render as sanitized markdown with a copy button on code blocks', a
   expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
 });
 
+test('the model panel downloads by URL, and a failed download is removed after a confirmation', async ({ page }) => {
+  await openDemo(page);
+  const panel = page.locator('#models');
+  await panel.getByLabel('Model URL (a GGUF file)').fill(new URL('/models/toy-qwen3/model.gguf', page.url()).href);
+  await panel.getByLabel('Name for the model').fill('toy-copy');
+  await panel.getByRole('button', { name: 'Download by URL' }).click();
+  await expect(panel.locator('[role=status]')).toHaveText('toy-copy downloaded.', { timeout: 60_000 });
+  await expect(panel.locator('li', { hasText: 'toy-copy' })).toContainText('downloaded');
+  await expect(page.locator('#model option', { hasText: 'toy-copy' })).toHaveCount(1);
+
+  await panel.getByLabel('Model URL (a GGUF file)').fill(new URL('/models/missing/model.gguf', page.url()).href);
+  await panel.getByLabel('Name for the model').fill('missing-model');
+  await panel.getByRole('button', { name: 'Download by URL' }).click();
+  await expect(panel.locator('[role=status]')).toContainText(/missing-model|404|not found/i, { timeout: 60_000 });
+  await expect(panel.locator('[role=status]')).toHaveClass(/error/);
+  const row = panel.locator('li', { hasText: 'missing-model' });
+  await expect(row.getByRole('button', { name: 'Delete missing-model' })).toBeVisible();
+  // The confirmation: dismissed keeps the model, accepted deletes it.
+  page.once('dialog', (dialog) => void dialog.dismiss());
+  await row.getByRole('button', { name: 'Delete missing-model' }).click();
+  await expect(row).toHaveCount(1);
+  page.once('dialog', (dialog) => void dialog.accept());
+  await row.getByRole('button', { name: 'Delete missing-model' }).click();
+  await expect(panel.locator('li', { hasText: 'missing-model' })).toHaveCount(0);
+});
+
 test('without stored history the page carries the items itself and a tool loop finishes', async ({ page }) => {
   test.setTimeout(600_000);
   const bodies: Record<string, any>[] = [];
