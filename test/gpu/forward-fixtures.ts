@@ -10,12 +10,15 @@ import { fileURLToPath } from 'node:url';
 import { runLlamaOracle } from '../support/llama-oracle.ts';
 import { makeTestModel, type TestModelOptions } from '../support/test-models.ts';
 import { FORWARD_CASES, FORWARD_GREEDY, FORWARD_PROMPT, type ForwardFixtureIndex } from './forward-cases.ts';
+import { setupQuantMixFixtures } from './quant-mix-fixtures.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURE_DIR = join(ROOT, '.tmp', 'forward-fixtures');
 const FIXTURE_VERSION = 1;
 
 export async function setup(): Promise<void> {
+  // The llama-quantize mixes (quant-mix.test.ts) have their own folder and index.
+  await setupQuantMixFixtures();
   const hash = createHash('sha256')
     .update(JSON.stringify({ v: FIXTURE_VERSION, cases: FORWARD_CASES, prompt: FORWARD_PROMPT, greedy: FORWARD_GREEDY }))
     .digest('hex')

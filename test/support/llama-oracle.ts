@@ -37,3 +37,12 @@ export function runLlamaOracle(jobs: LlamaOracleJob[]): LlamaOracleResult[] {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Each tensor's ggml type id as node-llama-cpp's own GGUF reader sees it (an independent parser of the file). */
+export async function llamaTensorTypes(path: string): Promise<Record<string, number>> {
+  const { readGgufFileInfo } = (await import('../../tools/llama-oracle/node_modules/node-llama-cpp/dist/index.js')) as {
+    readGgufFileInfo: (path: string, options: { logWarnings: boolean }) => Promise<{ fullTensorInfo?: { name: string; ggmlType: number }[] }>;
+  };
+  const info = await readGgufFileInfo(path, { logWarnings: false });
+  return Object.fromEntries((info.fullTensorInfo ?? []).map((t) => [t.name, t.ggmlType]));
+}
