@@ -38,10 +38,13 @@ function echoToolChoice(choice: ToolChoice | null | undefined): ToolChoice {
   return 'auto';
 }
 
-/** `{type:"text"}` by default; a JSON schema format says `strict: true` unless sent false (decoding enforces the schema). */
+/**
+ * `{type:"text"}` by default; a JSON schema format with `description` (null when not given) and `strict: true` unless
+ * sent false (decoding enforces the schema).
+ */
 function echoFormat(format: TextFormat | undefined): TextFormat {
   if (format === undefined) return { type: 'text' };
-  if (format.type === 'json_schema') return { ...format, strict: format.strict ?? true };
+  if (format.type === 'json_schema') return { ...format, description: format.description ?? null, strict: format.strict ?? true };
   return format;
 }
 

@@ -273,7 +273,8 @@ export const TextFormat = z.discriminatedUnion('type', [
     type: z.literal('json_schema'),
     name: z.string(),
     schema: jsonObject,
-    description: z.string().optional(),
+    /** null in the echo when not given (as the API and the Open Responses schema have it; the SDK types it optional). */
+    description: z.string().nullish(),
     strict: z.boolean().nullish(),
   }),
   z.object({ type: z.literal('json_object') }),

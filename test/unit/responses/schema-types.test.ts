@@ -32,17 +32,19 @@ function sdkAssignability(): void {
   const k: ResponseCompactionItem = {} as OutputCompaction;
   const u: ResponseUsage = {} as Usage;
   // `output_text` is computed by the SDK on its side; tools and tool_choice accept hosted kinds loosely; `usage` is
-  // null until known, as the API sends it (and the Open Responses schema requires), where the SDK types it optional.
-  const o: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice' | 'usage'> = {} as Omit<ResponseObject, 'tools' | 'tool_choice' | 'usage'>;
+  // null until known and a JSON schema format's `description` null when not given, as the API sends them (and the
+  // Open Responses schema requires), where the SDK types both optional.
+  const o: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice' | 'usage' | 'text'> = {} as Omit<ResponseObject, 'tools' | 'tool_choice' | 'usage' | 'text'>;
   const ou: SdkResponse['usage'] = {} as NonNullable<ResponseObject['usage']>;
+  const ot: Omit<NonNullable<SdkResponse['text']>, 'format'> = {} as Omit<ResponseObject['text'], 'format'>;
   const e: ResponseStreamEvent = {} as Exclude<StreamEvent, { response: unknown }>;
-  void [m, r, f, c, k, u, o, ou, e];
+  void [m, r, f, c, k, u, o, ou, ot, e];
   // The checks above bite: if the project's types widened to `any`/`unknown` these would stop being errors and
   // `@ts-expect-error` itself would fail the typecheck.
   // @ts-expect-error a function call is not an SDK message
   const wrongKind: ResponseOutputMessage = {} as OutputFunctionCall;
   // @ts-expect-error usage is not a response
-  const notAResponse: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice' | 'usage'> = {} as Usage;
+  const notAResponse: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice' | 'usage' | 'text'> = {} as Usage;
   void [wrongKind, notAResponse];
 }
 
