@@ -37,12 +37,23 @@ function uniform(words) {
   return buffer;
 }
 
+// Each format's product parts (src/common/weight-formats.ts: helpers, decoder, block body), in order.
+const PRODUCT_PARTS = {
+  q8_0: ['decode_q8_0', 'matmul_q8_0'], q4_0: ['decode_q4_0', 'matmul_q4_0'],
+  q4_k: ['decode_kquant_scales', 'decode_q4_k', 'matmul_q4_k'], q6_k: ['decode_q6_k', 'matmul_q6_k'],
+  q4_1: ['decode_q4_1', 'matmul_affine_block'], q5_0: ['decode_q5_0', 'matmul_affine_block'], q5_1: ['decode_q5_1', 'matmul_affine_block'],
+  q2_k: ['decode_q2_k', 'matmul_affine_block'], q3_k: ['decode_q3_k', 'matmul_affine_block'],
+  q5_k: ['decode_kquant_scales', 'decode_q5_k', 'matmul_affine_block'], iq4_nl: ['decode_iq4_values', 'decode_iq4_nl', 'matmul_affine_block'],
+  iq4_xs: ['decode_iq4_values', 'decode_iq4_xs', 'matmul_affine_block'],
+};
+
 const source = (file) => readFileSync(new URL(`../shaders/${file}`, import.meta.url), 'utf8');
 
 async function time(file, constants, bindings, workgroups, trials = 5) {
-  // The products are composed as src/gpu/shaders.ts does: the type's file, the K_SPLIT reduction, the skeleton.
-  const plain = /^matmul_f(32|16)\.wgsl$/.test(file) ? [source('matmul_plain_block.wgsl')] : [];
-  const code = /^matmul_/.test(file) ? [source(file), ...plain, source('matmul_split_workgroup.wgsl'), source('matmul.wgsl')].join('\n') : source(file);
+  // The products are composed as src/gpu/shaders.ts does from src/common/weight-formats.ts: the format's helpers and
+  // decoder, its block body, the K_SPLIT reduction, the skeleton.
+  const product = PRODUCT_PARTS[file.replace(/^matmul_|\.wgsl$/g, '')];
+  const code = product ? [...product.map((p) => source(`${p}.wgsl`)), source('matmul_split_workgroup.wgsl'), source('matmul.wgsl')].join('\n') : source(file);
   const module = device.createShaderModule({ code });
   const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main', constants } });
   const group = device.createBindGroup({
@@ -70,7 +81,10 @@ async function time(file, constants, bindings, workgroups, trials = 5) {
 }
 
 const results = [];
-const BLOCKS = { q8_0: [32, 36], q4_0: [32, 20], q4_k: [256, 144], q6_k: [256, 212] };
+const BLOCKS = {
+  q8_0: [32, 36], q4_0: [32, 20], q4_k: [256, 144], q6_k: [256, 212], q4_1: [32, 20], q5_0: [32, 24], q5_1: [32, 24],
+  q2_k: [256, 84], q3_k: [256, 112], q5_k: [256, 176], iq4_nl: [32, 20], iq4_xs: [256, 136],
+};
 for (const [type, [blockElements, blockBytes]] of Object.entries(BLOCKS)) {
   // The MLP's up projection: n = ffn rows, k = hidden.
   const [n, k] = [model.ffn, model.hidden];

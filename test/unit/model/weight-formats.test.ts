@@ -7,7 +7,10 @@ import { IQ4_VALUES, WEIGHT_FORMAT, WEIGHT_FORMATS, type WeightFormatName } from
 import { dequantizeGguf, dequantizeGpuLayout, toGpuLayout } from '../../../src/model/dequantize.ts';
 import { floatToHalf, tensorTypeFromGgml } from '../../../src/model/tensor-types.ts';
 import { randomFileBlocks } from '../../gpu/weight-format-blocks.ts';
-import { ggmlDequantize } from '../../support/ggml-oracle.ts';
+import { openAsBlob } from 'node:fs';
+import { readGguf } from '../../../src/model/gguf.ts';
+import { ggmlDequantize, llamaQuantize } from '../../support/ggml-oracle.ts';
+import { makeTestModel } from '../../support/test-models.ts';
 import { seededRandom } from '../../support/kernel-reference.ts';
 
 const BLOCK_FORMATS = WEIGHT_FORMATS.filter((f) => f.blockElements > 1 || f.name !== 'F32').map((f) => f.name);
@@ -107,5 +110,13 @@ describe('types refused at load', () => {
   });
   test.each(WEIGHT_FORMATS.map((f) => [f.ggmlType, f.name] as const))('ggml type %d loads as %s', (id, name) => {
     expect(tensorTypeFromGgml(id, 'w')).toBe(name);
+  });
+});
+
+describe('files llama-quantize writes in types this runtime does not load', () => {
+  test.each(['TQ1_0', 'TQ2_0'] as const)('a %s file is refused at load naming a tensor and the type', async (ftype) => {
+    const model = await makeTestModel({ arch: 'llama', type: 'F32', seed: 21, hidden: 256, intermediate: 768, heads: 4, kvHeads: 2, layers: 1 });
+    const path = llamaQuantize(model.ggufPath, ftype);
+    await expect(readGguf(await openAsBlob(path))).rejects.toThrow(new RegExp(`Tensor "(blk\\.0|token_embd|output)[a-z_.]*weight" has unsupported type ${ftype}`));
   });
 });
