@@ -106,6 +106,11 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
 
   await shoot(page, 'demo', 1280, 900);
   await shoot(page, 'demo', 390, 844);
+  await page.setViewportSize({ width: 360, height: 740 });
+  await expectFitsViewport(page);
+  await expect(page.locator('#prompt')).toBeInViewport();
+  await expect(page.locator('#new-chat')).toBeInViewport();
+  await page.setViewportSize({ width: 390, height: 844 });
   // At 390 px the message box is in view and the conversations drawer leaves New chat uncovered.
   await expect(page.locator('#prompt')).toBeInViewport();
   await page.click('#toggle-sidebar');
@@ -144,8 +149,14 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
   await page.keyboard.press('Escape');
   await expect(stopped).toHaveAttribute('aria-busy', 'false', { timeout: 60_000 });
   await expect(stopped.locator('.state')).toHaveText('stopped');
+  const sentBefore = bodies.length;
   const after = await send(page, 'What is 6 * 7?');
   await expectAnsweredOrExplained(page, after, 'What is 6 * 7? (after Stop)');
+  // The chain went on from a stored response: the cancelled one, or the last completed one.
+  const continued = bodies[sentBefore]!.previous_response_id as string;
+  const head = await callApi(page, 'GET', `/v1/responses/${continued}`);
+  expect(head.status).toBe(200);
+  expect(['cancelled', 'completed']).toContain(head.json.status);
   await expect(page.locator('.turn.assistant .error')).toHaveCount(0);
 
   // New chat while generating aborts the run: nothing of the old turn streams into the new chat.
@@ -159,6 +170,20 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
   await expect(page.locator('.turn')).toHaveCount(0);
   const fresh = await send(page, 'Hello again');
   await expectAnsweredOrExplained(page, fresh, 'Hello again (new chat)');
+  // Shift+Enter is a new line, not a send.
+  await page.locator('#prompt').fill('');
+  await page.locator('#prompt').pressSequentially('line one');
+  await page.locator('#prompt').press('Shift+Enter');
+  await page.locator('#prompt').pressSequentially('line two');
+  await expect(page.locator('#prompt')).toHaveValue('line one\nline two');
+  await expect(page.locator('.turn.user')).toHaveCount(1);
+  await page.locator('#prompt').fill('');
+  // A message too long for the context even alone: one clear message with the way out, and the chat goes on.
+  const huge = await send(page, 'word '.repeat(1200));
+  await expect(huge.locator('.error')).toHaveCount(1);
+  await expect(huge.locator('.error')).toContainText('Start a New chat');
+  const afterHuge = await send(page, 'What is 1 + 1?');
+  await expectAnsweredOrExplained(page, afterHuge, 'What is 1 + 1? (after a too-long message)');
   await expect(page.locator('#conversations li')).toHaveCount(2);
   await context.setOffline(false);
 });
