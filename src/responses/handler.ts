@@ -20,7 +20,7 @@ import {
   type ModelObject,
   type ResponseObject,
 } from './schema.ts';
-import { runPipeline, sseFrame, SSE_KEEPALIVE, type IdSource, type PipelineOutcome, type PipelineOutput } from './stream-events.ts';
+import { runPipeline, sseFrame, SSE_KEEPALIVE, type IdSource, type PipelineOutcome, type PipelineOutput, type ReasoningEventNames } from './stream-events.ts';
 import { compactionPayload, type Sealers } from './translate.ts';
 import { withTruncationMetadata } from './truncation.ts';
 import { echoedSettings } from './response-object.ts';
@@ -35,6 +35,8 @@ export interface ResponsesHandlerOptions {
   ids?: IdSource;
   /** Interval of SSE keep-alive comments while a stream is open. */
   keepAliveMs?: number;
+  /** Names of the reasoning text stream events: the openai SDK's (default) or Open Responses' (stream-events.ts). */
+  reasoningEvents?: ReasoningEventNames;
   /** The origin pages call this API from; default: each request URL's own origin (see request-guard.ts). */
   origin?: string;
   /** Other origins whose pages may call it (a Node host serving a page elsewhere). */
@@ -129,6 +131,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
           holdTextForPhase: prepared.served.chatTools.length > 0,
           maxToolCalls: prepared.maxToolCalls,
           sealReasoning: body.include?.includes('reasoning.encrypted_content') ? sealers.reasoning : null,
+          reasoningEvents: options.reasoningEvents ?? 'openai',
           now,
           persist,
           signal,

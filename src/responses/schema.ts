@@ -575,6 +575,9 @@ export const StreamEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('response.reasoning_summary_text.done'), ...at, summary_index: z.number().int(), text: z.string(), ...seq }),
   z.object({ type: z.literal('response.reasoning_text.delta'), ...at, content_index: z.number().int(), delta: z.string(), ...seq }),
   z.object({ type: z.literal('response.reasoning_text.done'), ...at, content_index: z.number().int(), text: z.string(), ...seq }),
+  /** The Open Responses names of the two above (sent instead of them when the host asks: stream-events.ts). */
+  z.object({ type: z.literal('response.reasoning.delta'), ...at, content_index: z.number().int(), delta: z.string(), ...seq }),
+  z.object({ type: z.literal('response.reasoning.done'), ...at, content_index: z.number().int(), text: z.string(), ...seq }),
   z.object({ type: z.literal('response.function_call_arguments.delta'), ...at, delta: z.string(), ...seq }),
   z.object({ type: z.literal('response.function_call_arguments.done'), ...at, name: z.string(), arguments: z.string(), ...seq }),
   z.object({ type: z.literal('response.custom_tool_call_input.delta'), ...at, delta: z.string(), ...seq }),

@@ -42,7 +42,16 @@ export interface PipelineOptions {
   persist: (final: ResponseObject, fault: unknown) => Promise<void>;
   /** Aborted by the client or a cancel: the response ends `cancelled`. */
   signal: AbortSignal;
+  /**
+   * The names of the reasoning text events: `openai` (default) `response.reasoning_text.delta`/`.done`, as the
+   * `openai` SDK types and accumulates them; `open-responses` `response.reasoning.delta`/`.done`, as the Open
+   * Responses specification names them (its compliance suite rejects any event type it does not define, so the
+   * two cannot both be sent to it). Same fields either way.
+   */
+  reasoningEvents?: ReasoningEventNames;
 }
+
+export type ReasoningEventNames = 'openai' | 'open-responses';
 
 export type PipelineOutput = { kind: 'event'; event: StreamEvent } | { kind: 'keepalive' };
 
@@ -124,7 +133,8 @@ class ResponseEmitter {
         if (this.open?.kind !== 'reasoning') out.push(...this.openReasoning());
         const open = this.open as Extract<Open, { kind: 'reasoning' }>;
         open.text += text;
-        out.push({ type: 'response.reasoning_text.delta', item_id: open.item.id, output_index: open.index, content_index: 0, delta: text });
+        const type = this.options.reasoningEvents === 'open-responses' ? 'response.reasoning.delta' : 'response.reasoning_text.delta';
+        out.push({ type, item_id: open.item.id, output_index: open.index, content_index: 0, delta: text });
         break;
       }
       case 'reasoning.end':
@@ -267,7 +277,7 @@ class ResponseEmitter {
         if (this.options.sealReasoning) item.encrypted_content = await this.options.sealReasoning.seal(open.text);
         const at = { item_id: item.id, output_index: open.index, content_index: 0 };
         const out: UnnumberedStreamEvent[] = [
-          { type: 'response.reasoning_text.done', ...at, text: open.text },
+          { type: this.options.reasoningEvents === 'open-responses' ? 'response.reasoning.done' : 'response.reasoning_text.done', ...at, text: open.text },
           { type: 'response.content_part.done', ...at, part: structuredClone(part) },
         ];
         // `reasoning.summary` asked for a summary: made now that the reasoning text is whole (reasoning-summary.ts).

@@ -37,7 +37,8 @@ function sdkAssignability(): void {
   const o: Omit<SdkResponse, 'output_text' | 'tools' | 'tool_choice' | 'usage' | 'text'> = {} as Omit<ResponseObject, 'tools' | 'tool_choice' | 'usage' | 'text'>;
   const ou: SdkResponse['usage'] = {} as NonNullable<ResponseObject['usage']>;
   const ot: Omit<NonNullable<SdkResponse['text']>, 'format'> = {} as Omit<ResponseObject['text'], 'format'>;
-  const e: ResponseStreamEvent = {} as Exclude<StreamEvent, { response: unknown }>;
+  // The Open Responses names of the reasoning text events (sent only when the host asks) are not the SDK's.
+  const e: ResponseStreamEvent = {} as Exclude<StreamEvent, { response: unknown } | { type: 'response.reasoning.delta' | 'response.reasoning.done' }>;
   void [m, r, f, c, k, u, o, ou, ot, e];
   // The checks above bite: if the project's types widened to `any`/`unknown` these would stop being errors and
   // `@ts-expect-error` itself would fail the typecheck.
