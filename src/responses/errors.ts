@@ -108,7 +108,7 @@ export function fromZodError(error: z.ZodError, value: unknown): ApiError {
   if (issue.code === 'invalid_union' && 'discriminator' in issue && issue.discriminator === 'type') {
     const seen = valueAt(value, path);
     if (typeof seen === 'string' && (HOSTED_ITEM_TYPES as readonly string[]).includes(seen)) {
-      return badRequest(`Item type '${quote(seen)}' at '${param}' is not supported by this runtime (it serves no hosted tools and resolves no item references).`, param);
+      return badRequest(`Item type '${quote(seen)}' at '${param}' is not supported by this runtime (it serves no hosted tools).`, param);
     }
     return badRequest(
       `Invalid value${typeof seen === 'string' ? ` '${quote(seen)}'` : ''} for '${param}': expected one of ${((issue as { options?: unknown[] }).options ?? []).map((o) => `'${String(o)}'`).join(', ')}.`,

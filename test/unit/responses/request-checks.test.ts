@@ -139,7 +139,7 @@ describe('schema', () => {
       { input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }] },
       400,
       'input[0].type',
-      "Item type 'web_search_call' at 'input[0].type' is not supported by this runtime (it serves no hosted tools and resolves no item references).",
+      "Item type 'web_search_call' at 'input[0].type' is not supported by this runtime (it serves no hosted tools).",
     );
     await rejected({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 404, 'input[0].id', "Item with id 'msg_1' not found.");
   });
