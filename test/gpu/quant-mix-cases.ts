@@ -22,6 +22,8 @@ export interface QuantMixShape {
   seed: number;
   /** Whether the matrix rows are whole 256-weight super-blocks: all of them, none (every K-quant falls back), or some. */
   superBlockRows: 'all' | 'none' | 'some';
+  /** The mixes to make of this shape (default: all). */
+  ftypes?: readonly QuantMixFtype[];
 }
 
 export const QUANT_MIX_SHAPES: QuantMixShape[] = [
@@ -29,6 +31,8 @@ export const QUANT_MIX_SHAPES: QuantMixShape[] = [
   { id: 'w384', arch: 'qwen2', hidden: 384, intermediate: 640, heads: 6, kvHeads: 2, headDim: 64, layers: 2, seed: 22, superBlockRows: 'none' },
   // ffn_down's rows (640) are not whole super-blocks, the rest are: K-quants and their fallbacks in one file.
   { id: 'w256-ffn640', arch: 'qwen3', hidden: 256, intermediate: 640, heads: 4, kvHeads: 2, headDim: 64, layers: 2, seed: 23, superBlockRows: 'some' },
+  // SmolLM2-135M's width and heads (576 = 9 x 64, 3 KV heads; its FFN of 1536 is whole super-blocks).
+  { id: 'w576', arch: 'llama', hidden: 576, intermediate: 1536, heads: 9, kvHeads: 3, headDim: 64, layers: 1, seed: 24, superBlockRows: 'some', ftypes: ['Q4_K_M', 'Q5_K_M', 'Q3_K_M', 'Q2_K', 'IQ4_XS', 'Q6_K'] },
 ];
 
 export interface QuantMixCase {
@@ -38,7 +42,7 @@ export interface QuantMixCase {
 }
 
 export const QUANT_MIX_CASES: QuantMixCase[] = QUANT_MIX_SHAPES.flatMap((shape) =>
-  QUANT_MIX_FTYPES.map((ftype) => ({ id: `${shape.id}-${ftype.toLowerCase()}`, ftype, shape })),
+  (shape.ftypes ?? QUANT_MIX_FTYPES).map((ftype) => ({ id: `${shape.id}-${ftype.toLowerCase()}`, ftype, shape })),
 );
 
 export const QUANT_MIX_PROMPT = [11, 300, 42, 7, 99, 250, 3, 180, 64, 12, 77, 201, 5, 140, 33, 260];

@@ -37,11 +37,13 @@ describe('llama-quantize mixes against llama.cpp', () => {
     const matrixTypes = new Set(file.tensors.filter((t) => t.shape.length === 2).map((t) => t.type));
     const superBlockTypes = [...matrixTypes].filter((t) => WEIGHT_FORMAT[t].blockElements === 256);
     const base = BASE_TYPE[c.ftype];
-    if (c.shape.superBlockRows !== 'none') expect(matrixTypes.has(base), `${id} holds ${base}`).toBe(true);
+    if (c.shape.superBlockRows === 'all') expect(matrixTypes.has(base), `${id} holds ${base}`).toBe(true);
     if (c.shape.superBlockRows === 'some' && WEIGHT_FORMAT[base].blockElements === 256) {
-      // ffn_down (rows of 640) fell back to a 32-weight format, the other matrices did not.
-      const down = file.tensors.filter((t) => t.name.endsWith('ffn_down.weight')).map((t) => t.type);
-      expect(down.every((t) => WEIGHT_FORMAT[t].blockElements === 32), `${id}: ffn_down is ${down.join(', ')}`).toBe(true);
+      // The matrices whose rows are not whole super-blocks fell back to a 32-weight format, the others did not.
+      for (const t of file.tensors.filter((x) => x.shape.length === 2)) {
+        const whole = t.shape[1] % 256 === 0;
+        expect(WEIGHT_FORMAT[t.type].blockElements === 256, `${id}: ${t.name} [${t.shape.join(', ')}] is ${t.type}`).toBe(whole);
+      }
     }
     if (c.shape.superBlockRows === 'none') {
       // No row is whole super-blocks: llama-quantize fell back to 32-weight formats (or F16) for every matrix.
