@@ -1,6 +1,9 @@
 // The models an engine can serve: where each one's files are (a GGUF file, or a Hugging Face directory of
 // config.json + tokenizer files + safetensors), its id and aliases, and opening one: reading the headers,
-// the config and the tokenizer (no weights yet; those stream to the GPU in upload-weights.ts).
+// the config and the tokenizer (no weights yet; those stream to the GPU in upload-weights.ts). Opening is
+// bounded (the readers' limits, and JSON files read only up to a size), and a model whose files failed to open
+// is remembered as failed until they change (their size and a hash of their first and last bytes), so a
+// hostile file costs one open, not one per request.
 import { EngineError } from './types.ts';
 import { type ChatFormatMarkers, DEFAULT_MARKERS } from '../common/chat.ts';
 import { toByteSource, type ByteSource } from '../model/byte-source.ts';
@@ -85,12 +88,23 @@ function hfOpener(dir: NonNullable<ModelSource['hfDir']>): (name: string) => Pro
       return toByteSource(url, name);
     };
   }
-  return async (name) => (dir[name] === undefined ? null : toByteSource(dir[name], name));
+  return async (name) => (!Object.hasOwn(dir, name) || dir[name] === undefined ? null : toByteSource(dir[name], name));
 }
+
+/** Largest JSON file of a Hugging Face directory read (tokenizer.json of a 262k vocabulary is ~35 MB). */
+const MAX_JSON_BYTES: Record<string, number> = {
+  'config.json': 4 << 20,
+  'generation_config.json': 1 << 20,
+  'tokenizer_config.json': 32 << 20,
+  'tokenizer.json': 128 << 20,
+};
 
 async function readJson(source: ByteSource | null, name: string): Promise<Record<string, unknown> | null> {
   if (!source) return null;
-  const bytes = await source.read(0, await source.size());
+  const size = await source.size();
+  const most = MAX_JSON_BYTES[name] ?? 4 << 20;
+  if (size > most) throw new Error(`${name}: ${size} bytes, above the ${most}-byte limit for this file`);
+  const bytes = await source.read(0, size);
   try {
     return JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
   } catch (e) {
@@ -98,8 +112,95 @@ async function readJson(source: ByteSource | null, name: string): Promise<Record
   }
 }
 
-/** Reads a model's headers, config and tokenizer. */
+/** A remembered failure to open: the files' fingerprint then (null: they cannot tell), the error, when. */
+interface OpenFailure {
+  fingerprint: string | null;
+  error: unknown;
+  at: number;
+}
+
+/** Failures remembered, by model id and where its files are. */
+const openFailures = new Map<string, OpenFailure>();
+const MAX_REMEMBERED_FAILURES = 64;
+/** Files that cannot be fingerprinted (a directory on a server) are retried after this long. */
+const UNFINGERPRINTED_FAILURE_MS = 60_000;
+const FINGERPRINT_HEAD_BYTES = 64 << 10;
+const FINGERPRINT_TAIL_BYTES = 4 << 10;
+
+function failureKey(source: ModelSource): string {
+  const where = source.gguf !== undefined ? `gguf:${typeof source.gguf === 'string' || source.gguf instanceof URL ? String(source.gguf) : toByteSource(source.gguf).name}` : `hf:${typeof source.hfDir === 'string' ? source.hfDir : Object.keys(source.hfDir ?? {}).sort().join(',')}`;
+  return `${source.id}\u0000${where}`;
+}
+
+/** FNV-1a over bytes, as 8 hex digits. */
+function fnv1a(bytes: Uint8Array, hash = 0x811c9dc5): number {
+  for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i], 0x01000193) >>> 0;
+  return hash;
+}
+
+/** A file's size and a hash of its first 64 KiB and last 4 KiB: changes when the file is replaced or rewritten. */
+async function fileFingerprint(file: ByteSource): Promise<string> {
+  const size = await file.size();
+  const head = await file.read(0, Math.min(size, FINGERPRINT_HEAD_BYTES));
+  const tailStart = Math.max(head.byteLength, size - FINGERPRINT_TAIL_BYTES);
+  const tail = await file.read(tailStart, size - tailStart);
+  return `${size}:${fnv1a(tail, fnv1a(head)).toString(16)}`;
+}
+
+/** The fingerprint of a model's files; null when they cannot give one (a server directory, or unreadable now). */
+async function modelFingerprint(source: ModelSource): Promise<string | null> {
+  try {
+    if (source.gguf !== undefined) return await fileFingerprint(toByteSource(source.gguf));
+    if (source.hfDir !== undefined && typeof source.hfDir === 'object') {
+      const parts: string[] = [];
+      for (const name of Object.keys(source.hfDir).sort()) parts.push(`${name}=${await fileFingerprint(toByteSource(source.hfDir[name], name))}`);
+      return parts.join(';');
+    }
+  } catch {
+    // Unreadable now: not remembered, opening reports why.
+  }
+  return null;
+}
+
+/** Whether an open failure says something about the files (a bad header), not about reaching them. */
+function isFileFault(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'AbortError' || error.name === 'TypeError' || error.name === 'NetworkError') return false;
+  const status = (error as { status?: unknown }).status;
+  if (typeof status === 'number' && status !== 400 && status !== 422) return false;
+  return !/\bHTTP \d{3}\b|connection ended|no longer stored|no file size/.test(error.message);
+}
+
+/** Forgets remembered open failures (tests; a host after replacing files by other means). */
+export function forgetOpenFailures(): void {
+  openFailures.clear();
+}
+
+/**
+ * Reads a model's headers, config and tokenizer. A model whose files failed to open (a corrupt or hostile
+ * file) fails again at once, with the same error, until its files change.
+ */
 export async function openModel(source: ModelSource): Promise<OpenedModel> {
+  const key = failureKey(source);
+  const fingerprint = await modelFingerprint(source);
+  const failure = openFailures.get(key);
+  if (failure) {
+    const same = failure.fingerprint !== null ? failure.fingerprint === fingerprint : Date.now() - failure.at < UNFINGERPRINTED_FAILURE_MS;
+    if (same) throw failure.error;
+    openFailures.delete(key);
+  }
+  try {
+    return await openModelFiles(source);
+  } catch (error) {
+    if (isFileFault(error)) {
+      if (openFailures.size >= MAX_REMEMBERED_FAILURES) openFailures.delete(openFailures.keys().next().value!);
+      openFailures.set(key, { fingerprint, error, at: Date.now() });
+    }
+    throw error;
+  }
+}
+
+async function openModelFiles(source: ModelSource): Promise<OpenedModel> {
   if (source.gguf !== undefined) {
     const file = await readGguf(source.gguf);
     const config = modelConfigFromGguf(file);

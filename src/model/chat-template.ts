@@ -1,8 +1,11 @@
 // Chat templates: render chat messages (with tools, tool calls, tool results and reasoning) to the prompt
 // text through @huggingface/jinja, from tokenizer_config.json's `chat_template` or GGUF's
-// `tokenizer.chat_template`.
+// `tokenizer.chat_template`. A template is code from the model file, so rendering is bounded (TEMPLATE_LIMITS):
+// evaluation steps (every expression and every block, loop iterations included) and time, `range()` lengths, the size
+// of any one string or list a step makes, and the total text blocks produce; going past one is a
+// ChatTemplateLimitError, never an out-of-memory or a hang.
 
-import { Template } from '@huggingface/jinja';
+import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import type { ChatMessage, ChatTool } from '../common/chat.ts';
 
 export interface ChatTemplateInput {
@@ -18,11 +21,50 @@ export interface ChatTemplateInput {
   extra?: Record<string, unknown>;
 }
 
+export interface TemplateLimits {
+  /** Evaluation steps (expressions and blocks; each loop iteration is at least one). */
+  maxSteps: number;
+  /** Items one `range()` call may make. */
+  maxRange: number;
+  /** Characters of any one string value, the rendered prompt included. */
+  maxStringChars: number;
+  /** Items of any one list. */
+  maxListItems: number;
+  /** Characters all blocks produce together (nested output counts once per level). */
+  maxTotalChars: number;
+  /** Milliseconds one render may take. */
+  maxMillis: number;
+}
+
+/** Generous for real templates (Qwen3's, 600 messages and 20 tools: 30k-100k steps, 48 KB, ~0.2 s). */
+export const TEMPLATE_LIMITS: Readonly<TemplateLimits> = {
+  maxSteps: 1_000_000,
+  maxRange: 100_000,
+  maxStringChars: 8 << 20,
+  maxListItems: 1_000_000,
+  maxTotalChars: 64 << 20,
+  maxMillis: 3_000,
+};
+
+/** Longest template source parsed (real ones are under 100 KB). */
+export const MAX_TEMPLATE_CHARS = 1 << 20;
+
+/** A chat template ran past one of its limits (TEMPLATE_LIMITS). */
+export class ChatTemplateLimitError extends Error {
+  override readonly name = 'ChatTemplateLimitError';
+}
+
 /** A parsed chat template, ready to render many times. */
 export class ChatTemplate {
   private readonly template: Template;
 
-  constructor(readonly source: string) {
+  constructor(
+    readonly source: string,
+    private readonly limits: Readonly<TemplateLimits> = TEMPLATE_LIMITS,
+  ) {
+    if (source.length > MAX_TEMPLATE_CHARS) {
+      throw new ChatTemplateLimitError(`The chat template is ${source.length} characters, above the limit of ${MAX_TEMPLATE_CHARS}`);
+    }
     try {
       this.template = new Template(source);
     } catch (e) {
@@ -54,8 +96,10 @@ export class ChatTemplate {
     if (input.tools && input.tools.length) context.tools = input.tools;
     if (input.enableThinking !== undefined) context.enable_thinking = input.enableThinking;
     try {
-      return this.template.render(context);
+      return renderBounded(this.template, context, this.limits);
     } catch (e) {
+      if (e instanceof ChatTemplateLimitError) throw e;
+      if (e instanceof RangeError) throw new ChatTemplateLimitError(`The chat template failed to render: ${e.message} (too deep or too large)`);
       const message = (e as Error).message;
       throw new Error(message.startsWith('The chat template') ? message : `The chat template failed to render: ${message}`);
     }
@@ -70,4 +114,94 @@ function toTemplateMessage(m: ChatMessage): Record<string, unknown> {
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
   if (m.name !== undefined) out.name = m.name;
   return out;
+}
+
+type RuntimeValue = { type: string; value: unknown };
+type Evaluate = (statement: unknown, environment: Environment) => RuntimeValue;
+
+/** What Template.render does, with the globals' `range` bounded and every step of the interpreter counted. */
+function renderBounded(template: Template, context: Record<string, unknown>, limits: Readonly<TemplateLimits>): string {
+  const fail = (what: string): never => {
+    throw new ChatTemplateLimitError(`The chat template exceeded a limit: ${what}`);
+  };
+  const env = new Environment();
+  // The globals of @huggingface/jinja's setupGlobals (not exported), `range` bounded.
+  env.set('false', false);
+  env.set('true', true);
+  env.set('none', null);
+  env.set('raise_exception', (message: unknown) => {
+    throw new Error(String(message));
+  });
+  env.set('range', (start: number, stop?: number, step = 1) => {
+    if (stop === undefined) [start, stop] = [0, start];
+    if (typeof start !== 'number' || typeof stop !== 'number' || typeof step !== 'number') throw new Error('range() takes numbers');
+    if (step === 0) throw new Error('range() step must not be zero');
+    const length = Math.max(0, Math.ceil((stop - start) / step));
+    if (length > limits.maxRange) fail(`range() of ${length} items (the limit is ${limits.maxRange})`);
+    return Array.from({ length }, (_, i) => start + i * step);
+  });
+  env.set('strftime_now', (format: string) => strftime(new Date(), String(format)));
+  env.set('True', true);
+  env.set('False', false);
+  env.set('None', null);
+  for (const [key, value] of Object.entries(context)) env.set(key, value);
+
+  const interpreter = new Interpreter(env);
+  let steps = 0;
+  let totalChars = 0;
+  const check = (value: RuntimeValue): RuntimeValue => {
+    if (value.type === 'StringValue' && (value.value as string).length > limits.maxStringChars) {
+      fail(`a string of ${(value.value as string).length} characters (the limit is ${limits.maxStringChars})`);
+    }
+    if ((value.type === 'ArrayValue' || value.type === 'TupleValue') && (value.value as unknown[]).length > limits.maxListItems) {
+      fail(`a list of ${(value.value as unknown[]).length} items (the limit is ${limits.maxListItems})`);
+    }
+    return value;
+  };
+  const deadline = performance.now() + limits.maxMillis;
+  const step = () => {
+    if (++steps > limits.maxSteps) fail(`more than ${limits.maxSteps} evaluation steps (a loop too long?)`);
+    if ((steps & 1023) === 0 && performance.now() > deadline) fail(`more than ${limits.maxMillis} ms to render`);
+  };
+  // Instance properties shadow the prototype's methods, so the interpreter's own recursive calls come here.
+  const self = interpreter as unknown as { evaluate: Evaluate; evaluateBlock: (statements: unknown[], environment: Environment) => RuntimeValue };
+  const evaluate = self.evaluate.bind(interpreter);
+  const evaluateBlock = self.evaluateBlock.bind(interpreter);
+  self.evaluate = (statement, environment) => {
+    step();
+    return check(evaluate(statement, environment));
+  };
+  self.evaluateBlock = (statements, environment) => {
+    step();
+    const value = check(evaluateBlock(statements, environment));
+    totalChars += typeof value.value === 'string' ? value.value.length : 0;
+    if (totalChars > limits.maxTotalChars) fail(`more than ${limits.maxTotalChars} characters of output`);
+    return value;
+  };
+  return String(interpreter.run(template.parsed).value);
+}
+
+/** strftime as @huggingface/jinja's strftime_now formats (%Y %m %d %b %B %H %M %%). */
+function strftime(date: Date, format: string): string {
+  const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+  return format.replace(/%[YmdbBHM%]/g, (token) => {
+    switch (token) {
+      case '%Y':
+        return String(date.getFullYear());
+      case '%m':
+        return pad2(date.getMonth() + 1);
+      case '%d':
+        return pad2(date.getDate());
+      case '%b':
+        return new Intl.DateTimeFormat(undefined, { month: 'short' }).format(date);
+      case '%B':
+        return new Intl.DateTimeFormat(undefined, { month: 'long' }).format(date);
+      case '%H':
+        return pad2(date.getHours());
+      case '%M':
+        return pad2(date.getMinutes());
+      default:
+        return '%';
+    }
+  });
 }

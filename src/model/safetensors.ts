@@ -24,8 +24,13 @@ export interface SafetensorsFile {
   fileSize: number;
 }
 
-/** Largest JSON header accepted (the format's own limit is 100 MB). */
-const MAX_HEADER_BYTES = 100_000_000;
+/**
+ * Largest JSON header accepted (the format's own limit is 100 MB; real headers are well under 10 MB, a few
+ * hundred bytes per tensor), so a hostile header cannot make JSON.parse hold gigabytes.
+ */
+const MAX_HEADER_BYTES = 32 << 20;
+/** Largest model.safetensors.index.json read (real ones: ~100 bytes per tensor). */
+const MAX_INDEX_BYTES = 32 << 20;
 
 /** Read the header of one safetensors file. */
 export async function readSafetensors(input: string | URL | Blob | ArrayBuffer | Uint8Array | ByteSource, name?: string): Promise<SafetensorsFile> {
@@ -35,7 +40,7 @@ export async function readSafetensors(input: string | URL | Blob | ArrayBuffer |
   const lengthBytes = await source.read(0, 8);
   const headerLength = new DataView(lengthBytes.buffer, lengthBytes.byteOffset, 8).getBigUint64(0, true);
   if (headerLength > BigInt(MAX_HEADER_BYTES)) {
-    throw new Error(`${source.name}: not a safetensors file: header length ${headerLength} is implausible`);
+    throw new Error(`${source.name}: not a safetensors file: header length ${headerLength} is above the ${MAX_HEADER_BYTES}-byte limit`);
   }
   const jsonLength = Number(headerLength);
   if (8 + jsonLength > fileSize) {
@@ -53,12 +58,13 @@ export async function readSafetensors(input: string | URL | Blob | ArrayBuffer |
   }
   const dataStart = 8 + jsonLength;
   const dataSize = fileSize - dataStart;
-  const metadata: Record<string, string> = {};
+  // Null-prototype: a `__proto__` key is an ordinary key.
+  const metadata: Record<string, string> = Object.create(null);
   const tensors: SafetensorsTensorInfo[] = [];
   for (const [key, entry] of Object.entries(header as Record<string, unknown>)) {
     if (key === '__metadata__') {
       if (entry && typeof entry === 'object') {
-        for (const [k, v] of Object.entries(entry)) metadata[k] = String(v);
+        for (const [k, v] of Object.entries(entry)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
       }
       continue;
     }
@@ -120,14 +126,20 @@ export async function readSafetensorsCheckpoint(open: ModelFileOpener): Promise<
   let weightMap: Record<string, string> | null = null;
   if (index.source) {
     const size = await index.source.size();
+    if (size > MAX_INDEX_BYTES) throw new Error(`${SAFETENSORS_INDEX}: ${size} bytes, above the ${MAX_INDEX_BYTES}-byte limit`);
     let parsed: { weight_map?: Record<string, string> };
     try {
       parsed = JSON.parse(new TextDecoder().decode(await index.source.read(0, size)));
     } catch (e) {
       throw new Error(`${SAFETENSORS_INDEX}: not valid JSON (${(e as Error).message})`);
     }
-    if (!parsed.weight_map || typeof parsed.weight_map !== 'object') throw new Error(`${SAFETENSORS_INDEX}: has no "weight_map"`);
-    weightMap = parsed.weight_map;
+    if (!parsed || typeof parsed !== 'object' || !parsed.weight_map || typeof parsed.weight_map !== 'object') {
+      throw new Error(`${SAFETENSORS_INDEX}: has no "weight_map"`);
+    }
+    weightMap = Object.assign(Object.create(null) as Record<string, string>, parsed.weight_map);
+    for (const [tensor, shard] of Object.entries(weightMap)) {
+      if (typeof shard !== 'string') throw new Error(`${SAFETENSORS_INDEX}: the shard of tensor "${tensor.slice(0, 200)}" is not a file name`);
+    }
     shardNames = [...new Set(Object.values(weightMap))];
   } else {
     shardNames = ['model.safetensors'];
