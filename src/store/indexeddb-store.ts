@@ -62,23 +62,75 @@ type ResponseDb = IDBPDatabase<ResponseDbSchema>;
 type ResponseStoreName = StoreNames<ResponseDbSchema>;
 type UpgradeTransaction = IDBPTransaction<ResponseDbSchema, ResponseStoreName[], 'versionchange'>;
 
+/** The object stores (all keyed by `id`) and the indexes each needs at RESPONSE_DB_VERSION. */
+const REQUIRED_SCHEMA: Readonly<Record<ResponseStoreName, Readonly<Record<string, string>>>> = {
+  responses: { 'by-status': 'response.status' },
+  histories: {},
+  keys: {},
+};
+
+/** Creates the object store `store` when the database lacks it (an upgrade step builds from what exists). */
+function ensureStore(db: ResponseDb, store: ResponseStoreName): void {
+  if (!db.objectStoreNames.contains(store)) db.createObjectStore(store, { keyPath: 'id' });
+}
+
 /**
- * Schema steps: `schemaSteps[n]` takes a database from version n to n + 1. To add version 2, append a step
- * (it may read and rewrite rows through `transaction`); RESPONSE_DB_VERSION follows the list's length.
+ * Schema steps: `schemaSteps[n]` takes a database from version n to n + 1. To add a version, append a step
+ * (it may read and rewrite rows through `transaction`); RESPONSE_DB_VERSION follows the list's length. Each step
+ * checks for the stores and indexes it needs and creates missing ones, so a database at version n that is not
+ * what this app made at n (an empty version-1 database from `indexedDB.open(name)` without a version, or a
+ * partial schema) is repaired by the upgrade instead of aborting it.
  */
 const schemaSteps: ReadonlyArray<(db: ResponseDb, transaction: UpgradeTransaction) => void> = [
   // 0 -> 1: the three object stores.
   (db) => {
-    db.createObjectStore('responses', { keyPath: 'id' });
-    db.createObjectStore('histories', { keyPath: 'id' });
-    db.createObjectStore('keys', { keyPath: 'id' });
+    ensureStore(db, 'responses');
+    ensureStore(db, 'histories');
+    ensureStore(db, 'keys');
   },
   // 1 -> 2: responses by status, to find unfinished background runs without reading every response
   // (rows keep their data; rows without an `owner` count as left by a worker that is gone).
-  (_db, transaction) => {
-    transaction.objectStore('responses').createIndex('by-status', 'response.status');
+  (db, transaction) => {
+    ensureStore(db, 'responses');
+    const responses = transaction.objectStore('responses');
+    if (!responses.indexNames.contains('by-status')) responses.createIndex('by-status', 'response.status');
   },
 ];
+
+/** Creates every store and index of REQUIRED_SCHEMA the database lacks (the end of every upgrade). */
+function ensureRequiredSchema(db: ResponseDb, transaction: UpgradeTransaction): void {
+  for (const [store, indexes] of Object.entries(REQUIRED_SCHEMA) as [ResponseStoreName, Record<string, string>][]) {
+    ensureStore(db, store);
+    const objectStore = transaction.objectStore(store);
+    for (const [index, keyPath] of Object.entries(indexes)) {
+      if (!objectStore.indexNames.contains(index as never)) objectStore.createIndex(index as never, keyPath);
+    }
+  }
+}
+
+/**
+ * What the open database lacks of REQUIRED_SCHEMA (missing stores or indexes, or a store keyed otherwise), e.g.
+ * `responses.by-status`; empty when it is usable. Only a database at this version made by other code can lack any.
+ */
+function missingSchema(db: ResponseDb): string[] {
+  const missing: string[] = [];
+  const present = (Object.keys(REQUIRED_SCHEMA) as ResponseStoreName[]).filter((store) => {
+    if (db.objectStoreNames.contains(store)) return true;
+    missing.push(store);
+    return false;
+  });
+  if (present.length === 0) return missing;
+  const tx = db.transaction(present, 'readonly');
+  for (const store of present) {
+    const objectStore = tx.objectStore(store);
+    if (objectStore.keyPath !== 'id') missing.push(`${store} (keyed by ${JSON.stringify(objectStore.keyPath)}, not "id")`);
+    for (const [index, keyPath] of Object.entries(REQUIRED_SCHEMA[store])) {
+      if (!objectStore.indexNames.contains(index as never)) missing.push(`${store}.${index}`);
+      else if ((objectStore.index(index as never) as { keyPath: unknown }).keyPath !== keyPath) missing.push(`${store}.${index} (on another key path)`);
+    }
+  }
+  return missing;
+}
 
 export const RESPONSE_DB_VERSION = schemaSteps.length;
 
@@ -420,12 +472,49 @@ function abandonedResponse(response: { [key: string]: JsonValue }): { [key: stri
  * at once with StoreError('unavailable'); `onDisconnect` gets the connection when it must be let go
  * (a newer version of the app wants to upgrade, or the browser dropped it).
  */
-function openConnection(name: string, onDisconnect: (db: ResponseDb) => void): Promise<ResponseDb> {
+async function openConnection(name: string, onDisconnect: (db: ResponseDb) => void): Promise<ResponseDb> {
   if (typeof indexedDB === 'undefined') {
-    return Promise.reject(
-      new StoreError('IndexedDB is not available here, so responses cannot be stored.', 'unavailable'),
+    throw new StoreError('IndexedDB is not available here, so responses cannot be stored.', 'unavailable');
+  }
+  for (let attempt = 0; ; attempt++) {
+    const db = await openConnectionOnce(name, onDisconnect);
+    let missing: string[];
+    try {
+      missing = missingSchema(db);
+    } catch (error) {
+      db.close();
+      throw openFailure(name, error);
+    }
+    if (missing.length === 0) return db;
+    const version = db.version;
+    const empty = db.objectStoreNames.length === 0;
+    db.close();
+    // At this version already, yet not this app's schema: a database with no stores at all holds nothing to
+    // lose and is made again; one with other data is reported (never written over).
+    if (empty && attempt === 0) {
+      await deleteDatabase(name);
+      continue;
+    }
+    throw new StoreError(
+      `IndexedDB "${name}" (version ${version}) was made by other code on this origin and lacks ${missing.join(', ')}; ` +
+        "clear this site's data to let the app recreate it.",
+      'unavailable',
     );
   }
+}
+
+/** Deletes the database (after this connection closed); rejects with StoreError when blocked by another tab. */
+function deleteDatabase(name: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.deleteDatabase(name);
+    request.onsuccess = () => resolve();
+    request.onerror = () => reject(openFailure(name, request.error));
+    request.onblocked = () =>
+      reject(new StoreError(`IndexedDB "${name}" has an unusable schema and is held open by another tab; close it and retry.`, 'unavailable'));
+  });
+}
+
+function openConnectionOnce(name: string, onDisconnect: (db: ResponseDb) => void): Promise<ResponseDb> {
   return new Promise<ResponseDb>((resolve, reject) => {
     let settled = false;
     let opened: ResponseDb | undefined;
@@ -436,6 +525,8 @@ function openConnection(name: string, onDisconnect: (db: ResponseDb) => void): P
           if (step === undefined) throw new Error(`No schema step from version ${version}`);
           step(db, transaction);
         }
+        // Whatever the steps from oldVersion assumed was there (an empty or partial database at oldVersion).
+        ensureRequiredSchema(db, transaction);
       },
       blocked(currentVersion) {
         if (settled) return;
