@@ -56,11 +56,17 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
   // Every text the model-load line shows, to check it says bytes, percent and time left.
   await page.addInitScript(() => {
     const seen: string[] = [];
-    Object.assign(window, { loadTexts: seen });
+    const announced: string[] = [];
+    Object.assign(window, { loadTexts: seen, announced });
     new MutationObserver(() => {
       const text = document.getElementById('load-text')?.textContent;
       if (text && seen.at(-1) !== text) seen.push(text);
     }).observe(document, { subtree: true, childList: true, characterData: true });
+    // What the polite live region says, change by change.
+    document.addEventListener('DOMContentLoaded', () => {
+      const region = document.getElementById('announcer')!;
+      new MutationObserver(() => announced.push(region.textContent ?? '')).observe(region, { subtree: true, childList: true, characterData: true });
+    });
   });
   await page.goto('/');
   // Send stays disabled until the runtime answers (no "HTTP 404" from a message sent during load).
@@ -84,6 +90,14 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
     await expectAnsweredOrExplained(page, turn, text);
   }
   await expect(page.locator('.turn.user')).toHaveCount(10);
+  // One polite announcement per finished message, none per token; the chat itself is not a live region.
+  const announced = await page.evaluate(() => (window as unknown as { announced: string[] }).announced);
+  expect(announced.length, announced.join(' | ')).toBe(10);
+  for (const line of announced) expect(line).toMatch(/^Assistant: /);
+  await expect(page.locator('#chat')).not.toHaveAttribute('aria-live', /.*/);
+  expect(await page.locator('[aria-live]').count()).toBe(1);
+  // Phases read as words.
+  expect(await page.locator('#chat').textContent()).not.toMatch(/final_answer|commentary/i);
   // Template markers never show in rendered answers; the model load said bytes, percent and what is left.
   for (const text of await page.locator('.message .text').allTextContents()) expect(text).not.toMatch(/<\/?(think|tool_call)>/);
   const loadTexts = await page.evaluate(() => (window as unknown as { loadTexts: string[] }).loadTexts);
