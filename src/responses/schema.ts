@@ -3,7 +3,6 @@
 // project; each is shaped the way the `openai` SDK (resources/responses/responses.d.ts) types it, and
 // test/unit/responses/schema-types.test.ts checks the inferred types against the SDK's at compile time.
 import { z } from 'zod';
-import { withAdditionalTools } from './tool-namespaces.ts';
 
 /** Bounds on what a request may carry (checked before anything else is done with it). */
 export const LIMITS = {
@@ -349,6 +348,18 @@ const CreateResponseFields = z.object({
   /** Not in the SDK's params but honoured: a seed makes sampling reproducible. */
   seed: z.number().int().nullish(),
 });
+
+/**
+ * The request's tools with those its `additional_tools` input items carry appended (in input order): they are
+ * offered like the request's own. A body without such items comes back as it is.
+ */
+function withAdditionalTools<B extends { tools?: Tool[] | null | undefined; input?: string | InputItem[] | undefined }>(body: B): B {
+  if (!Array.isArray(body.input)) return body;
+  const extra: Tool[] = [];
+  for (const item of body.input) if (item.type === 'additional_tools') extra.push(...item.tools);
+  if (extra.length === 0) return body;
+  return { ...body, tools: [...(body.tools ?? []), ...extra] };
+}
 
 /** The tools of `additional_tools` input items count against the same bound as the request's own. */
 function boundTools(body: { tools?: readonly unknown[] | null; input?: unknown }, ctx: z.RefinementCtx): void {

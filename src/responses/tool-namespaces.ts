@@ -1,5 +1,5 @@
-// `namespace` tools (`{type:"namespace", name, description?, tools:[functions, custom tools]}`) and the
-// `additional_tools` input item, as Codex sends them.
+// `namespace` tools (`{type:"namespace", name, description?, tools:[functions, custom tools]}`), as Codex sends
+// them (its `additional_tools` input items, whose tools join the request's, are unfolded in schema.ts).
 //
 // The chat template sees plain functions only, so a namespace's members are offered under one qualified name each,
 // the way Codex itself flattens a namespaced tool where a boundary cannot keep the pair (codex-rs
@@ -13,7 +13,6 @@
 // carries no namespace (Codex applies its default namespace itself; an invented one makes it look up
 // `<namespace><name>` and fail). Replayed calls with a `namespace` are shown to the model under the qualified name
 // again, so the history reads the same as the tools on offer.
-import type { InputItem, Tool } from './schema.ts';
 
 /** Codex's default namespace: its members are plain tools. */
 export const DEFAULT_NAMESPACE = 'functions';
@@ -27,16 +26,4 @@ export interface NamespacedName {
 export function qualifiedName(namespace: string | null | undefined, name: string): string {
   if (namespace === null || namespace === undefined || namespace === '' || namespace === DEFAULT_NAMESPACE) return name;
   return `${namespace.replace(/_+$/, '')}__${name.replace(/^_+/, '')}`;
-}
-
-/**
- * The request's tools with those its `additional_tools` input items carry appended (in input order): they are
- * offered like the request's own. A body without such items comes back as it is.
- */
-export function withAdditionalTools<B extends { tools?: Tool[] | null | undefined; input?: string | InputItem[] | undefined }>(body: B): B {
-  if (!Array.isArray(body.input)) return body;
-  const extra: Tool[] = [];
-  for (const item of body.input) if (item.type === 'additional_tools') extra.push(...item.tools);
-  if (extra.length === 0) return body;
-  return { ...body, tools: [...(body.tools ?? []), ...extra] };
 }
