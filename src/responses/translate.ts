@@ -8,7 +8,7 @@
 //   `Developer instructions:` label; reasoning and tool calls folded into the assistant turn they belong to;
 //   tool outputs matched to their call by call_id; custom tools shimmed to a function with one `input: string`.
 import type { ChatMessage, ChatTool, ChatToolCall, ConstrainedTool, ConstraintSpec } from '../engine/types.ts';
-import { badRequest } from './errors.ts';
+import { badRequest, quote } from './errors.ts';
 import type { ReasoningSealer } from './reasoning-seal.ts';
 import { qualifiedName, type NamespacedName } from './tool-namespaces.ts';
 import {
@@ -335,7 +335,7 @@ export function buildChat(items: readonly SourcedItem[], instructions: string | 
         flush();
         const name = calls.get(item.call_id);
         if (name === undefined) {
-          throw badRequest(`No tool call found for call_id '${item.call_id}' in '${origin}'.`, `${origin}.call_id`);
+          throw badRequest(`No tool call found for call_id '${quote(item.call_id)}' in '${origin}'.`, `${origin}.call_id`);
         }
         messages.push({ role: 'tool', content: typeof item.output === 'string' ? item.output : '', tool_call_id: item.call_id, name });
         break;

@@ -249,6 +249,7 @@ describe('client input quoted short in errors (item 9)', () => {
       await post(handler, '/responses', { input: 'x', tools: [{ type: 'function', name: 'f' }], tool_choice: { type: 'function', name: huge } }),
       await post(handler, '/responses', { input: [{ type: huge }] }),
       await post(handler, '/responses', { input: 'x', previous_response_id: `resp_${huge}` }),
+      await post(handler, '/responses', { input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: huge, output: 'ok' }] }),
       await call(handler, 'GET', `/${huge}`),
       await call(handler, 'GET', `/responses/resp_${huge}`),
     ];
