@@ -282,12 +282,25 @@ function readSettings(): Settings {
   };
 }
 
+/**
+ * The items resent with store:false, within the request's bounds (10,000 items, 8 MB): the server's truncation
+ * drops what does not fit the context, but a body too big would be refused before it; past MAX_CARRIED items the
+ * oldest whole turns (cut at a user message) stay home.
+ */
+const MAX_CARRIED = 2000;
+function carried(items: unknown[]): unknown[] {
+  if (items.length <= MAX_CARRIED) return items;
+  const isUser = (i: unknown) => (i as { type?: string; role?: string }).type === 'message' && (i as { role?: string }).role === 'user';
+  const from = items.findIndex((i, index) => index >= items.length - MAX_CARRIED && isUser(i));
+  return from < 0 ? items : items.slice(from);
+}
+
 /** One request/stream: renders events into the assistant message as they come. */
 async function streamTurn(c: Conversation, message: Message, view: HTMLElement, input: unknown[], settings: Settings, signal: AbortSignal, onId: (id: string) => void): Promise<TurnResult> {
   const chained = settings.store && c.previousResponseId !== null;
   const body = {
     model: modelSelect.value || undefined,
-    input: chained ? input : [...c.items, ...input],
+    input: chained ? input : [...carried(c.items), ...input],
     previous_response_id: chained ? c.previousResponseId : undefined,
     stream: true,
     store: settings.store,
