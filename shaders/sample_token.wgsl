@@ -1,9 +1,8 @@
-// sample_token: draws one token from processed logits (logits_process.wgsl) with temperature, min-p, top-k and
-// top-p, using a counter-based generator (Philox4x32-10 keyed by the seed, counter = step), so a seed and a
-// step give the same token on any adapter. One workgroup computes the distribution once, then draws `streams`
-// tokens from it (thread t draws streams t, t + 256, ...): stream s uses counter step + s (the engine uses one stream; tests draw thousands in one
-// dispatch). The workgroup size is fixed (256) and every reduction has a fixed order (per-thread partials summed
-// by one thread), so results do not depend on the adapter.
+// sample_token: the last step of the sampler (see sample_common.wgsl for the whole): draws one token from the
+// processed logits with temperature, min-p, top-k and top-p, using a counter-based generator (Philox4x32-10 keyed by
+// the seed, counter = step), so a seed and a step give the same token on any adapter. One workgroup computes the
+// distribution once, then draws `streams` tokens from it (thread t draws streams t, t + 256, ...): stream s uses
+// counter step + s (the engine uses one stream; tests draw thousands in one dispatch).
 //
 // The distribution, with w the processed logits, M = max w, T the temperature, q_i = exp((w_i - M) / T):
 //   excluded tokens (w = LOWEST, -inf or NaN) have q = 0;
@@ -11,50 +10,60 @@
 //   top-p then keeps the largest threshold set {w_i >= t} whose mass is >= top_p of what min-p/top-k kept;
 //   the token is the first index whose running sum of kept q exceeds u * Z (u uniform in [0,1), 24 bits).
 //   T <= 0 is greedy: the largest w, ties to the lowest index.
+// Where the thresholds are searched: over the candidates sample_compact wrote (flag FLAG_CANDIDATES, no overflow:
+// they hold every token a threshold can keep, in index order), else over every logit. Without top-k and top-p the
+// draw walks the units' kept masses (sample_levels) and then the chosen unit, never the whole vocabulary.
+// The workgroup size WG is an override: small on CPU adapters, where barriers cost most.
 // Output: per stream s, out[2s] = the token id (0xFFFFFFFF if every token is excluded) and out[2s + 1] its
-// logprob (f32 bits); then top_n (id, logprob bits) pairs, best first, at out[2 * streams + 2j]. Logprobs are log-softmax of w at T = 1
-// (after penalties, bias and the mask; before temperature and truncation).
+// logprob (f32 bits); then top_n (id, logprob bits) pairs, best first, at out[2 * streams + 2j]. Logprobs are
+// log-softmax of w at T = 1 (after penalties, bias and the mask; before temperature and truncation).
 // With update_counts != 0, stream 0 adds 1 to counts[token] (for the penalties of the next step).
 //
 // Bindings (group 0):
 //   0 work    array<f32>  [count] processed logits
-//   1 out     array<u32>  [2 * streams + 2 * top_n]
-//   2 counts  array<u32>  [count] (written only with update_counts)
-//   3 params  uniform
+//   1 part    array<u32>  [4 * units] (sample_partials, sample_levels)
+//   2 head    array<u32>  (sample_reduce, sample_select)
+//   3 cand    array<u32>  [2 * cap] (sample_compact)
+//   4 out     array<u32>  [2 * streams + 2 * top_n]
+//   5 counts  array<u32>  [count] (written only with update_counts)
+//   6 params  uniform
 // Dispatch: exactly 1 workgroup.
 
-struct Params {
-  count: u32,
-  streams: u32,
-  seed_lo: u32,
-  seed_hi: u32,
-  step: u32,
-  top_k: u32,
-  top_n: u32,
-  update_counts: u32,
-  temperature: f32,
-  top_p: f32,
-  min_p: f32,
-  _pad: f32,
-}
-
 @group(0) @binding(0) var<storage, read> work: array<f32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-@group(0) @binding(2) var<storage, read_write> counts: array<u32>;
-@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> part: array<u32>;
+@group(0) @binding(2) var<storage, read_write> head: array<u32>;
+@group(0) @binding(3) var<storage, read_write> cand: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<u32>;
+@group(0) @binding(5) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(6) var<uniform> params: Params;
 
-const WG: u32 = 256u;
-const NONE: u32 = 0xffffffffu;
-const LOWEST: f32 = -3.4028234663852886e38;
-const MAX_TOP_N: u32 = 20u;
+override WG: u32 = 256u;
 const BINS: u32 = 8u;
 
 var<workgroup> red_f: array<f32, WG>;
 var<workgroup> red_u: array<u32, WG>;
 var<workgroup> shared_u: u32;
 var<workgroup> shared_f: f32;
-var<workgroup> bins: array<f32, 2048>; // BINS * WG
-var<workgroup> bin_totals: array<f32, 8>;
+var<workgroup> bins: array<f32, BINS * WG>;
+var<workgroup> bin_totals: array<f32, BINS>;
+
+// The set the thresholds are searched over: the candidates, or every logit.
+var<private> use_cand: bool;
+var<private> n_src: u32;
+
+fn src_w(j: u32) -> f32 {
+  if (use_cand) {
+    return bitcast<f32>(cand[2u * j + 1u]);
+  }
+  return work[j];
+}
+
+fn src_i(j: u32) -> u32 {
+  if (use_cand) {
+    return cand[2u * j];
+  }
+  return j;
+}
 
 // ---- Philox4x32-10 ------------------------------------------------------------------------------------------
 
@@ -86,20 +95,7 @@ fn philox(counter: vec4<u32>, key: vec2<u32>) -> vec4<u32> {
   return c;
 }
 
-// ---- helpers ----------------------------------------------------------------------------------------------
-
-fn excluded(w: f32) -> bool {
-  return !(w > LOWEST); // LOWEST, -inf and NaN
-}
-
-// An order-preserving u32 key for f32 (larger float, larger key); excluded values map to 0.
-fn key_of(w: f32) -> u32 {
-  if (excluded(w)) {
-    return 0u;
-  }
-  let bits = bitcast<u32>(w);
-  return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
-}
+// ---- reductions over the source set ------------------------------------------------------------------------
 
 // Workgroup sums in a fixed order: every thread's partial, then one thread adds the 256 partials in order.
 fn sum_f(lid: u32, v: f32) -> f32 {
@@ -115,53 +111,34 @@ fn sum_f(lid: u32, v: f32) -> f32 {
   return workgroupUniformLoad(&shared_f);
 }
 
-fn sum_u(lid: u32, v: u32) -> u32 {
-  red_u[lid] = v;
-  workgroupBarrier();
-  if (lid == 0u) {
-    var total = 0u;
-    for (var t = 0u; t < WG; t++) {
-      total += red_u[t];
-    }
-    shared_u = total;
-  }
-  return workgroupUniformLoad(&shared_u);
-}
-
-// (w, index) beats (best_w, best_i): larger w, or equal w and lower index; excluded never beats.
-fn beats(w: f32, i: u32, best_w: f32, best_i: u32) -> bool {
-  if (i == NONE || excluded(w)) {
-    return false;
-  }
-  return best_i == NONE || w > best_w || (w == best_w && i < best_i);
-}
-
-// The best (w, index) that is strictly below (below_w, below_i) in the beats order (all when below_i == NONE).
+// The position (in the source set) of the best (w, index) strictly below (below_w, below_i) in the beats order
+// (all when below_i == NONE); NONE when there is none. Source positions are in index order, so ties go to the
+// lower position as to the lower index.
 fn best_below(lid: u32, below_w: f32, below_i: u32) -> u32 {
-  let count = params.count;
   var best_w = 0.0;
-  var best_i = NONE;
-  for (var i = lid; i < count; i += WG) {
-    let w = work[i];
+  var best_j = NONE;
+  for (var j = lid; j < n_src; j += WG) {
+    let w = src_w(j);
+    let i = src_i(j);
     let below = below_i == NONE || beats(below_w, below_i, w, i);
-    if (below && beats(w, i, best_w, best_i)) {
+    if (below && beats(w, j, best_w, best_j)) {
       best_w = w;
-      best_i = i;
+      best_j = j;
     }
   }
   red_f[lid] = best_w;
-  red_u[lid] = best_i;
+  red_u[lid] = best_j;
   workgroupBarrier();
   if (lid == 0u) {
     var w = red_f[0];
-    var i = red_u[0];
+    var j = red_u[0];
     for (var t = 1u; t < WG; t++) {
-      if (beats(red_f[t], red_u[t], w, i)) {
+      if (beats(red_f[t], red_u[t], w, j)) {
         w = red_f[t];
-        i = red_u[t];
+        j = red_u[t];
       }
     }
-    shared_u = i;
+    shared_u = j;
   }
   return workgroupUniformLoad(&shared_u);
 }
@@ -171,11 +148,11 @@ fn measure(w: f32, use_mass: bool, m: f32, inv_t: f32) -> f32 {
   return select(1.0, exp((w - m) * inv_t), use_mass);
 }
 
-// The total measure of tokens with key >= t (t >= 1).
+// The total measure of source tokens with key >= t (t >= 1).
 fn measure_at_least(lid: u32, t: u32, use_mass: bool, m: f32, inv_t: f32) -> f32 {
   var z = 0.0;
-  for (var i = lid; i < params.count; i += WG) {
-    let w = work[i];
+  for (var j = lid; j < n_src; j += WG) {
+    let w = src_w(j);
     if (key_of(w) >= t) {
       z += measure(w, use_mass, m, inv_t);
     }
@@ -197,8 +174,8 @@ fn search_threshold(lid: u32, lo_in: u32, hi_in: u32, goal: f32, use_mass: bool,
     for (var j = 0u; j < BINS; j++) {
       local[j] = 0.0;
     }
-    for (var i = lid; i < params.count; i += WG) {
-      let w = work[i];
+    for (var s = lid; s < n_src; s += WG) {
+      let w = src_w(s);
       let k = key_of(w);
       if (k >= lo && k > 0u) {
         let j = min((k - lo) / width, BINS - 1u); // keys above hi land in the last bin
@@ -209,12 +186,12 @@ fn search_threshold(lid: u32, lo_in: u32, hi_in: u32, goal: f32, use_mass: bool,
       bins[j * WG + lid] = local[j];
     }
     workgroupBarrier();
-    if (lid < BINS) {
+    for (var b = lid; b < BINS; b += WG) {
       var total = 0.0;
       for (var t = 0u; t < WG; t++) {
-        total += bins[lid * WG + t];
+        total += bins[b * WG + t];
       }
-      bin_totals[lid] = total;
+      bin_totals[b] = total;
     }
     workgroupBarrier();
     if (lid == 0u) {
@@ -240,14 +217,73 @@ fn search_threshold(lid: u32, lo_in: u32, hi_in: u32, goal: f32, use_mass: bool,
   return min(lo, hi_in);
 }
 
-@compute @workgroup_size(256)
+// The mass of entry t of what a draw walks: the threads' partials (red_f) or the units' kept masses.
+fn walked(t: u32, from_units: bool) -> f32 {
+  if (from_units) {
+    return bitcast<f32>(part[4u * t + 3u]);
+  }
+  return red_f[t];
+}
+
+// Walks the masses (in order, skipping zeros) to the entry where the running sum passes goal: (entry, goal left);
+// rounding past the end gives the last non-zero entry with all of its mass.
+fn walk(goal_in: f32, used: u32, from_units: bool) -> vec2<f32> {
+  var goal = goal_in;
+  var owner = NONE;
+  var last_owner = 0u;
+  for (var t = 0u; t < used; t++) {
+    let v = walked(t, from_units);
+    if (v > 0.0) {
+      last_owner = t;
+      if (owner == NONE) {
+        if (goal < v) {
+          owner = t;
+        } else {
+          goal -= v;
+        }
+      }
+    }
+  }
+  if (owner == NONE) {
+    owner = last_owner;
+    goal = walked(owner, from_units);
+  }
+  return vec2<f32>(bitcast<f32>(owner), goal);
+}
+
+fn uniform_draw(s: u32) -> f32 {
+  let bits = philox(vec4<u32>(params.step + s, 0u, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+  return f32(bits.x >> 8u) * (1.0 / 16777216.0);
+}
+
+fn emit(s: u32, chosen: u32, m: f32, log_z1: f32) {
+  out[2u * s] = chosen;
+  out[2u * s + 1u] = bitcast<u32>(work[chosen] - m - log_z1);
+  if (s == 0u && params.update_counts != 0u) {
+    counts[chosen] = counts[chosen] + 1u;
+  }
+}
+
+@compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
   let count = params.count;
+  let units = params.units;
   let streams = params.streams;
   let top_n = min(params.top_n, MAX_TOP_N);
+  let candidates = (params.flags & FLAG_CANDIDATES) != 0u;
+  use_cand = candidates && head[5] == 0u;
+  n_src = select(count, head[4], use_cand);
 
-  // The best token: the greedy answer and M.
-  let best = best_below(lid, 0.0, NONE);
+  // The best token (the greedy answer), M and the log-sum-exp at T = 1 (sample_reduce).
+  if (lid == 0u) {
+    shared_u = head[1];
+  }
+  let best = workgroupUniformLoad(&shared_u);
+  if (lid == 0u) {
+    shared_f = bitcast<f32>(head[0]);
+  }
+  let m = workgroupUniformLoad(&shared_f);
+  let log_z1 = bitcast<f32>(head[2]);
   if (best == NONE) {
     if (lid == 0u) {
       for (var s = 0u; s < streams; s++) {
@@ -261,127 +297,127 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     }
     return;
   }
-  let m = work[best];
-
-  // log-sum-exp at T = 1, for logprobs.
-  var z1 = 0.0;
-  for (var i = lid; i < count; i += WG) {
-    let w = work[i];
-    if (!excluded(w)) {
-      z1 += exp(w - m);
-    }
-  }
-  let log_z1 = log(sum_f(lid, z1));
 
   if (params.temperature > 0.0) {
     let inv_t = 1.0 / params.temperature;
-    let top_key = key_of(m);
-    // min-p: (w - M) / T >= ln(min_p)
-    var threshold = 1u; // keys >= 1: every token that is not excluded
-    if (params.min_p > 0.0) {
-      threshold = max(threshold, key_of(m + log(params.min_p) * params.temperature));
-      threshold = min(threshold, top_key);
-    }
-    // top-k: the largest key t with count(key >= t) >= k.
-    if (params.top_k > 0u && params.top_k < count) {
-      threshold = search_threshold(lid, threshold, top_key, f32(params.top_k), false, m, inv_t);
-    }
-    // top-p: the largest key t whose mass reaches top_p of the mass kept so far.
-    if (params.top_p < 1.0) {
-      let goal = params.top_p * measure_at_least(lid, threshold, true, m, inv_t);
-      threshold = search_threshold(lid, threshold, top_key, goal, true, m, inv_t);
-    }
-
-    // Thread t's partial mass over its contiguous chunk [t * chunk, (t + 1) * chunk).
-    let chunk = (count + WG - 1u) / WG;
-    var part = 0.0;
-    for (var i = min(lid * chunk, count); i < min(lid * chunk + chunk, count); i++) {
-      let w = work[i];
-      if (key_of(w) >= threshold) {
-        part += exp((w - m) * inv_t);
+    var threshold = min_p_threshold(m);
+    let truncated = (params.flags & (FLAG_TOP_K | FLAG_TOP_P)) != 0u;
+    if (!truncated) {
+      // No top-k or top-p: the kept set is everything at or above the min-p threshold. Each stream walks the
+      // units' kept masses to its unit, then the unit's logits.
+      var total = 0.0;
+      for (var u = 0u; u < units; u++) {
+        total += bitcast<f32>(part[4u * u + 3u]);
       }
-    }
-    red_f[lid] = part;
-    workgroupBarrier();
-    // The draws, one stream per thread: find the chunk holding u * Z (summing the partials in order, as
-    // every thread does alike), then the token inside it.
-    let used = (count + chunk - 1u) / chunk;
-    var total = 0.0;
-    for (var t = 0u; t < used; t++) {
-      total += red_f[t];
-    }
-    let key = vec2<u32>(params.seed_lo, params.seed_hi);
-    for (var s = lid; s < streams; s += WG) {
-      let bits = philox(vec4<u32>(params.step + s, 0u, 0u, 0u), key);
-      let u = f32(bits.x >> 8u) * (1.0 / 16777216.0);
-      var goal = u * total;
-      var owner = NONE;
-      var last_owner = 0u;
-      for (var t = 0u; t < used; t++) {
-        if (red_f[t] > 0.0) {
-          last_owner = t;
-          if (owner == NONE) {
-            if (goal < red_f[t]) {
-              owner = t;
-            } else {
-              goal -= red_f[t];
-            }
-          }
-        }
-      }
-      if (owner == NONE) {
-        // Rounding left the goal past the end: the last kept token.
-        owner = last_owner;
-        goal = red_f[owner];
-      }
-      var pick = NONE;
-      var last = NONE;
-      for (var i = owner * chunk; i < min(owner * chunk + chunk, count); i++) {
-        let w = work[i];
-        if (key_of(w) >= threshold) {
-          let q = exp((w - m) * inv_t);
-          if (q > 0.0) {
-            last = i;
-            if (pick == NONE) {
-              if (goal < q) {
-                pick = i;
-              } else {
-                goal -= q;
+      for (var s = lid; s < streams; s += WG) {
+        let found = walk(uniform_draw(s) * total, units, true);
+        let owner = bitcast<u32>(found.x);
+        var goal = found.y;
+        var pick = NONE;
+        var last = NONE;
+        for (var i = unit_start(owner); i < unit_end(owner); i++) {
+          let w = work[i];
+          if (key_of(w) >= threshold) {
+            let q = exp((w - m) * inv_t);
+            if (q > 0.0) {
+              last = i;
+              if (pick == NONE) {
+                if (goal < q) {
+                  pick = i;
+                } else {
+                  goal -= q;
+                }
               }
             }
           }
         }
+        emit(s, select(pick, last, pick == NONE), m, log_z1);
       }
-      let chosen = select(pick, last, pick == NONE);
-      out[2u * s] = chosen;
-      out[2u * s + 1u] = bitcast<u32>(work[chosen] - m - log_z1);
-      if (s == 0u && params.update_counts != 0u) {
-        counts[chosen] = counts[chosen] + 1u;
+    } else {
+      let top_key = key_of(m);
+      // top-k: the largest key t with count(key >= t) >= k.
+      if ((params.flags & FLAG_TOP_K) != 0u) {
+        threshold = search_threshold(lid, threshold, top_key, f32(params.top_k), false, m, inv_t);
+      }
+      // top-p: the largest key t whose mass reaches top_p of the mass kept so far (after top-k: over the source
+      // set, which holds all of it; min-p alone: the units' kept masses, which count every token).
+      if ((params.flags & FLAG_TOP_P) != 0u) {
+        var kept = 0.0;
+        if ((params.flags & FLAG_TOP_K) != 0u) {
+          kept = measure_at_least(lid, threshold, true, m, inv_t);
+        } else {
+          if (lid == 0u) {
+            shared_f = bitcast<f32>(head[6]);
+          }
+          kept = workgroupUniformLoad(&shared_f);
+        }
+        threshold = search_threshold(lid, threshold, top_key, params.top_p * kept, true, m, inv_t);
+      }
+      // Thread t's partial mass over its contiguous run of the source set.
+      let run = (n_src + WG - 1u) / WG;
+      var part_mass = 0.0;
+      for (var j = min(lid * run, n_src); j < min(lid * run + run, n_src); j++) {
+        let w = src_w(j);
+        if (key_of(w) >= threshold) {
+          part_mass += exp((w - m) * inv_t);
+        }
+      }
+      red_f[lid] = part_mass;
+      workgroupBarrier();
+      let used = (n_src + run - 1u) / run;
+      var total = 0.0;
+      for (var t = 0u; t < used; t++) {
+        total += red_f[t];
+      }
+      for (var s = lid; s < streams; s += WG) {
+        let found = walk(uniform_draw(s) * total, used, false);
+        let owner = bitcast<u32>(found.x);
+        var goal = found.y;
+        var pick = NONE;
+        var last = NONE;
+        for (var j = owner * run; j < min(owner * run + run, n_src); j++) {
+          let w = src_w(j);
+          if (key_of(w) >= threshold) {
+            let q = exp((w - m) * inv_t);
+            if (q > 0.0) {
+              last = j;
+              if (pick == NONE) {
+                if (goal < q) {
+                  pick = j;
+                } else {
+                  goal -= q;
+                }
+              }
+            }
+          }
+        }
+        emit(s, src_i(select(pick, last, pick == NONE)), m, log_z1);
       }
     }
   } else if (lid == 0u) {
     for (var s = 0u; s < streams; s++) {
-      out[2u * s] = best;
-      out[2u * s + 1u] = bitcast<u32>(m - m - log_z1);
-    }
-    if (params.update_counts != 0u) {
-      counts[best] = counts[best] + 1u;
+      emit(s, best, m, log_z1);
     }
   }
 
-  // top_n alternatives, best first.
+  // top_n alternatives, best first (from the candidates when there are any: they hold at least top_n tokens).
   var prev_w = 0.0;
   var prev_i = NONE;
   for (var j = 0u; j < top_n; j++) {
     let next = best_below(lid, prev_w, prev_i);
-    if (lid == 0u) {
-      out[2u * streams + 2u * j] = next;
-      out[2u * streams + 2u * j + 1u] = select(bitcast<u32>(work[next] - m - log_z1), bitcast<u32>(LOWEST), next == NONE);
-    }
     if (next == NONE) {
+      if (lid == 0u) {
+        out[2u * streams + 2u * j] = NONE;
+        out[2u * streams + 2u * j + 1u] = bitcast<u32>(LOWEST);
+      }
       break;
     }
-    prev_w = work[next];
-    prev_i = next;
+    let id = src_i(next);
+    prev_w = src_w(next);
+    prev_i = id;
+    if (lid == 0u) {
+      out[2u * streams + 2u * j] = id;
+      out[2u * streams + 2u * j + 1u] = bitcast<u32>(prev_w - m - log_z1);
+    }
   }
 }

@@ -38,6 +38,12 @@ import swigluCode from '../../shaders/swiglu.wgsl?raw';
 import argmaxCode from '../../shaders/argmax.wgsl?raw';
 import logitsProcessCode from '../../shaders/logits_process.wgsl?raw';
 import logitsBiasCode from '../../shaders/logits_bias.wgsl?raw';
+import sampleCommonCode from '../../shaders/sample_common.wgsl?raw';
+import samplePartialsCode from '../../shaders/sample_partials.wgsl?raw';
+import sampleReduceCode from '../../shaders/sample_reduce.wgsl?raw';
+import sampleLevelsCode from '../../shaders/sample_levels.wgsl?raw';
+import sampleSelectCode from '../../shaders/sample_select.wgsl?raw';
+import sampleCompactCode from '../../shaders/sample_compact.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
@@ -113,7 +119,13 @@ export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };
 export const argmax: KernelSource = { name: 'argmax', code: argmaxCode };
 export const logitsProcess: KernelSource = { name: 'logits_process', code: logitsProcessCode };
 export const logitsBias: KernelSource = { name: 'logits_bias', code: logitsBiasCode };
-export const sampleToken: KernelSource = { name: 'sample_token', code: sampleTokenCode };
+// The sampler's six kernels each follow the part they share (shaders/sample_common.wgsl: params, keys, levels).
+export const samplePartials: KernelSource = { name: 'sample_partials', code: `${sampleCommonCode}\n${samplePartialsCode}` };
+export const sampleReduce: KernelSource = { name: 'sample_reduce', code: `${sampleCommonCode}\n${sampleReduceCode}` };
+export const sampleLevels: KernelSource = { name: 'sample_levels', code: `${sampleCommonCode}\n${sampleLevelsCode}` };
+export const sampleSelect: KernelSource = { name: 'sample_select', code: `${sampleCommonCode}\n${sampleSelectCode}` };
+export const sampleCompact: KernelSource = { name: 'sample_compact', code: `${sampleCommonCode}\n${sampleCompactCode}` };
+export const sampleToken: KernelSource = { name: 'sample_token', code: `${sampleCommonCode}\n${sampleTokenCode}` };
 
 /**
  * One WGSL module from parts, in order: WGSL module-scope declarations may use each other in any order, so

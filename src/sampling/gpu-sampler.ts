@@ -1,12 +1,14 @@
-// Sampling on the GPU: records logits_process (penalties, constraint mask), logits_bias (sparse bias) and
-// sample_token (temperature, min-p, top-k, top-p, Philox draw, logprobs, top-N) into a ComputeBatch after the
+// Sampling on the GPU: records logits_process (penalties, constraint mask), logits_bias (sparse bias) and the
+// sampler's kernels (temperature, min-p, top-k, top-p, Philox draw, logprobs, top-N; shaders/sample_common.wgsl
+// says how they narrow a 150-260k vocabulary to a few candidates in parallel passes) into a ComputeBatch after the
 // forward pass, so only the chosen id (and its logprob, and the top-N when asked) comes back to JavaScript.
 // The per-step uniforms are written with queue.writeBuffer when a step is encoded: encode one step per submit.
 import type { SamplingParams } from '../common/sampling-params.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { Binding, ComputeBatch } from '../gpu/dispatch.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
-import { logitsBias, logitsProcess, sampleToken } from '../gpu/shaders.ts';
+import { isCpuAdapter } from '../gpu/kernel-shapes.ts';
+import { logitsBias, logitsProcess, sampleCompact, sampleLevels, samplePartials, sampleReduce, sampleSelect, sampleToken } from '../gpu/shaders.ts';
 
 const STORAGE = 0x80 | 0x08 | 0x04; // STORAGE | COPY_DST | COPY_SRC
 const UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
@@ -14,6 +16,24 @@ const PROCESS_WORKGROUP = 256;
 /** The most alternatives sample_token reports per token. */
 export const MAX_TOP_LOGPROBS = 20;
 const NONE = 0xffffffff;
+/** Levels per unit (shaders/sample_common.wgsl LEVELS), the words of `head` before the units' offsets, the most units. */
+const LEVELS = 12;
+const HEAD_OFFSETS = 12;
+/** Rounds of sample_levels + sample_select: each after an overflow splits the crossing level finer. */
+const REFINE_ROUNDS = 3;
+const MAX_UNITS = 1024;
+/** Invocations per workgroup of the barrier-free unit passes. */
+const UNIT_WORKGROUP = 64;
+/** The most candidates the thresholds are searched over; more (a flat distribution under top-p) searches every logit. */
+export const MAX_CANDIDATES = 16384;
+const FLAG_TOP_K = 1;
+const FLAG_TOP_P = 2;
+const FLAG_CANDIDATES = 4;
+
+/** Logits per unit (one invocation each) of the parallel passes: at least 256, and at most MAX_UNITS units. */
+function unitSizeFor(vocabSize: number): number {
+  return Math.max(256, Math.ceil(vocabSize / MAX_UNITS));
+}
 
 export interface SampledToken {
   /** The token id, or -1 when every token was excluded (an empty constraint mask). */
@@ -27,12 +47,28 @@ export interface EncodeOptions {
   mask?: Uint32Array | GPUBuffer | null;
   /** Independent draws from the same logits with counters step, step+1, … (tests); default 1. */
   streams?: number;
+  /** Each kernel in a compute pass of its own, named after it (benchmarks time them with a timed batch). */
+  passPerKernel?: boolean;
 }
 
 export interface SamplerOptions {
   pipelines?: PipelineCache;
   /** The most streams one encode may ask for (sizes the result buffer); default 1. */
   maxStreams?: number;
+  /** The most candidates the thresholds are searched over (default MAX_CANDIDATES; tests lower it to force the
+   * refining rounds and the whole-vocabulary search). */
+  maxCandidates?: number;
+}
+
+interface SamplerPipelines {
+  process: GPUComputePipeline;
+  bias: GPUComputePipeline;
+  partials: GPUComputePipeline;
+  reduce: GPUComputePipeline;
+  levels: GPUComputePipeline;
+  select: GPUComputePipeline;
+  compact: GPUComputePipeline;
+  sample: GPUComputePipeline;
 }
 
 export class GpuSampler {
@@ -47,6 +83,15 @@ export class GpuSampler {
   private readonly biasParams: GPUBuffer;
   private readonly sampleParams: GPUBuffer;
   private readonly readback: GPUBuffer;
+  /** Per unit: best w bits, best index, sum exp(w - unit max), kept mass (sample_partials, sample_levels). */
+  private readonly parts: GPUBuffer;
+  /** Per unit and level: token counts, then kept masses (sample_levels). */
+  private readonly levels: GPUBuffer;
+  /** M, the best token, log-sum-exp (sample_reduce); the candidate level, count, overflow, offsets (sample_select). */
+  private readonly head: GPUBuffer;
+  private readonly candidates: GPUBuffer;
+  private readonly unit: number;
+  private readonly units: number;
   private lastTopN = 0;
   private lastStreams = 1;
 
@@ -54,9 +99,16 @@ export class GpuSampler {
     private readonly gpu: GpuContext,
     readonly vocabSize: number,
     readonly maxStreams: number,
-    private readonly pipelines: { process: GPUComputePipeline; bias: GPUComputePipeline; sample: GPUComputePipeline },
+    private readonly pipelines: SamplerPipelines,
+    private readonly maxCandidates: number,
   ) {
     const device = gpu.device;
+    this.unit = unitSizeFor(vocabSize);
+    this.units = Math.ceil(vocabSize / this.unit);
+    this.parts = device.createBuffer({ label: 'sampler unit results', size: this.units * 16, usage: STORAGE });
+    this.levels = device.createBuffer({ label: 'sampler levels', size: this.units * LEVELS * 8, usage: STORAGE });
+    this.head = device.createBuffer({ label: 'sampler head', size: (HEAD_OFFSETS + this.units) * 4, usage: STORAGE });
+    this.candidates = device.createBuffer({ label: 'sampler candidates', size: Math.max(1, Math.min(maxCandidates, vocabSize)) * 8, usage: STORAGE });
     const resultBytes = (2 * maxStreams + 2 * MAX_TOP_LOGPROBS) * 4;
     this.result = device.createBuffer({ label: 'sampler result', size: resultBytes, usage: STORAGE });
     this.readback = device.createBuffer({ label: 'sampler readback', size: resultBytes, usage: 0x01 | 0x08 });
@@ -66,18 +118,26 @@ export class GpuSampler {
     this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: 16, usage: STORAGE });
     this.processParams = device.createBuffer({ label: 'logits_process params', size: 32, usage: UNIFORM });
     this.biasParams = device.createBuffer({ label: 'logits_bias params', size: 16, usage: UNIFORM });
-    this.sampleParams = device.createBuffer({ label: 'sample_token params', size: 48, usage: UNIFORM });
+    this.sampleParams = device.createBuffer({ label: 'sampler params', size: 64, usage: UNIFORM });
   }
 
   static async create(gpu: GpuContext, vocabSize: number, options: SamplerOptions = {}): Promise<GpuSampler> {
     if (!Number.isInteger(vocabSize) || vocabSize <= 0) throw new RangeError(`vocabSize must be a positive integer, got ${vocabSize}`);
     const cache = options.pipelines ?? new PipelineCache(gpu.device);
-    const [process, bias, sample] = await Promise.all([
+    // The last kernel's workgroup: one SIMD group on a CPU adapter (its barriers switch coroutines), 256 on GPUs.
+    const tokenWorkgroup = isCpuAdapter(gpu.adapterInfo) ? 4 : 256;
+    const [process, bias, partials, reduce, levels, select, compact, sample] = await Promise.all([
       cache.get(logitsProcess, { WORKGROUP_SIZE: PROCESS_WORKGROUP }),
       cache.get(logitsBias),
-      cache.get(sampleToken),
+      cache.get(samplePartials),
+      cache.get(sampleReduce),
+      cache.get(sampleLevels),
+      cache.get(sampleSelect),
+      cache.get(sampleCompact),
+      cache.get(sampleToken, { WG: tokenWorkgroup }),
     ]);
-    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, sample });
+    const maxCandidates = Math.max(1, Math.trunc(options.maxCandidates ?? MAX_CANDIDATES));
+    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, partials, reduce, levels, select, compact, sample }, maxCandidates);
   }
 
   /** Sets the token counts (penalties) to how often each of `tokens` occurs. */
@@ -114,6 +174,7 @@ export class GpuSampler {
     new Uint32Array(process, 0, 4).set([this.vocabSize, mask ? 1 : 0, penalties ? 1 : 0, 0]);
     new Float32Array(process, 16, 4).set([repetition, frequency, presence, 0]);
     device.queue.writeBuffer(this.processParams, 0, process);
+    if (options.passPerKernel) batch.beginPass('logits_process');
     batch.dispatch(this.pipelines.process, [logits, this.counts, mask ?? this.maskBuffer, this.work, this.processParams], Math.ceil(this.vocabSize / PROCESS_WORKGROUP));
 
     const bias = Object.entries(params.logit_bias ?? {});
@@ -135,11 +196,48 @@ export class GpuSampler {
     }
 
     const [seedLo, seedHi] = seedWords(params.seed ?? 0);
-    const sample = new ArrayBuffer(48);
-    new Uint32Array(sample, 0, 8).set([this.vocabSize, streams, seedLo, seedHi, step >>> 0, Math.max(0, Math.trunc(params.top_k ?? 0)), topN, penalties ? 1 : 0]);
-    new Float32Array(sample, 32, 4).set([Math.max(0, params.temperature), params.top_p ?? 1, params.min_p ?? 0, 0]);
+    const temperature = Math.max(0, params.temperature);
+    const topK = Math.max(0, Math.trunc(params.top_k ?? 0));
+    const topP = params.top_p ?? 1;
+    const minP = params.min_p ?? 0;
+    let flags = 0;
+    if (temperature > 0 && topK > 0 && topK < this.vocabSize) flags |= FLAG_TOP_K;
+    if (temperature > 0 && topP < 1) flags |= FLAG_TOP_P;
+    // Candidates serve top-k, top-p and the top-N; the levels pass also gives the kept masses of a plain draw.
+    const candidates = flags !== 0 || topN > 0;
+    if (candidates) flags |= FLAG_CANDIDATES;
+    const levels = candidates || temperature > 0;
+    const sample = new ArrayBuffer(64);
+    new Uint32Array(sample, 0, 8).set([this.vocabSize, streams, seedLo, seedHi, step >>> 0, topK, topN, penalties ? 1 : 0]);
+    new Float32Array(sample, 32, 4).set([temperature, topP, minP, 0]);
+    new Uint32Array(sample, 48, 4).set([this.units, this.unit, Math.max(1, Math.min(this.maxCandidates, this.vocabSize)), flags]);
     device.queue.writeBuffer(this.sampleParams, 0, sample);
-    batch.dispatch(this.pipelines.sample, [this.work, this.result, this.counts, this.sampleParams], 1);
+    const p = this.pipelines;
+    const pass = (label: string) => {
+      if (options.passPerKernel) batch.beginPass(label);
+    };
+    const unitGroups = Math.ceil(this.units / UNIT_WORKGROUP);
+    pass('sample_partials');
+    batch.dispatch(p.partials, [this.work, this.parts, this.sampleParams], unitGroups);
+    pass('sample_reduce');
+    batch.dispatch(p.reduce, [this.parts, this.head, this.sampleParams], 1);
+    const levelPass = () => {
+      pass('sample_levels');
+      batch.dispatch(p.levels, [this.work, this.parts, this.head, this.levels, this.sampleParams], unitGroups);
+    };
+    if (candidates) {
+      for (let round = 0; round < REFINE_ROUNDS; round++) {
+        levelPass();
+        pass('sample_select');
+        batch.dispatch(p.select, [this.parts, this.head, this.levels, this.sampleParams], 1);
+      }
+      pass('sample_compact');
+      batch.dispatch(p.compact, [this.work, this.head, this.candidates, this.sampleParams], unitGroups);
+    } else if (levels) {
+      levelPass();
+    }
+    pass('sample_token');
+    batch.dispatch(p.sample, [this.work, this.parts, this.head, this.candidates, this.result, this.counts, this.sampleParams], 1);
     this.lastTopN = topN;
     this.lastStreams = streams;
     return this.result;
@@ -184,7 +282,7 @@ export class GpuSampler {
   }
 
   destroy(): void {
-    for (const b of [this.result, this.readback, this.counts, this.work, this.maskBuffer, this.biasBuffer, this.processParams, this.biasParams, this.sampleParams]) b.destroy();
+    for (const b of [this.result, this.readback, this.counts, this.work, this.maskBuffer, this.biasBuffer, this.processParams, this.biasParams, this.sampleParams, this.parts, this.levels, this.head, this.candidates]) b.destroy();
   }
 }
 

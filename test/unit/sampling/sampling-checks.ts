@@ -44,6 +44,8 @@ export interface SamplerCase {
   params: SamplingParams;
   counts?: number[];
   mask?: (i: number) => boolean;
+  /** A candidate capacity below what the case keeps: the sampler must refine its levels, then search every logit. */
+  maxCandidates?: number;
 }
 
 export const DISTRIBUTION_CASES: SamplerCase[] = [
@@ -59,6 +61,9 @@ export const DISTRIBUTION_CASES: SamplerCase[] = [
     counts: [1, 1, 2, 5, 5, 9, 20, 33, 33, 33],
     mask: (i) => i % 7 !== 3,
   },
+  // The sampler narrows to candidates; with room for too few it refines, then searches the whole vocabulary.
+  { name: 'top-k 8 with room for 4 candidates', vocab: 48, params: { temperature: 0.6, top_p: 1, top_k: 8, seed: 17 }, maxCandidates: 4 },
+  { name: 'top-p 0.7 with room for 12 candidates', vocab: 48, params: { temperature: 1.4, top_p: 0.7, seed: 18 }, maxCandidates: 12 },
 ];
 
 function maskBits(vocab: number, allowed?: (i: number) => boolean): Uint32Array | null {
@@ -81,7 +86,7 @@ export async function checkDistribution(gpu: GpuContext, c: SamplerCase, streams
   const problems: string[] = [];
   const logitsData = seededLogits(c.vocab, c.vocab * 31 + (c.params.seed ?? 0));
   const logits = createStorageBuffer(gpu.device, logitsData);
-  const sampler = await createSampler(gpu, c.vocab, { maxStreams: streams });
+  const sampler = await createSampler(gpu, c.vocab, { maxStreams: streams, maxCandidates: c.maxCandidates });
   try {
     const results = await drawStreams(gpu, sampler, logits, c, 1000, streams);
     const counts = new Float64Array(c.vocab);
@@ -161,19 +166,33 @@ export async function checkGreedyAndLogprobs(gpu: GpuContext): Promise<string[]>
 }
 
 /** A large vocabulary: each draw equals the reference draw for the same seed and step (chunked cumulative sums). */
+/** The truncations a large vocabulary is drawn under: through candidates (top-k, top-p), or over every unit. */
+export const LARGE_VOCABULARY_PARAMS: SamplingParams[] = [
+  { temperature: 0.8, top_p: 0.95, top_k: 50, seed: 2024 },
+  { temperature: 1, top_p: 0.5, seed: 2025 },
+  { temperature: 0.9, top_p: 1, seed: 2026 },
+  { temperature: 1, top_p: 1, min_p: 0.2, seed: 2027, top_logprobs: 5 },
+];
+
 export async function checkLargeVocabulary(gpu: GpuContext, vocab = 151936, draws = 16): Promise<string[]> {
   const problems: string[] = [];
   const logitsData = seededLogits(vocab, 5, 6);
   const logits = createStorageBuffer(gpu.device, logitsData);
   const sampler = await createSampler(gpu, vocab, { maxStreams: draws });
   try {
-    const params: SamplingParams = { temperature: 0.8, top_p: 0.95, top_k: 50, seed: 2024 };
-    const results = await drawStreams(gpu, sampler, logits, { name: 'large', vocab, params }, 7, draws);
-    const dist = samplingDistribution(processLogits(logitsData, params), params);
-    results.forEach((r, s) => {
-      const expected = referenceSample(dist, 2024, 7 + s);
-      if (r.token !== expected.token && expected.margin > 1e-5) problems.push(`draw ${s}: ${r.token}, reference ${expected.token}`);
-    });
+    for (const params of LARGE_VOCABULARY_PARAMS) {
+      const results = await drawStreams(gpu, sampler, logits, { name: 'large', vocab, params }, 7, draws);
+      const dist = samplingDistribution(processLogits(logitsData, params), params);
+      results.forEach((r, s) => {
+        const expected = referenceSample(dist, params.seed ?? 0, 7 + s);
+        if (r.token !== expected.token && expected.margin > 1e-5) problems.push(`${JSON.stringify(params)} draw ${s}: ${r.token}, reference ${expected.token}`);
+      });
+      const top = results[0].top;
+      for (const t of top) {
+        if (Math.abs(t.logprob - dist.logprobs[t.id]) > 1e-3) problems.push(`${JSON.stringify(params)} top logprob of ${t.id}: ${t.logprob} vs ${dist.logprobs[t.id]}`);
+      }
+      if (top.length !== (params.top_logprobs ?? 0)) problems.push(`${JSON.stringify(params)}: ${top.length} alternatives`);
+    }
   } finally {
     sampler.destroy();
     logits.destroy();

@@ -1,0 +1,53 @@
+// sample_levels: per unit (one invocation each), with M known, the kept mass sum exp((w - M) / T) over tokens at
+// or above the min-p threshold (T = 1 when greedy), and per level (under this round's mapping, head[10..11]) the
+// count of tokens and their kept mass.
+// See sample_common.wgsl.
+// Bindings: 0 work array<f32>; 1 part array<u32> (word 3 of each unit); 2 head array<u32>; 3 levels array<u32>
+// [2 * LEVELS * units]: counts at LEVELS * u + j, mass bits at LEVELS * (units + u) + j; 4 params.
+// Dispatch: ceil(units / 64) workgroups.
+
+@group(0) @binding(0) var<storage, read> work: array<f32>;
+@group(0) @binding(1) var<storage, read_write> part: array<u32>;
+@group(0) @binding(2) var<storage, read_write> head: array<u32>;
+@group(0) @binding(3) var<storage, read_write> levels: array<u32>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let u = gid.x;
+  // A refining round runs only after a round that overflowed.
+  if (u >= params.units || (head[7] > 0u && head[5] == 0u)) {
+    return;
+  }
+  let m = bitcast<f32>(head[0]);
+  let lo = bitcast<f32>(head[10]);
+  let hi = bitcast<f32>(head[11]);
+  let threshold = min_p_threshold(m);
+  let inv_t = inv_temperature();
+  var count: array<u32, LEVELS>;
+  var mass: array<f32, LEVELS>;
+  for (var j = 0u; j < LEVELS; j++) {
+    count[j] = 0u;
+    mass[j] = 0.0;
+  }
+  var kept = 0.0;
+  for (var i = unit_start(u); i < unit_end(u); i++) {
+    let w = work[i];
+    if (!excluded(w)) {
+      let level = level_of(m, w, lo, hi);
+      let q = select(0.0, exp((w - m) * inv_t), key_of(w) >= threshold);
+      kept += q;
+      // Constant indices (the loop unrolls), so the per-level sums stay in registers.
+      for (var j = 0u; j < LEVELS; j++) {
+        let here = level == j;
+        count[j] += select(0u, 1u, here);
+        mass[j] += select(0.0, q, here);
+      }
+    }
+  }
+  part[4u * u + 3u] = bitcast<u32>(kept);
+  for (var j = 0u; j < LEVELS; j++) {
+    levels[LEVELS * u + j] = count[j];
+    levels[LEVELS * (params.units + u) + j] = bitcast<u32>(mass[j]);
+  }
+}
