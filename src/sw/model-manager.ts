@@ -354,6 +354,8 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
       const segments = match[1] === undefined ? [] : match[1].split('/').map(decodeSegment);
       // Malformed percent-encoding (`%ZZ`) in a model id is the client's error, not a 500.
       if (segments.includes(null)) return errorBody(new ModelFileError('Invalid model id in the path: malformed percent-encoding', 400, 'invalid_model_id')).response();
+      // Error messages quote the id: a path segment longer than any id is refused before it can be echoed.
+      if (segments.some((s) => s !== null && s.length > 256)) return errorBody(new ModelFileError('Invalid model id in the path: longer than 256 characters', 400, 'invalid_model_id')).response();
       const rest = segments as string[];
       const method = request.method.toUpperCase();
       try {

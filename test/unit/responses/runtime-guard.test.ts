@@ -18,4 +18,15 @@ describe('runtime routes behind the request guard', () => {
     const responses = await runtime.handle(new Request('http://app.test/v1/responses', { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' }, body: '{"input":"x"}' }));
     expect(responses.status).toBe(403);
   });
+
+  it('a malformed escape or an over-long model id in a model route is a short 400, never a 5xx (items 5 and 9)', async () => {
+    const runtime = createRuntime('http://app.test/');
+    for (const path of ['%ZZ', 'ok%E0%A4%A/download', `${'m'.repeat(1024 * 1024)}`]) {
+      const response = await runtime.handle(new Request(`http://app.test/v1/models/${path}`));
+      expect(response.status).toBe(400);
+      const text = await response.text();
+      expect(text.length).toBeLessThan(500);
+      expect(JSON.parse(text)).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_model_id' } });
+    }
+  });
 });
