@@ -24,7 +24,8 @@ const USAGE = `usage:
   webgpu-responses generate --model <file|dir|url> --prompt "..." [--system "..."] [--max-tokens N] [--temperature 0] [--json]
   webgpu-responses serve    [--port 8080] [--host 127.0.0.1] [--model [ID=]FILE|DIR|URL ...] [--api-key KEY]
                             [--upstream URL] [--upstream-api-key KEY] [--store DIR (default ~/.webgpu-responses/store)]
-                            [--context-length N] [--allow-origin ORIGIN ...] (the API on Node, engine on Dawn)
+                            [--context-length N] [--allow-origin ORIGIN ...] [--log-requests FILE.jsonl]
+                            (the API on Node, the engine on Dawn)
 options: --backend chromium|node (default chromium), --context-length N,
   --bench-flags (Chromium: --enable-dawn-features=allow_unsafe_apis,disable_robustness; benchmarks only),
   --profile (generate: GPU ms per op of one prefill step and one decode step, in the JSON)`;
@@ -66,6 +67,7 @@ async function serveCommand(args) {
         'context-length': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true, default: [] },
         'keep-alive-ms': { type: 'string' },
+        'log-requests': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     }).values;
@@ -119,6 +121,7 @@ async function serveCommand(args) {
         storeDir: opts.store,
         contextLength,
         allowOrigins: opts['allow-origin'],
+        logRequests: opts['log-requests'],
         keepAliveMs: opts['keep-alive-ms'] === undefined ? undefined : Number(opts['keep-alive-ms']),
       },
       gpu,

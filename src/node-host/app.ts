@@ -16,6 +16,8 @@ export interface AppOptions {
   localModels: () => Promise<ReadonlySet<string>>;
   /** The origins the handler was made with (requests forwarded upstream pass the same guard). */
   guard?: RequestSource;
+  /** Called with every request that passed the key check, its body read from a copy (`--log-requests FILE`). */
+  logRequest?: (entry: { method: string; path: string; headers: Record<string, string>; body: string }) => void;
   /** The most bytes of a request body read here to route it (the handler's own limit is the same). */
   maxBodyBytes?: number;
 }
@@ -48,6 +50,7 @@ export function createApp(options: AppOptions): App {
   return async function app(request: Request, signal: AbortSignal): Promise<Response> {
     const refused = authorized(request);
     if (refused) return errorResponse(refused);
+    if (options.logRequest) logCopy(request, options.logRequest);
     if (!upstream) return handler(request);
 
     const path = new URL(request.url).pathname;
@@ -99,6 +102,20 @@ export function createApp(options: AppOptions): App {
     }
     return Response.json(body);
   }
+}
+
+/** Logs a copy of the request (the body read from a clone, so the original streams on untouched). */
+function logCopy(request: Request, log: NonNullable<AppOptions['logRequest']>): void {
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, name) => {
+    headers[name] = name === 'authorization' ? '(set)' : value;
+  });
+  const path = new URL(request.url).pathname;
+  const copy = request.body === null ? null : request.clone();
+  void (copy ? copy.text() : Promise.resolve('')).then(
+    (body) => log({ method: request.method, path, headers, body }),
+    () => log({ method: request.method, path, headers, body: '(unreadable)' }),
+  );
 }
 
 function digest(text: string): Buffer {

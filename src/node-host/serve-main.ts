@@ -2,7 +2,7 @@
 // package), a file-backed store, an optional upstream for the models it cannot serve. tools/cli.mjs parses the
 // command line, sets up Dawn and loads this module through Vite (which resolves the shaders' `?raw` imports),
 // then calls runServe.
-import { openAsBlob, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, openAsBlob, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine.ts';
@@ -26,6 +26,8 @@ export interface ServeOptions {
   contextLength?: number;
   /** Origins of pages elsewhere that may call this server. */
   allowOrigins?: string[];
+  /** Append every request (method, path, headers, body) as a JSON line to this file (client field surveys). */
+  logRequests?: string;
   /** SSE keep-alive interval. */
   keepAliveMs?: number;
 }
@@ -70,7 +72,10 @@ export async function runServe(options: ServeOptions, gpu: GPU, io: ServeIo): Pr
   const server = await listen({ port: options.port, host: options.host }, ({ origin, aliases }) => {
     const allowedOrigins = [...aliases, ...(options.allowOrigins ?? [])];
     const handler = createResponsesHandler({ engine, store, origin, allowedOrigins, keepAliveMs: options.keepAliveMs });
-    return createApp({ handler, apiKey: options.apiKey, upstream, localModels: async () => local, guard: { origin, allowedOrigins } });
+    const logRequest = options.logRequests
+      ? (entry: object) => appendFileSync(options.logRequests!, `${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`)
+      : undefined;
+    return createApp({ handler, apiKey: options.apiKey, upstream, localModels: async () => local, guard: { origin, allowedOrigins }, logRequest });
   });
   const url = server.origin;
   io.out(`webgpu-responses listening on ${url} (models: ${[...local].join(', ') || 'none'}${upstream ? `; upstream ${upstream.base}` : ''}; store ${storeDir})`);

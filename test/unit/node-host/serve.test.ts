@@ -4,20 +4,16 @@
 // server shuts down gracefully and the record says cancelled), previous_response_id and encrypted reasoning
 // after a restart (the file store and its key), 401 for a wrong API key, 403 for another origin, 421 for a
 // rebinding Host name, and forwarding of an unknown model to a fake upstream (bytes through unchanged, stored).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startServe, stopServe, TOY_MODEL, type Served } from './serve-process.ts';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'tools/cli.mjs');
-const MODEL = join(ROOT, 'public/models/toy-qwen3/model.gguf');
 const API_KEY = 'sk-test-serve-key';
 const UPSTREAM_KEY = 'sk-upstream-key';
 const skipDawn = process.env.WEBGPU_RESPONSES_SKIP_DAWN === '1';
@@ -34,48 +30,6 @@ const calculator = {
   },
   strict: true,
 };
-
-interface Served {
-  url: string;
-  child: ChildProcess;
-  stderr: () => string;
-}
-
-async function startServe(args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--model', MODEL, ...args], {
-    cwd: ROOT,
-    env: { ...process.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in 90 s; stderr:\n${err}`)), 90_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code} before listening; stderr:\n${err}`));
-    });
-  });
-  return { url, child, stderr: () => err };
-}
-
-async function stopServe(served: Served, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (served.child.exitCode !== null) return served.child.exitCode;
-  const exited = once(served.child, 'exit');
-  served.child.kill(signal);
-  const [code] = (await Promise.race([exited, new Promise((r) => setTimeout(() => r([null]), 20_000))])) as [number | null];
-  if (served.child.exitCode === null) served.child.kill('SIGKILL');
-  return code;
-}
 
 function clientFor(url: string, apiKey = API_KEY): OpenAI {
   return new OpenAI({ apiKey, baseURL: `${url}/v1`, maxRetries: 0, timeout: 60_000 });
@@ -190,7 +144,7 @@ describe.skipIf(skipDawn)('webgpu-responses serve', () => {
   beforeAll(async () => {
     storeDir = mkdtempSync(join(tmpdir(), 'serve-store-'));
     upstream = await startFakeUpstream();
-    served = await startServe(['--store', storeDir, '--api-key', API_KEY, '--upstream', upstream.url, '--upstream-api-key', UPSTREAM_KEY]);
+    served = await startServe(['--model', TOY_MODEL, '--store', storeDir, '--api-key', API_KEY, '--upstream', upstream.url, '--upstream-api-key', UPSTREAM_KEY]);
     client = clientFor(served.url);
   }, 120_000);
 
@@ -221,6 +175,8 @@ describe.skipIf(skipDawn)('webgpu-responses serve', () => {
     expect(again.output).toEqual(response.output);
     const reasoning = response.output.find((o) => o.type === 'reasoning');
     if (reasoning?.type === 'reasoning' && reasoning.encrypted_content) sealedReasoning = reasoning;
+    // The toy model thinks first at temperature 0: its reasoning comes back sealed (replayed after the restart).
+    expect(sealedReasoning?.encrypted_content).toMatch(/^[A-Za-z0-9+/=_-]{20,}$/);
   }, 60_000);
 
   test('a streamed response arrives event by event, in more than one chunk', async () => {
@@ -409,7 +365,7 @@ describe.skipIf(skipDawn)('webgpu-responses serve', () => {
     expect(id).toMatch(/^resp_/);
     expect(lastType).not.toBe('response.completed');
 
-    served = await startServe(['--store', storeDir, '--api-key', API_KEY]);
+    served = await startServe(['--model', TOY_MODEL, '--store', storeDir, '--api-key', API_KEY]);
     client = clientFor(served.url);
     expect((await client.responses.retrieve(id)).status).toBe('cancelled');
     const first = await client.responses.retrieve(firstId);
@@ -418,11 +374,11 @@ describe.skipIf(skipDawn)('webgpu-responses serve', () => {
     expect(next.previous_response_id).toBe(firstId);
     expect(next.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
     // Reasoning sealed before the restart opens after it (the key file): sent back with store:false, a 200.
-    if (sealedReasoning) {
+    {
       const replay = await client.responses.create({
         model: 'toy-qwen3',
         store: false,
-        input: [{ role: 'user', content: 'Hello!' }, sealedReasoning, { role: 'user', content: 'More?' }],
+        input: [{ role: 'user', content: 'Hello!' }, sealedReasoning!, { role: 'user', content: 'More?' }],
         max_output_tokens: 4,
       });
       expect(replay.status).not.toBe('failed');
