@@ -10,6 +10,54 @@ import { join, relative } from 'node:path';
 
 const appOut = 'dist/app';
 
+/**
+ * The dev and preview servers send each HTML page's Content-Security-Policy as a header as well: the page's
+ * <meta> policy plus `frame-ancestors 'self'` (which a <meta> policy cannot set), as tools/serve-app.mjs does.
+ * Only HTML gets it: scripts (the service worker's downloads among them) are not held to a page's policy.
+ */
+function pageCspHeaders(): Plugin {
+  const policyOf = (html: string) => {
+    const meta = /<meta\s+http-equiv=["']Content-Security-Policy["']\s+content="([^"]*)"/i.exec(html)?.[1];
+    return meta ? `${meta.replace(/;\s*$/, '')}; frame-ancestors 'self'` : "frame-ancestors 'self'";
+  };
+  type Res = import('node:http').ServerResponse;
+  const addHeader = (_req: unknown, res: Res, next: () => void) => {
+    // The policy comes from the page's own text, so wrap the body writes and set the header before the first.
+    const end = res.end.bind(res) as (...args: unknown[]) => Res;
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      const type = String(res.getHeader('content-type') ?? '');
+      if (!res.headersSent && type.includes('text/html') && (typeof chunk === 'string' || chunk instanceof Uint8Array)) {
+        res.setHeader('content-security-policy', policyOf(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk)));
+      }
+      return end(chunk, ...rest);
+    }) as Res['end'];
+    next();
+  };
+  return {
+    name: 'page-csp-headers',
+    // Dev: vite answers a page with one res.end(html) after transforming it.
+    configureServer(server) {
+      server.middlewares.use(addHeader);
+    },
+    // Preview: the built pages are streamed from the output folder, so read the page the URL names.
+    configurePreviewServer(server) {
+      const root = server.config.build.outDir;
+      server.middlewares.use((req, res, next) => {
+        const path = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
+        const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
+        if (file.endsWith('.html') && !relative(root, file).startsWith('..')) {
+          try {
+            res.setHeader('content-security-policy', policyOf(readFileSync(file, 'utf8')));
+          } catch {
+            // Not a file: whatever answers it sets no page policy.
+          }
+        }
+        next();
+      });
+    },
+  };
+}
+
 /** Lists every file of the built app (but the service worker itself and model weights) with a content hash. */
 function precacheManifest(): Plugin {
   return {
@@ -68,7 +116,7 @@ export default defineConfig(({ mode }) => {
       target: 'es2022',
       rolldownOptions: { input: { main: 'index.html', 'web-ide': 'examples/web-ide/index.html' } },
     },
-    plugins: [precacheManifest()],
+    plugins: [precacheManifest(), pageCspHeaders()],
     server: { host: '127.0.0.1' },
     preview: { host: '127.0.0.1' },
   };

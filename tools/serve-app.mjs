@@ -1,8 +1,10 @@
 // A small static server for the built app (dist/app): correct MIME types, HTTP Range requests (model files are
-// read in ranges and downloads resume), no caching surprises, and the `Service-Worker-Allowed` header.
+// read in ranges and downloads resume), no caching surprises, and the `Service-Worker-Allowed` header. HTML pages
+// get their Content-Security-Policy as a header too (the one their <meta> tag states, plus `frame-ancestors
+// 'self'`, which a <meta> policy cannot set); scripts get none (the service worker's downloads are not the page's).
 // Used by `npm run demo` and by the end-to-end tests, always on 127.0.0.1.
 import http from 'node:http';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, resolve } from 'node:path';
 
 const types = {
@@ -40,6 +42,7 @@ export async function serveApp({ root = 'dist/app', port = 0, host = '127.0.0.1'
       'cache-control': 'no-cache',
       'service-worker-allowed': '/',
     };
+    if (extname(path) === '.html') headers['content-security-policy'] = pageContentSecurityPolicy(readFileSync(path, 'utf8'));
     const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
     if (range) {
       const start = range[1] === '' ? Math.max(0, size - Number(range[2])) : Number(range[1]);
@@ -68,6 +71,16 @@ export async function serveApp({ root = 'dist/app', port = 0, host = '127.0.0.1'
         server.close(() => ok());
       }),
   };
+}
+
+/**
+ * The header form of an HTML page's Content-Security-Policy: its <meta http-equiv> policy with `frame-ancestors
+ * 'self'` added (only 'self' may frame the app). Also used by vite.config.ts for the dev and preview servers.
+ * @param {string} html
+ */
+export function pageContentSecurityPolicy(html) {
+  const meta = /<meta\s+http-equiv=["']Content-Security-Policy["']\s+content="([^"]*)"/i.exec(html)?.[1];
+  return meta ? `${meta.replace(/;\s*$/, '')}; frame-ancestors 'self'` : "frame-ancestors 'self'";
 }
 
 function send(res, status, text) {

@@ -1,6 +1,8 @@
 // The versioned app-shell cache: at install the service worker fetches every file the build listed in
 // precache-manifest.json into a cache named after the build's content hash; at activate it deletes the caches of
 // older builds. Every same-origin GET of the app is then answered cache-first, so the demo loads with no network.
+// A page it answers carries the app's Content-Security-Policy header (frame-ancestors can only be a header).
+import { appContentSecurityPolicy } from './remote-catalog';
 
 const shellPrefix = 'webgpu-responses-shell-';
 
@@ -58,12 +60,20 @@ export function createAppShell(scope: string): AppShell {
       const url = new URL(request.url);
       // A folder's page is its own index.html (/examples/web-ide/ is the web IDE, not the demo at the root).
       const hit = (await cache.match(request, { ignoreSearch: true })) ?? (url.pathname.endsWith('/') ? await cache.match(new URL('index.html', url).href) : undefined);
-      if (hit) return hit;
+      if (hit) return withPageHeaders(hit);
       try {
-        return await fetch(request);
+        return withPageHeaders(await fetch(request));
       } catch {
         return new Response(`Offline and not cached: ${url.pathname}`, { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } });
       }
     },
   };
+}
+
+/** An HTML page with the app's CSP header (the <meta> policy plus frame-ancestors 'self'); anything else as is. */
+function withPageHeaders(response: Response): Response {
+  if (response.type === 'opaque' || response.type === 'opaqueredirect' || !(response.headers.get('content-type') ?? '').includes('text/html')) return response;
+  const headers = new Headers(response.headers);
+  headers.set('content-security-policy', appContentSecurityPolicy({ header: true }));
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

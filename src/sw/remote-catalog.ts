@@ -1,6 +1,14 @@
 // Real published models the model manager offers for download, by URL, with their size and license. Nothing
 // fetches them unless a user asks (POST /v1/models/{id}/download); tests never do. Sizes are rounded figures
 // (bytesApproximate): they drive the quota check and the UI, and the file's own length is checked on download.
+//
+// Checksums: the entry format has `sha256`, and the download path (model-files.ts `complete`) verifies it when
+// set, discarding a copy that does not match (502 model_checksum_mismatch). These entries leave it unset: the
+// real values need the real files (the Hub shows each file's SHA-256 as its LFS object id), and none was
+// fetched to compute them. Set `sha256: '<64 hex digits>'` on an entry once its file's hash is known.
+//
+// The Content-Security-Policy of the app's pages (index.html, examples/web-ide/) is built here too, since its
+// connect-src names the hosts this catalog downloads from.
 import type { CatalogEntry } from './model-catalog';
 
 const hf = (repo: string, file: string): string => `https://huggingface.co/${repo}/resolve/main/${file}`;
@@ -62,3 +70,36 @@ export const remoteCatalog: CatalogEntry[] = [
     description: 'Llama 3.2 1B Instruct, GGUF Q4_K_M',
   },
 ];
+
+/** The origins the catalog's files are on (what a page's connect-src must allow besides 'self'). */
+export function catalogOrigins(catalog: readonly CatalogEntry[] = remoteCatalog): string[] {
+  const origins = new Set<string>();
+  for (const entry of catalog) {
+    if (/^https?:\/\//.test(entry.file)) origins.add(new URL(entry.file).origin);
+  }
+  return [...origins].sort();
+}
+
+/**
+ * The app pages' Content-Security-Policy: scripts, styles, workers and fetches from the app's own origin only (no
+ * inline script or style, no eval), connect-src 'self' plus the catalog's hosts, no plugins, no <base> or form
+ * posts elsewhere. `header: true` adds `frame-ancestors 'self'`, which only a response header can set (a
+ * `<meta>` policy ignores it): tools/serve-app.mjs, vite.config.ts and the service worker's app shell send it.
+ */
+export function appContentSecurityPolicy({ header = false }: { header?: boolean } = {}): string {
+  const directives = [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    `connect-src 'self' ${catalogOrigins().join(' ')}`.trim(),
+    "worker-src 'self'",
+    "manifest-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+  ];
+  if (header) directives.push("frame-ancestors 'self'");
+  return directives.join('; ');
+}
