@@ -41,8 +41,6 @@ let conversations: Conversation[] = [];
 interface Run {
   controller: AbortController;
   conversation: Conversation;
-  /** Settles when a stopped turn has decided where its chain continues. */
-  settled: Promise<void>;
 }
 let run: Run | null = null;
 /** A stopped run still deciding where the chain continues (the next send waits for it). */
@@ -468,8 +466,7 @@ async function converse(text: string) {
   chat.append(view);
   chat.scrollTop = chat.scrollHeight;
   const controller = new AbortController();
-  let resolveSettled!: () => void;
-  const current: Run = { controller, conversation: c, settled: new Promise((r) => (resolveSettled = r)) };
+  const current: Run = { controller, conversation: c };
   run = current;
   setRunning(true);
   await persist(c);
@@ -524,7 +521,6 @@ async function converse(text: string) {
     }
   } finally {
     if (run === current) run = null;
-    resolveSettled();
     setRunning(run !== null);
     rerender(view, assistant);
     announce(assistant);
