@@ -22,6 +22,8 @@ export default defineConfig({
           environment: 'node',
           // Kernel tests that also run in Node on Dawn (the `webgpu` package) are named *.dawn.test.ts.
           testTimeout: 60_000,
+          // Dawn tests compile their pipelines in beforeAll: slow on a shared CPU adapter.
+          hookTimeout: 120_000,
         },
       },
       {

@@ -291,17 +291,6 @@ export async function withGpuErrorCheck<T>(device: GPUDevice, what: string, crea
   return result;
 }
 
-/** Checks a byte size against the device's buffer and binding limits; throws 'limit-exceeded' naming them. */
-export function assertFitsBinding(limits: GpuLimits, byteLength: number, what: string): void {
-  const max = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
-  if (byteLength > max) {
-    throw new GpuError(
-      'limit-exceeded',
-      `${what} needs ${byteLength} bytes in one binding, more than this adapter allows (${max} bytes): split it.`,
-    );
-  }
-}
-
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -12,11 +12,11 @@ export interface RowReduceShape {
 }
 
 export interface KernelShapes {
-  /** RMSNorm and softmax. */
+  /** RMSNorm. */
   rowReduce: RowReduceShape;
 }
 
-/** Rows one RMSNorm/softmax workgroup handles. */
+/** Rows one RMSNorm workgroup handles. */
 export function rowsPerWorkgroup(shape: RowReduceShape): number {
   return shape.WORKGROUP_SIZE / shape.ROW_THREADS;
 }

@@ -82,7 +82,6 @@ export class Kernels {
   private all(): Prepared[] {
     return [
       this.rowKernel(shaders.rmsnorm),
-      this.rowKernel(shaders.softmax),
     ];
   }
 
@@ -108,16 +107,6 @@ export class Kernels {
     const params = this.params.get(words.buffer as ArrayBuffer);
     const p = this.rowKernel(shaders.rmsnorm);
     batch.dispatch(this.pipeline(p), [a.x, a.weight, a.y, params], Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)));
-  }
-
-  /** Y[r, :] = softmax(X[r, :]), rows of length n. */
-  softmax(batch: ComputeBatch, a: { x: Binding; y: Binding; rows: number; n: number }): void {
-    if (a.rows === 0) return;
-    requireBytes('softmax', 'x', a.x, a.rows * a.n * 4);
-    requireBytes('softmax', 'y', a.y, a.rows * a.n * 4);
-    const params = this.params.get(u32Params(a.rows, a.n));
-    const p = this.rowKernel(shaders.softmax);
-    batch.dispatch(this.pipeline(p), [a.x, a.y, params], Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)));
   }
 
   /** Releases the params uniforms. */

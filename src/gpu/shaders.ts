@@ -3,7 +3,6 @@
 import type { KernelSource } from './pipeline-cache.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
-import softmaxCode from '../../shaders/softmax.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
 import matmulCode from '../../shaders/matmul.wgsl?raw';
 import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
@@ -47,7 +46,6 @@ import sampleCompactCode from '../../shaders/sample_compact.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
-export const softmax: KernelSource = { name: 'softmax', code: softmaxCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
 // The weight product kernels share one skeleton (shaders/matmul.wgsl: bindings, tiling, reduction, output) and
 // the embedding lookup one kernel (shaders/embedding.wgsl); both compose the table format's block decoder

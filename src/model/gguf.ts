@@ -81,7 +81,7 @@ export const GGUF_LIMITS: Readonly<GgufLimits> = {
   maxStringBytes: 64 << 20,
   maxKeyBytes: 65_535,
   maxArrayLength: 4 << 20,
-  maxTotalArrayItems: 16 << 20,
+  maxTotalArrayItems: 8 << 20,
   maxArrayDepth: 3,
 };
 

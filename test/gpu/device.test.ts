@@ -1,7 +1,6 @@
 // The device layer on the real adapter (headless Chromium): adapter/device acquisition, limits and features,
 // errors, pipeline cache, buffer pool, dispatch (bind groups, the x/y split) and timestamp timing.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { BufferPool, sizeClass } from '../../src/gpu/buffer-pool.ts';
 import { acquireGpu, GpuError, withGpuErrorCheck, type GpuContext } from '../../src/gpu/device.ts';
 import { bindGroupFor, ComputeBatch, splitWorkgroups } from '../../src/gpu/dispatch.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
@@ -105,34 +104,6 @@ describe('PipelineCache', () => {
     const cache = new PipelineCache(gpu.device);
     const broken = { name: 'broken', code: '@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }' };
     await expect(cache.get(broken)).rejects.toMatchObject({ name: 'GpuError', code: 'shader-compilation' });
-  });
-});
-
-describe('BufferPool', () => {
-  test('size classes are 256 B then powers of two and the points between', () => {
-    expect(sizeClass(0)).toBe(256);
-    expect(sizeClass(256)).toBe(256);
-    expect(sizeClass(257)).toBe(384);
-    expect(sizeClass(385)).toBe(512);
-    expect(sizeClass(513)).toBe(768);
-    expect(sizeClass(1 << 20)).toBe(1 << 20);
-    expect(() => sizeClass(-1)).toThrow(RangeError);
-  });
-
-  test('reuses released buffers of the same kind and class, rejects double release', () => {
-    const pool = new BufferPool(gpu.device);
-    const a = pool.acquire(1000);
-    expect(a.size).toBe(1024);
-    expect(pool.inUseCount).toBe(1);
-    pool.release(a);
-    expect(pool.freeBytes).toBe(1024);
-    expect(pool.acquire(900)).toBe(a);
-    expect(pool.acquire(900, 'readback')).not.toBe(a);
-    pool.release(a);
-    expect(() => pool.release(a)).toThrow(/twice/);
-    const foreign = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
-    expect(() => pool.release(foreign)).toThrow(/did not come from this pool/);
-    pool.destroy();
   });
 });
 

@@ -21,7 +21,6 @@ import {
   rmsnormReference,
   seededRandom,
   sentinelOutput,
-  softmaxReference,
   type Reference,
 } from './kernel-reference.ts';
 import { QUANT_BLOCKS, dequantizeRows, quantMatmulReference, randomQuantRows, type QuantType } from './forward-reference.ts';
@@ -147,25 +146,3 @@ export async function checkRmsnorm(gpu: GpuContext, kernels: Kernels, rows: numb
   return firstMismatch(got, rmsnormReference(x, weight, rows, n, eps), (n + 16) * U, 1e-30);
 }
 
-export async function checkSoftmax(gpu: GpuContext, kernels: Kernels, rows: number, n: number, seed: number): Promise<string | null> {
-  const random = seededRandom(seed);
-  const scale = 8;
-  const x = randomF32(random, rows * n, scale);
-  // A masked entry (large negative) and, in the last row, values so large that a naive exp would overflow.
-  if (n > 2) x[1] = -1e30;
-  for (let i = 0; i < n; i++) x[(rows - 1) * n + i] += 1000;
-  const xBuffer = createStorageBuffer(gpu.device, x);
-  const got = await runWithGuardedOutput(gpu, rows * n, sentinelOutput(rows * n), (batch, y) => kernels.softmax(batch, { x: xBuffer, y, rows, n }));
-  xBuffer.destroy();
-  if (typeof got === 'string') return got;
-  // exp(d) is within 3 + 2|d| ulp in WGSL, |d| ≤ 2·scale here; the sum adds n·u relative; the division 2.5 ulp.
-  const relative = (n + 2 * (3 + 4 * scale) + 8) * U;
-  const mismatch = firstMismatch(got, softmaxReference(x, rows, n), relative, 1e-30);
-  if (mismatch) return mismatch;
-  for (let r = 0; r < rows; r++) {
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += got[r * n + i];
-    if (!(Math.abs(sum - 1) < 2 * relative + 1e-6)) return `row ${r} sums to ${sum}, not 1`;
-  }
-  return null;
-}

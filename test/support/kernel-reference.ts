@@ -108,19 +108,6 @@ export function rmsnormReference(x: ArrayLike<number>, weight: ArrayLike<number>
   return out;
 }
 
-/** Softmax of each row of length n. */
-export function softmaxReference(x: ArrayLike<number>, rows: number, n: number): Float64Array {
-  const out = new Float64Array(rows * n);
-  for (let r = 0; r < rows; r++) {
-    let max = -Infinity;
-    for (let i = 0; i < n; i++) max = Math.max(max, x[r * n + i]);
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += Math.exp(x[r * n + i] - max);
-    for (let i = 0; i < n; i++) out[r * n + i] = sum > 0 ? Math.exp(x[r * n + i] - max) / sum : 0;
-  }
-  return out;
-}
-
 const F32_UNIT_ROUNDOFF = 2 ** -24;
 
 /**
