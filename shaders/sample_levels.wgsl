@@ -31,17 +31,25 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     mass[j] = 0.0;
   }
   var kept = 0.0;
+  // Levels only where candidates are made; their masses only where top-p applies without top-k (sample_select).
+  let want_levels = (params.flags & FLAG_CANDIDATES) != 0u;
+  let want_mass = (params.flags & FLAG_TOP_P) != 0u && (params.flags & FLAG_TOP_K) == 0u;
   for (var i = unit_start(u); i < unit_end(u); i++) {
     let w = work[i];
     if (!excluded(w)) {
-      let level = level_of(m, w, lo, hi);
       let q = select(0.0, exp((w - m) * inv_t), key_of(w) >= threshold);
       kept += q;
-      // Constant indices (the loop unrolls), so the per-level sums stay in registers.
-      for (var j = 0u; j < LEVELS; j++) {
-        let here = level == j;
-        count[j] += select(0u, 1u, here);
-        mass[j] += select(0.0, q, here);
+      if (want_levels) {
+        let level = level_of(m, w, lo, hi);
+        // Constant indices (the loop unrolls), so the per-level sums stay in registers.
+        for (var j = 0u; j < LEVELS; j++) {
+          count[j] += select(0u, 1u, level == j);
+        }
+        if (want_mass) {
+          for (var j = 0u; j < LEVELS; j++) {
+            mass[j] += select(0.0, q, level == j);
+          }
+        }
       }
     }
   }
