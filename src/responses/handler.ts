@@ -23,7 +23,7 @@ import {
 import { runPipeline, sseFrame, SSE_KEEPALIVE, type IdSource, type PipelineOutcome, type PipelineOutput, type ReasoningEventNames } from './stream-events.ts';
 import { compactionPayload, type Sealers } from './translate.ts';
 import { withTruncationMetadata } from './truncation.ts';
-import { echoedSettings } from './response-object.ts';
+import { echoedSettings, upgradeStoredResponse } from './response-object.ts';
 import { checkPromptFits } from './context-check.ts';
 import { createItemResolver, responseItemIds } from './item-references.ts';
 
@@ -229,7 +229,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
     checkResponseId(id, 'response_id');
     const record = await store.get(id);
     if (record === undefined) throw notFound(`Response with id '${id}' not found.`, 'response_id');
-    return { response: record.response as unknown as ResponseObject, inputItems: record.inputItems };
+    return { response: upgradeStoredResponse(record.response), inputItems: record.inputItems };
   }
 
   async function cancel(id: string): Promise<Response> {

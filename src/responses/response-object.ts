@@ -75,3 +75,19 @@ export function echoTool(tool: Tool): Tool {
       return tool;
   }
 }
+
+/**
+ * A response stored before these fields were normalized (an older version of this runtime wrote it to IndexedDB)
+ * read back with them filled in the same way; a record that has them comes back unchanged.
+ */
+export function upgradeStoredResponse(stored: Record<string, unknown>): ResponseObject {
+  const response = stored as unknown as ResponseObject;
+  if ('presence_penalty' in stored && 'usage' in stored && stored.reasoning !== null) return response;
+  const echo = echoedSettings({
+    tools: response.tools,
+    tool_choice: response.tool_choice,
+    text: response.text as CreateResponseBody['text'],
+    reasoning: (response.reasoning ?? null) as CreateResponseBody['reasoning'],
+  });
+  return { ...response, ...echo, usage: response.usage ?? null };
+}

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ResponseObject, StreamEvent } from '../../../src/responses/schema.ts';
 import { assertOpenResponsesEvent, assertOpenResponsesResponse } from '../../support/open-responses-schema.ts';
 import { FAKE_MODEL } from '../../support/fake-engine.ts';
-import { post, setup, streamEvents } from './harness.ts';
+import { call, post, setup, streamEvents } from './harness.ts';
 
 const weather = { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
 
@@ -106,6 +106,49 @@ describe('the response object', () => {
     expect(events.map((e) => e.type)).toContain('response.function_call_arguments.done');
     const cut = await streamed(['a', 'b', 'c', 'd'], { input: 'count', max_output_tokens: 2 });
     expect(cut.at(-1)!.type).toBe('response.incomplete');
+  });
+});
+
+describe('a response stored by an older version', () => {
+  it('reads back normalized (GET conforms to Open Responses)', async () => {
+    const { handler, store } = setup();
+    const old = {
+      id: 'resp_old1',
+      object: 'response',
+      created_at: 1,
+      completed_at: 2,
+      status: 'completed',
+      background: false,
+      model: 'fake-qwen3',
+      output: [{ id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'hi', annotations: [] }], phase: 'final_answer' }],
+      error: null,
+      incomplete_details: null,
+      instructions: null,
+      tools: [{ type: 'function', name: 'f' }],
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      previous_response_id: null,
+      store: true,
+      text: { format: { type: 'text' } },
+      reasoning: null,
+      temperature: 1,
+      top_p: 1,
+      top_logprobs: 0,
+      max_output_tokens: null,
+      max_tool_calls: null,
+      metadata: {},
+      truncation: 'disabled',
+      service_tier: 'default',
+      prompt_cache_key: null,
+      safety_identifier: null,
+    };
+    await store.put({ id: 'resp_old1', response: old, history: [], inputItems: [], createdAt: 1 });
+    const response = await call(handler, 'GET', '/responses/resp_old1');
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as ResponseObject;
+    expect(body).toMatchObject({ presence_penalty: 0, frequency_penalty: 0, usage: null, reasoning: { effort: null, summary: null } });
+    expect(body.tools).toEqual([{ type: 'function', name: 'f', description: null, parameters: null, strict: null }]);
+    expect(body.output).toEqual(old.output);
   });
 });
 
