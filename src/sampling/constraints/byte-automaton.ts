@@ -107,6 +107,7 @@ class AutomatonBuilder {
   ruleFinal = new Map<string, number>();
   private currentRule = -1;
   private readonly deadline: number;
+  private readonly sequencesOf = new WeakMap<CodePointSet, [number, number][][]>();
 
   constructor(
     private readonly grammar: Grammar,
@@ -219,9 +220,15 @@ class AutomatonBuilder {
   /** One code point from `set`, as UTF-8 byte-range chains sharing the start and end states. */
   charSet(set: CodePointSet, from: number): number {
     const end = this.newState();
-    // Group sequences by their first byte range so common single-byte cases stay one edge.
-    for (let i = 0; i < set.length; i += 2) {
-      for (const sequence of utf8Sequences(set[i], set[i + 1])) {
+    // A repetition builds the same set once per copy: its UTF-8 sequences are computed once.
+    let sequences = this.sequencesOf.get(set);
+    if (!sequences) {
+      sequences = [];
+      for (let i = 0; i < set.length; i += 2) sequences.push(...utf8Sequences(set[i], set[i + 1]));
+      this.sequencesOf.set(set, sequences);
+    }
+    {
+      for (const sequence of sequences) {
         let at = from;
         sequence.forEach(([lo, hi], k) => {
           const next = k === sequence.length - 1 ? end : this.newState();
@@ -285,27 +292,67 @@ export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT
   const finalOf = names.map((name) => b.ruleFinal.get(name)!);
   const ruleIndexByStart = new Map(startOf.map((s, i) => [s, i]));
 
-  // Productive rules and co-reachable states (can reach their rule's final), by fixpoint.
+  // Productive rules and co-reachable states (can reach their rule's final): a backward search from the rules'
+  // final states over reversed edges, linear in the edges (a state-order fixpoint needs a pass per level of
+  // repetition, since a bounded repetition's end state comes before its copies). A call edge s -> (rule, ret)
+  // counts once the rule is productive (its start can finish) and ret can finish, whichever comes second.
   const canFinish = new Uint8Array(n);
   const productive = new Uint8Array(names.length);
-  for (let changed = true; changed; ) {
-    changed = false;
-    b.checkTime();
-    for (let s = n - 1; s >= 0; s--) {
-      if (canFinish[s]) continue;
-      let ok = finalOf[b.ruleOfState[s]] === s;
-      const bytes = b.byteEdges[s];
-      for (let i = 0; i < bytes.length && !ok; i += 3) ok = canFinish[bytes[i + 2]] === 1;
-      for (const t of b.epsilons[s]) if (!ok) ok = canFinish[t] === 1;
-      for (let i = 0; i < b.marks[s].length && !ok; i += 2) ok = canFinish[b.marks[s][i]] === 1;
-      const calls = b.calls[s];
-      for (let i = 0; i < calls.length && !ok; i += 2) ok = productive[ruleIndexByStart.get(calls[i])!] === 1 && canFinish[calls[i + 1]] === 1;
-      if (ok) {
-        canFinish[s] = 1;
-        changed = true;
-        const rule = ruleIndexByStart.get(s);
-        if (rule !== undefined) productive[rule] = 1;
-      }
+  // Reversed plain edges (byte, epsilon, mark) as CSR arrays.
+  const predCount = new Int32Array(n + 1);
+  for (let s = 0; s < n; s++) {
+    const bytes = b.byteEdges[s];
+    for (let i = 2; i < bytes.length; i += 3) predCount[bytes[i]]++;
+    for (const t of b.epsilons[s]) predCount[t]++;
+    const ms = b.marks[s];
+    for (let i = 0; i < ms.length; i += 2) predCount[ms[i]]++;
+  }
+  const predStart = new Int32Array(n + 1);
+  for (let s = 0; s < n; s++) predStart[s + 1] = predStart[s] + predCount[s];
+  const preds = new Int32Array(predStart[n]);
+  const fill = predStart.slice(0, n);
+  for (let s = 0; s < n; s++) {
+    const bytes = b.byteEdges[s];
+    for (let i = 2; i < bytes.length; i += 3) preds[fill[bytes[i]]++] = s;
+    for (const t of b.epsilons[s]) preds[fill[t]++] = s;
+    const ms = b.marks[s];
+    for (let i = 0; i < ms.length; i += 2) preds[fill[ms[i]]++] = s;
+  }
+  // Calls by their return state and by their callee: [caller, other, ...].
+  const callsByReturn = new Map<number, number[]>();
+  const callsByRule = new Map<number, number[]>();
+  for (let s = 0; s < n; s++) {
+    const cs = b.calls[s];
+    for (let i = 0; i < cs.length; i += 2) {
+      const rule = ruleIndexByStart.get(cs[i])!;
+      const ret = cs[i + 1];
+      let byRet = callsByReturn.get(ret);
+      if (!byRet) callsByReturn.set(ret, (byRet = []));
+      byRet.push(s, rule);
+      let byRule = callsByRule.get(rule);
+      if (!byRule) callsByRule.set(rule, (byRule = []));
+      byRule.push(s, ret);
+    }
+  }
+  b.checkTime();
+  const work: number[] = [];
+  const finish = (s: number) => {
+    if (canFinish[s]) return;
+    canFinish[s] = 1;
+    work.push(s);
+  };
+  for (const f of finalOf) finish(f);
+  for (let steps = 0; work.length > 0; steps++) {
+    if ((steps & 65535) === 65535) b.checkTime();
+    const t = work.pop()!;
+    for (let i = predStart[t]; i < predStart[t + 1]; i++) finish(preds[i]);
+    const byRet = callsByReturn.get(t);
+    if (byRet) for (let i = 0; i < byRet.length; i += 2) if (productive[byRet[i + 1]]) finish(byRet[i]);
+    const rule = ruleIndexByStart.get(t);
+    if (rule !== undefined && !productive[rule]) {
+      productive[rule] = 1;
+      const byRule = callsByRule.get(rule);
+      if (byRule) for (let i = 0; i < byRule.length; i += 2) if (canFinish[byRule[i + 1]]) finish(byRule[i]);
     }
   }
   const startIndex = names.indexOf(grammar.start);
