@@ -240,9 +240,10 @@ export function toolCallLimit(body: Partial<Pick<CreateResponseBody, 'parallel_t
 /**
  * What decoding is held to. A forced tool call (required / named) wins; otherwise a JSON text format; otherwise,
  * whenever tools are on offer, `tools` in `auto` mode: free text, but a call the model starts names a declared
- * tool (strict or not: the name is always held), follows its schema/grammar (a non-strict schema where it
- * compiles) and stops at the limit (`maxCalls` finite: parallel_tool_calls false, max_tool_calls); without tools,
- * nothing.
+ * tool (strict or not: the name is always held). When a tool asks for a guarantee (a `strict` function, a custom
+ * tool with a grammar) or the turn's calls are limited (`maxCalls` finite: parallel_tool_calls false,
+ * max_tool_calls), calls also follow their schema/grammar (a non-strict schema where it compiles) and stop at the
+ * limit; otherwise only the name and a JSON-object `arguments` are held. Without tools, nothing.
  */
 export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text: CreateResponseBody['text'], maxCalls = Infinity): ConstraintSpec {
   let mode: 'auto' | 'required' | 'named' = 'auto';
@@ -263,11 +264,14 @@ export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text:
   const format = text?.format;
   if (format?.type === 'json_schema') return { kind: 'json_schema', schema: format.schema };
   if (format?.type === 'json_object') return { kind: 'json_schema', schema: null };
-  if (tools.length > 0) {
-    const auto: LimitedToolsConstraint = { kind: 'tools', mode: 'auto', tools, ...limit };
-    return auto;
-  }
-  return { kind: 'none' };
+  if (tools.length === 0) return { kind: 'none' };
+  // When no tool asks for a guarantee and the calls are not limited, the constraint holds only the names (and
+  // that arguments are a JSON object): holding every non-strict schema too would cost a compile per tool set
+  // (~2 s for 20 tools with nested schemas on this machine) and could refuse a large set with a 400.
+  const guaranteed = tools.some((t) => (t.type === 'function' ? t.strict : t.grammar !== undefined));
+  const held = guaranteed || maxCalls !== Infinity ? tools : tools.map((t) => (t.type === 'function' ? { ...t, parameters: null } : t));
+  const auto: LimitedToolsConstraint = { kind: 'tools', mode: 'auto', tools: held, ...limit };
+  return auto;
 }
 
 // ---------------------------------------------------------------- chat

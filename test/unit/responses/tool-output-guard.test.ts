@@ -81,6 +81,18 @@ describe('tool_choice auto holds the name', () => {
     expect(accepts('Sure. <tool_call>{"name": "calculator", "arguments": {"expression": "2+3"}}</tool_call>')).toBe(true);
     expect(accepts('Sure. <tool_call>{"name": "convert_units", "arguments": {"expression": "2+3"}}</tool_call>')).toBe(false);
     expect(accepts('Just text.')).toBe(true);
+    // Nothing asks for a guarantee: only the name (and a JSON-object `arguments`) is held, so the grammar stays small.
+    expect(constraint).toMatchObject({ tools: [{ parameters: null }] });
+  });
+
+  it('a strict tool (or a call limit) keeps the schemas held as well', () => {
+    const strict = constraintFor(serveTools([{ ...calculator, strict: true }], 'auto'), 'auto', null);
+    expect(strict).toMatchObject({ kind: 'tools', mode: 'auto', tools: [{ name: 'calculator', parameters: calculator.parameters, strict: true }] });
+    const accepts = textMatcher(grammarForConstraint(strict));
+    expect(accepts('<tool_call>{"name": "calculator", "arguments": {"expression": "2+3"}}</tool_call>')).toBe(true);
+    expect(accepts('<tool_call>{"name": "calculator", "arguments": {"expression": 5}}</tool_call>')).toBe(false);
+    const limited = constraintFor(serveTools([calculator], 'auto'), 'auto', null, 1);
+    expect(limited).toMatchObject({ maxCalls: 1, tools: [{ parameters: calculator.parameters }] });
   });
 });
 
