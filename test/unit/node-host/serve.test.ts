@@ -6,6 +6,7 @@
 // rebinding Host name, and forwarding of an unknown model to a fake upstream (bytes through unchanged, stored).
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -47,6 +48,12 @@ async function waitForStatus(client: OpenAI, id: string, ms = 15_000): Promise<s
     if (Date.now() > end) throw new Error(`response ${id} was not recorded in ${ms} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** Ids of the responses stored in a file store's directory. */
+async function readdirIds(dir: string): Promise<string[]> {
+  const names = await readdir(join(dir, 'responses')).catch(() => [] as string[]);
+  return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length));
 }
 
 // ---------------------------------------------------------------- the fake upstream
@@ -267,6 +274,32 @@ describe.skipIf(skipDawn)('webgpu-responses serve', () => {
     expect(lastType).not.toBe('response.completed');
     expect(id).toMatch(/^resp_/);
     expect(await waitForStatus(client, id)).toBe('cancelled');
+  }, 60_000);
+
+  test('a client that goes away during a non-streamed generation aborts it (recorded cancelled)', async () => {
+    const before = new Set((await readdirIds(storeDir)));
+    const controller = new AbortController();
+    const pending = client.responses
+      .create(
+        // Temperature 2 with this seed runs the full 900 tokens here (about 80 s on SwiftShader): far past the hang-up.
+        // (`seed` is this runtime's own field, not in the SDK's types; the SDK sends it as given.)
+        { model: 'toy-qwen3', input: 'Tell me a long story about caches.', max_output_tokens: 900, temperature: 2, seed: 8 } as OpenAI.Responses.ResponseCreateParamsNonStreaming,
+        { signal: controller.signal },
+      )
+      .catch((e: unknown) => e);
+    // Hang up while it generates (the prefill of this prompt takes a few ms; the record appears only at the end).
+    await new Promise((r) => setTimeout(r, 700));
+    controller.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    let id: string | undefined;
+    for (let i = 0; i < 100 && id === undefined; i++) {
+      id = (await readdirIds(storeDir)).find((x) => !before.has(x));
+      if (id === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(id).toMatch(/^resp_/);
+    const stored = await client.responses.retrieve(id!);
+    expect(stored.status).toBe('cancelled');
+    expect(stored.usage?.output_tokens ?? 0).toBeLessThan(900);
   }, 60_000);
 
   test('a wrong or missing API key is a 401 in the OpenAI shape', async () => {
