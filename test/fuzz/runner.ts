@@ -79,12 +79,16 @@ function countingStore(): ResponseStore & { writes: number } {
   return store;
 }
 
-/** An engine whose script is set per case (each case's generation plays its own script). */
+/** An engine whose script is set per case (each case's generation plays its own script), or a real engine. */
 class CaseEngine implements Engine {
-  current = new FakeEngine();
+  current: Engine = new FakeEngine();
   generated = 0;
+  /** A real engine plays no scripts and never faults on purpose; its answers are capped at `maxTokens`. */
+  constructor(private readonly real: { engine: Engine; maxTokens: number } | null = null) {
+    if (real) this.current = real.engine;
+  }
   play(script: FakeScript): void {
-    this.current = new FakeEngine([script]);
+    if (!this.real) this.current = new FakeEngine([script]);
   }
   listModels() {
     return this.current.listModels();
@@ -97,8 +101,18 @@ class CaseEngine implements Engine {
   }
   generate(req: GenerateRequest) {
     this.generated++;
-    return this.current.generate(req);
+    return this.current.generate(this.real ? { ...req, maxTokens: Math.min(req.maxTokens, this.real.maxTokens) } : req);
   }
+}
+
+export interface RunOptions {
+  /** Run against this engine (e.g. the WebGPU engine on Dawn serving models `fake` and `fake-qwen3`) instead of
+   * the scripted fake: engine-fault cases then fault only if the engine does. */
+  engine?: Engine;
+  /** With `engine`: the most tokens a generation may take (default 8). */
+  maxTokens?: number;
+  /** A request (and its background run) must be answered within this (default HANG_MS). */
+  hangMs?: number;
 }
 
 interface Known {
@@ -133,8 +147,9 @@ function collectBlobs(value: unknown, known: Known): void {
   }
 }
 
-export async function runCases(cases: FuzzCase[], seed: number, onProgress?: (done: number) => void): Promise<FuzzReport> {
-  const engine = new CaseEngine();
+export async function runCases(cases: FuzzCase[], seed: number, onProgress?: (done: number) => void, options: RunOptions = {}): Promise<FuzzReport> {
+  const engine = new CaseEngine(options.engine ? { engine: options.engine, maxTokens: options.maxTokens ?? 8 } : null);
+  const hangMs = options.hangMs ?? HANG_MS;
   const store = countingStore();
   let n = 0;
   const handler: ResponsesHandler = createResponsesHandler({ engine, store, now: () => 1_700_000_000, ids: (prefix) => `${prefix}_${(++n).toString(16).padStart(8, '0')}`, keepAliveMs: 60_000 });
@@ -173,10 +188,10 @@ export async function runCases(cases: FuzzCase[], seed: number, onProgress?: (do
           const response = await handler(request);
           return { response, text: await response.text() };
         })(),
-        HANG_MS,
+        hangMs,
       );
       if (answered === 'timeout') {
-        flag('hang', `no answer within ${HANG_MS} ms`);
+        flag('hang', `no answer within ${hangMs} ms`);
         continue;
       }
       const { response, text } = answered;
@@ -240,7 +255,7 @@ export async function runCases(cases: FuzzCase[], seed: number, onProgress?: (do
         if (value.object === 'response' && typeof value.id === 'string') {
           if (value.background === true && (value.status === 'queued' || value.status === 'in_progress')) {
             figures.backgroundRuns++;
-            const final = await withTimeout(pollBackground(handler, value.id), HANG_MS);
+            const final = await withTimeout(pollBackground(handler, value.id), hangMs);
             if (final === 'timeout') flag('hang', `background run ${value.id} did not end`);
             else if (final === 'failed' && !c.fault) flag('failed-without-fault', `background run ${value.id}`);
           }
