@@ -107,22 +107,28 @@ const GPU_SHAPE: Partial<ForwardKernelShapes> = { product: { WORKGROUP_SIZE: 16,
 describe.each(FORMATS)('%s products', (type) => {
   let kernels: ForwardKernels;
   let split: ForwardKernels;
+  let subgroupSplit: ForwardKernels | null = null;
   beforeAll(async () => {
     kernels = new ForwardKernels(gpu);
     split = new ForwardKernels(gpu, { shapes: GPU_SHAPE, productSplit: 'workgroup' });
+    // Where subgroups hold K_SPLIT invocations, the lanes are also summed by subgroup shuffles.
+    if (gpu.features.subgroups && (gpu.adapterInfo.subgroupMinSize ?? 0) >= 4) subgroupSplit = new ForwardKernels(gpu, { shapes: GPU_SHAPE, productSplit: 'subgroup' });
     const needs = { productTypes: [type], productVariants: ['plain', 'bias+accumulate', 'gated'] as const };
-    await Promise.all([kernels.prepare(needs), split.prepare({ productTypes: [type], productVariants: ['plain'] })]);
+    const plain = { productTypes: [type], productVariants: ['plain'] as const };
+    await Promise.all([kernels.prepare(needs), split.prepare(plain), subgroupSplit?.prepare(plain)]);
   });
   afterAll(() => {
     kernels?.destroy();
     split?.destroy();
+    subgroupSplit?.destroy();
   });
 
   test.each(CASES)('%o', async (c) => {
     expect(await checkCase(kernels, type, c, c.m * 100 + c.n + type.length)).toBeNull();
   });
 
-  test('K split over 4 invocations, 3 tokens a tile (m = 7)', async () => {
+  test('K split over 4 invocations, 3 tokens a tile (m = 7), summed in workgroup memory and by subgroup shuffles', async () => {
     expect(await checkCase(split, type, { m: 7, n: 13, blocks: 5 }, 99)).toBeNull();
+    if (subgroupSplit) expect(await checkCase(subgroupSplit, type, { m: 7, n: 13, blocks: 5 }, 98)).toBeNull();
   });
 });
