@@ -24,6 +24,8 @@ export interface QuantMixShape {
   superBlockRows: 'all' | 'none' | 'some';
   /** The mixes to make of this shape (default: all). */
   ftypes?: readonly QuantMixFtype[];
+  /** Formats every mix of this shape must hold (e.g. F16 for rows that are not whole 32-weight blocks). */
+  alwaysHolds?: readonly string[];
 }
 
 export const QUANT_MIX_SHAPES: QuantMixShape[] = [
@@ -33,6 +35,9 @@ export const QUANT_MIX_SHAPES: QuantMixShape[] = [
   { id: 'w256-ffn640', arch: 'qwen3', hidden: 256, intermediate: 640, heads: 4, kvHeads: 2, headDim: 64, layers: 2, seed: 23, superBlockRows: 'some' },
   // SmolLM2-135M's width and heads (576 = 9 x 64, 3 KV heads; its FFN of 1536 is whole super-blocks).
   { id: 'w576', arch: 'llama', hidden: 576, intermediate: 1536, heads: 9, kvHeads: 3, headDim: 64, layers: 1, seed: 24, superBlockRows: 'some', ftypes: ['Q4_K_M', 'Q5_K_M', 'Q3_K_M', 'Q2_K', 'IQ4_XS', 'Q6_K'] },
+  // ffn_down's rows (176) are not whole 32-weight blocks either: llama-quantize writes them F16, the rest 32-weight
+  // fallbacks (as in published files of narrow models).
+  { id: 'w96-ffn176', arch: 'qwen2', hidden: 96, intermediate: 176, heads: 3, kvHeads: 1, headDim: 32, layers: 2, seed: 25, superBlockRows: 'none', ftypes: ['Q4_K_M', 'Q5_K_S', 'Q2_K', 'IQ4_XS', 'Q8_0'], alwaysHolds: ['F16'] },
 ];
 
 export interface QuantMixCase {

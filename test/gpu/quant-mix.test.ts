@@ -50,6 +50,7 @@ describe('llama-quantize mixes against llama.cpp', () => {
       expect(superBlockTypes).toEqual([]);
       expect([...matrixTypes].some((t) => WEIGHT_FORMAT[t].blockElements === 32), `${id} holds a 32-weight fallback`).toBe(true);
     }
+    for (const t of c.shape.alwaysHolds ?? []) expect(matrixTypes.has(t as WeightFormatName), `${id} holds ${t}`).toBe(true);
     const { decoder, destroy } = await decoderFromGguf(file);
     try {
       const greedy = fixture.llama.greedy;
