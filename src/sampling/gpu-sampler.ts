@@ -152,12 +152,21 @@ export class GpuSampler {
    * result buffer. Penalties use and update `counts` (stream 0 adds the chosen token).
    */
   encode(batch: ComputeBatch, logits: Binding, params: SamplingParams, step: number, options: EncodeOptions = {}): GPUBuffer {
-    const device = this.gpu.device;
     const streams = options.streams ?? 1;
     if (!Number.isInteger(streams) || streams < 1 || streams > this.maxStreams) {
       throw new RangeError(`streams must be 1..${this.maxStreams}, got ${streams}`);
     }
     const topN = Math.min(Math.max(0, Math.trunc(params.top_logprobs ?? 0)), MAX_TOP_LOGPROBS);
+    const penalties = this.encodeProcessing(batch, logits, params, options);
+    this.encodeDraw(batch, params, { step, streams, topN, penalties }, options);
+    this.lastTopN = topN;
+    this.lastStreams = streams;
+    return this.result;
+  }
+
+  /** logits -> work: penalties and the mask (logits_process), then the sparse logit bias; whether penalties apply. */
+  private encodeProcessing(batch: ComputeBatch, logits: Binding, params: SamplingParams, options: EncodeOptions): boolean {
+    const device = this.gpu.device;
     let mask = options.mask ?? null;
     if (mask instanceof Uint32Array) {
       if (mask.length < Math.ceil(this.vocabSize / 32)) throw new RangeError(`The mask has ${mask.length} words, fewer than the vocabulary needs`);
@@ -194,53 +203,45 @@ export class GpuSampler {
       device.queue.writeBuffer(this.biasParams, 0, new Uint32Array([bias.length, this.vocabSize, 0, 0]));
       batch.dispatch(this.pipelines.bias, [this.biasBuffer, this.work, this.biasParams], Math.ceil(bias.length / 64));
     }
+    return penalties;
+  }
 
+  /** work -> result: the sampler's kernels (shaders/sample_common.wgsl), only those this step's settings need. */
+  private encodeDraw(batch: ComputeBatch, params: SamplingParams, s: { step: number; streams: number; topN: number; penalties: boolean }, options: EncodeOptions): void {
     const [seedLo, seedHi] = seedWords(params.seed ?? 0);
     const temperature = Math.max(0, params.temperature);
     const topK = Math.max(0, Math.trunc(params.top_k ?? 0));
     const topP = params.top_p ?? 1;
-    const minP = params.min_p ?? 0;
     let flags = 0;
     if (temperature > 0 && topK > 0 && topK < this.vocabSize) flags |= FLAG_TOP_K;
     if (temperature > 0 && topP < 1) flags |= FLAG_TOP_P;
     // Candidates serve top-k, top-p and the top-N; the levels pass also gives the kept masses of a plain draw.
-    const candidates = flags !== 0 || topN > 0;
+    const candidates = flags !== 0 || s.topN > 0;
     if (candidates) flags |= FLAG_CANDIDATES;
-    const levels = candidates || temperature > 0;
     const sample = new ArrayBuffer(64);
-    new Uint32Array(sample, 0, 8).set([this.vocabSize, streams, seedLo, seedHi, step >>> 0, topK, topN, penalties ? 1 : 0]);
-    new Float32Array(sample, 32, 4).set([temperature, topP, minP, 0]);
+    new Uint32Array(sample, 0, 8).set([this.vocabSize, s.streams, seedLo, seedHi, s.step >>> 0, topK, s.topN, s.penalties ? 1 : 0]);
+    new Float32Array(sample, 32, 4).set([temperature, topP, params.min_p ?? 0, 0]);
     new Uint32Array(sample, 48, 4).set([this.units, this.unit, Math.max(1, Math.min(this.maxCandidates, this.vocabSize)), flags]);
-    device.queue.writeBuffer(this.sampleParams, 0, sample);
+    this.gpu.device.queue.writeBuffer(this.sampleParams, 0, sample);
     const p = this.pipelines;
-    const pass = (label: string) => {
+    const run = (label: string, pipeline: GPUComputePipeline, bindings: Binding[], workgroups: number) => {
       if (options.passPerKernel) batch.beginPass(label);
+      batch.dispatch(pipeline, bindings, workgroups);
     };
     const unitGroups = Math.ceil(this.units / UNIT_WORKGROUP);
-    pass('sample_partials');
-    batch.dispatch(p.partials, [this.work, this.parts, this.sampleParams], unitGroups);
-    pass('sample_reduce');
-    batch.dispatch(p.reduce, [this.parts, this.head, this.sampleParams], 1);
-    const levelPass = () => {
-      pass('sample_levels');
-      batch.dispatch(p.levels, [this.work, this.parts, this.head, this.levels, this.sampleParams], unitGroups);
-    };
+    const levels = () => run('sample_levels', p.levels, [this.work, this.parts, this.head, this.levels, this.sampleParams], unitGroups);
+    run('sample_partials', p.partials, [this.work, this.parts, this.sampleParams], unitGroups);
+    run('sample_reduce', p.reduce, [this.parts, this.head, this.sampleParams], 1);
     if (candidates) {
       for (let round = 0; round < REFINE_ROUNDS; round++) {
-        levelPass();
-        pass('sample_select');
-        batch.dispatch(p.select, [this.parts, this.head, this.levels, this.sampleParams], 1);
+        levels();
+        run('sample_select', p.select, [this.parts, this.head, this.levels, this.sampleParams], 1);
       }
-      pass('sample_compact');
-      batch.dispatch(p.compact, [this.work, this.head, this.candidates, this.sampleParams], unitGroups);
-    } else if (levels) {
-      levelPass();
+      run('sample_compact', p.compact, [this.work, this.head, this.candidates, this.sampleParams], unitGroups);
+    } else if (temperature > 0) {
+      levels();
     }
-    pass('sample_token');
-    batch.dispatch(p.sample, [this.work, this.parts, this.head, this.candidates, this.result, this.counts, this.sampleParams], 1);
-    this.lastTopN = topN;
-    this.lastStreams = streams;
-    return this.result;
+    run('sample_token', p.sample, [this.work, this.parts, this.head, this.candidates, this.result, this.counts, this.sampleParams], 1);
   }
 
   /**
