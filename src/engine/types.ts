@@ -3,11 +3,13 @@
 // implement it with a scripted fake. Nothing here knows about WebGPU, the DOM or IndexedDB.
 
 import type { ChatMessage, ChatTool } from '../common/chat.ts';
+import type { ChatFormatName } from '../common/chat-format.ts';
 import type { ConstraintSpec } from '../common/constraint-spec.ts';
 import type { SamplingParams } from '../common/sampling-params.ts';
 
 // The shared vocabulary lives in src/common; re-exported here for the layers above the engine.
 export type { ChatFormatMarkers, ChatMessage, ChatTool, ChatToolCall } from '../common/chat.ts';
+export type { ChatFormat, ChatFormatName } from '../common/chat-format.ts';
 export type { ConstrainedTool, ConstraintSpec } from '../common/constraint-spec.ts';
 export type { SamplingParams } from '../common/sampling-params.ts';
 export { EngineError } from '../common/engine-error.ts';
@@ -51,7 +53,11 @@ export interface ModelInfo {
     toolCallEnd: string;
     /** The template opens the thinking block in the prompt when thinking is on, so output starts as reasoning. */
     promptOpensThink?: boolean;
+    /** The chat format (the same as `chatFormat`), here so parsers built from `markers` alone see it too. */
+    format?: ChatFormatName;
   };
+  /** The chat format found from the model's chat template (src/common/chat-format.ts); absent: Hermes/Qwen. */
+  chatFormat?: ChatFormatName;
 }
 
 export interface Engine {

@@ -1,0 +1,215 @@
+// Chat formats: how a model family writes reasoning and tool calls, found from its chat template's text (never
+// from the architecture name). Plain data and pure functions only: the output parser (src/responses/chat-formats)
+// and the tool-call grammar (src/sampling/constraints/json-call-grammar.ts) read the same `ChatFormat`, so what the
+// constraint lets a model write is what the parser reads back as a call.
+//
+// - hermes: Hermes/Qwen `<tool_call>{"name", "arguments"}</tool_call>`, reasoning in `<think>…</think>` (today's
+//   format, handled by output-parser.ts and constraint-grammar.ts as before; also the fallback for templates
+//   nothing else recognises).
+// - llama3: Llama 3.1/3.2/3.3. A call is bare JSON `{"name": …, "parameters": {…}}` at the start of the answer,
+//   optionally after `<|python_tag|>`; several are separated by `;`. The turn ends with `<|eom_id|>` or
+//   `<|eot_id|>` (stop tokens: they never reach the text). No reasoning.
+// - mistral: Mistral v3 (`[INST] …`, `[TOOL_CALLS] [`) and tekken (`[INST]…`, `[TOOL_CALLS][`) templates.
+//   `[TOOL_CALLS]` followed by a JSON list of `{"name", "arguments"}` objects (each may carry an `"id"`). No
+//   reasoning. Its templates require tool-call ids of exactly 9 alphanumerics and strictly alternating
+//   user/assistant turns after one leading system message: `replayMessagesFor` rewrites the chat to fit.
+import type { ChatFormatMarkers, ChatMessage } from './chat.ts';
+import { DEFAULT_MARKERS } from './chat.ts';
+
+export type ChatFormatName = 'hermes' | 'llama3' | 'mistral';
+
+/** How a format writes its tool calls (the parser's and the grammar's common description). */
+export interface ToolCallSyntax {
+  /** The literal that opens the calls ('' for none). */
+  open: string;
+  /** A call may also begin the answer without `open` (bare JSON as its first non-space character). */
+  bareAtStart: boolean;
+  /** The literal that closes a call ('' when the JSON's own end closes it). */
+  close: string;
+  /** The calls after `open` are one JSON list `[call, call, …]`. */
+  list: boolean;
+  /** The key holding the arguments object, as the model is told to write it (the parser also reads `arguments`). */
+  argumentsKey: 'arguments' | 'parameters';
+  /** Between two calls (outside a list): the grammar writes it, the parser skips it. */
+  separator: string;
+  /** Template literals that never reach the text (end-of-turn markers, should the engine not stop on them). */
+  dropped: readonly string[];
+}
+
+export interface ChatFormat {
+  name: ChatFormatName;
+  /** A variant of the family's templates, for diagnostics (`v3`/`tekken` for Mistral). */
+  variant?: string;
+  /** Reasoning and tool-call markers ('' where the format has none). */
+  markers: ChatFormatMarkers;
+  /** The format has a reasoning block (`markers.thinkStart`/`thinkEnd`). */
+  thinking: boolean;
+  calls: ToolCallSyntax;
+  /** How history replays into this family's template (see replayMessagesFor). */
+  replay: {
+    /** Reasoning of earlier turns: the template renders `reasoning_content`, or it is dropped. */
+    reasoning: 'template' | 'drop';
+    /** Tool-call ids the template accepts: any, or exactly 9 alphanumerics (Mistral). */
+    callIds: 'any' | 'alnum9';
+    /** Calls per assistant message the template renders: any number, or one (Llama 3.x raises on more). */
+    callsPerMessage: 'many' | 'one';
+    /** System messages: anywhere, or only one leading one (later ones fold into the next user message). */
+    systemMessages: 'anywhere' | 'leading';
+  };
+}
+
+export const HERMES_FORMAT: ChatFormat = {
+  name: 'hermes',
+  markers: DEFAULT_MARKERS,
+  thinking: true,
+  calls: {
+    open: DEFAULT_MARKERS.toolCallStart,
+    bareAtStart: false,
+    close: DEFAULT_MARKERS.toolCallEnd,
+    list: false,
+    argumentsKey: 'arguments',
+    separator: '',
+    dropped: [],
+  },
+  replay: { reasoning: 'template', callIds: 'any', callsPerMessage: 'many', systemMessages: 'anywhere' },
+};
+
+export const LLAMA3_PYTHON_TAG = '<|python_tag|>';
+
+export const LLAMA3_FORMAT: ChatFormat = {
+  name: 'llama3',
+  markers: { thinkStart: '', thinkEnd: '', toolCallStart: LLAMA3_PYTHON_TAG, toolCallEnd: '' },
+  thinking: false,
+  calls: {
+    open: LLAMA3_PYTHON_TAG,
+    bareAtStart: true,
+    close: '',
+    list: false,
+    argumentsKey: 'parameters',
+    separator: ';',
+    dropped: ['<|eom_id|>', '<|eot_id|>'],
+  },
+  replay: { reasoning: 'drop', callIds: 'any', callsPerMessage: 'one', systemMessages: 'anywhere' },
+};
+
+export const MISTRAL_TOOL_CALLS = '[TOOL_CALLS]';
+
+export const MISTRAL_FORMAT: ChatFormat = {
+  name: 'mistral',
+  markers: { thinkStart: '', thinkEnd: '', toolCallStart: MISTRAL_TOOL_CALLS, toolCallEnd: '' },
+  thinking: false,
+  calls: {
+    open: MISTRAL_TOOL_CALLS,
+    bareAtStart: false,
+    close: '',
+    list: true,
+    argumentsKey: 'arguments',
+    separator: ',',
+    dropped: ['</s>'],
+  },
+  replay: { reasoning: 'drop', callIds: 'alnum9', callsPerMessage: 'many', systemMessages: 'leading' },
+};
+
+export const CHAT_FORMATS: Readonly<Record<ChatFormatName, ChatFormat>> = {
+  hermes: HERMES_FORMAT,
+  llama3: LLAMA3_FORMAT,
+  mistral: MISTRAL_FORMAT,
+};
+
+export function chatFormatByName(name: ChatFormatName | undefined): ChatFormat {
+  return (name !== undefined && CHAT_FORMATS[name]) || HERMES_FORMAT;
+}
+
+/** A tokenizer_config.json `chat_template` value (a string, or named templates as a list or a record). */
+export type ChatTemplateField = string | Record<string, string> | { name: string; template: string }[] | null | undefined;
+
+/**
+ * The chat format a template writes, from its text. Mistral: `[INST]` (v3 when it writes `"[INST] "`, tekken
+ * otherwise); Llama 3.x: `<|start_header_id|>`; anything else (Qwen, Hermes, SmolLM, no template): hermes.
+ */
+export function detectChatFormat(field: ChatTemplateField): ChatFormat {
+  const text = templateText(field);
+  if (text.includes('[INST]')) {
+    const v3 = text.includes('[INST] ') || text.includes('[TOOL_CALLS] [');
+    return { ...MISTRAL_FORMAT, variant: v3 ? 'v3' : 'tekken' };
+  }
+  if (text.includes('<|start_header_id|>')) return LLAMA3_FORMAT;
+  return HERMES_FORMAT;
+}
+
+function templateText(field: ChatTemplateField): string {
+  if (field === null || field === undefined) return '';
+  if (typeof field === 'string') return field;
+  if (Array.isArray(field)) return field.map((t) => t.template).join('\n');
+  return Object.values(field).join('\n');
+}
+
+/**
+ * The chat as this format's template can render it (the same for a chain replayed by id and one resent by hand,
+ * since both go through here): reasoning dropped where the template has no place for it; tool-call ids mapped to
+ * 9 alphanumerics (a stable hash, calls and their results alike) where the template demands them; an assistant
+ * message with several calls split into one message per call where the template renders only one; system
+ * messages after the first folded into the next user message where only a leading one is allowed.
+ */
+export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMessage[]): ChatMessage[] {
+  const { replay } = format;
+  let out: ChatMessage[] = messages.map((m) => ({ ...m }));
+  if (replay.reasoning === 'drop') {
+    for (const m of out) delete m.reasoning_content;
+  }
+  if (replay.callIds === 'alnum9') {
+    for (const m of out) {
+      if (m.tool_calls) m.tool_calls = m.tool_calls.map((c) => ({ ...c, id: alnum9(c.id) }));
+      if (m.tool_call_id !== undefined) m.tool_call_id = alnum9(m.tool_call_id);
+    }
+  }
+  if (replay.callsPerMessage === 'one') {
+    out = out.flatMap((m) =>
+      m.tool_calls && m.tool_calls.length > 1 ? m.tool_calls.map((call, i) => ({ ...m, content: i === 0 ? m.content : '', tool_calls: [call] })) : [m],
+    );
+  }
+  if (replay.systemMessages === 'leading') {
+    const folded: ChatMessage[] = [];
+    let pending: string[] = [];
+    for (const [i, m] of out.entries()) {
+      if (m.role === 'system' || m.role === 'developer') {
+        if (i === 0) folded.push({ ...m, role: 'system' });
+        else pending.push(m.content);
+        continue;
+      }
+      const last = folded.at(-1);
+      if (m.role === 'user' && pending.length > 0) {
+        folded.push({ ...m, content: [...pending, m.content].join('\n\n') });
+        pending = [];
+      } else if (m.role === 'user' && last?.role === 'user' && i > 0) {
+        // Two user turns in a row (the template demands alternation): one turn.
+        folded[folded.length - 1] = { ...last, content: `${last.content}\n\n${m.content}` };
+      } else folded.push(m);
+    }
+    // System text after the last user message has no user turn to join: it becomes one.
+    if (pending.length > 0) folded.push({ role: 'user', content: pending.join('\n\n') });
+    out = folded;
+  }
+  return out;
+}
+
+const ALNUM = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+/** A stable 9-alphanumeric id for `id` (kept when it already is one). */
+export function alnum9(id: string): string {
+  if (/^[A-Za-z0-9]{9}$/.test(id)) return id;
+  // FNV-1a over the UTF-16 units, two rounds with different seeds for 9 base-62 digits.
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
+  }
+  let out = '';
+  for (let i = 0; i < 9; i++) {
+    const h = i < 5 ? h1 : h2;
+    out += ALNUM[(h >>> ((i % 5) * 6)) % 62];
+  }
+  return out;
+}

@@ -1,0 +1,311 @@
+// The output parser of the chat formats whose tool calls are plain JSON objects (Llama 3.x, Mistral): the same
+// events as the Hermes parser (output-parser.ts), fed one token's text at a time. What a call looks like comes
+// from the format's ToolCallSyntax (src/common/chat-format.ts):
+// - Llama 3.x: `{"name": …, "parameters": {…}}` as the answer's first non-space text, or after `<|python_tag|>`;
+//   several separated by `;`.
+// - Mistral: `[TOOL_CALLS]` then `[{"name": …, "arguments": {…}, "id"?: …}, …]`.
+// A call's arguments stream as they are written (a custom tool's `input` decoded as it comes, as for Hermes). A
+// call whose keys come in another order is read whole once its object closes. A call naming an undeclared tool,
+// or JSON that is no call, is kept as text (the opening marker dropped), and so is everything after it: these
+// formats have no end marker to resume from. These formats have no reasoning block.
+import type { ToolCallSyntax } from '../../common/chat-format.ts';
+import { ArgumentsDecoder } from './arguments-decoder.ts';
+import type { ParseEvent } from './parse-event.ts';
+
+/** The OutputParser options this parser reads (see output-parser.ts). */
+export interface JsonCallsParserOptions {
+  toolCalls: boolean;
+  declaredNames?: ReadonlySet<string>;
+  namespaced?: ReadonlyMap<string, { namespace: string; name: string }>;
+  customNames: ReadonlySet<string>;
+}
+
+type State = 'start' | 'text' | 'calls' | 'call-head' | 'call-args' | 'call-tail';
+
+export class JsonCallsParser {
+  private state: State;
+  private buffer = '';
+  private args: ArgumentsDecoder | null = null;
+  private tail = new ObjectTailScanner();
+  /** Inside the calls after `open`: the list's `[` was read (list syntaxes). */
+  private listOpen = false;
+  /** A call was no call: the rest is text. */
+  private callsOff = false;
+
+  constructor(
+    private readonly syntax: ToolCallSyntax,
+    private readonly options: JsonCallsParserOptions,
+  ) {
+    this.state = syntax.bareAtStart && options.toolCalls ? 'start' : 'text';
+    this.callsOff = !options.toolCalls;
+  }
+
+  get reasoningTokens(): number {
+    return 0;
+  }
+
+  push(text: string): ParseEvent[] {
+    const events: ParseEvent[] = [];
+    this.buffer += text;
+    while (this.step(events));
+    return events;
+  }
+
+  finish(): ParseEvent[] {
+    const events: ParseEvent[] = [];
+    const rest = this.buffer;
+    this.buffer = '';
+    switch (this.state) {
+      case 'start':
+      case 'text':
+        if (rest) events.push({ kind: 'text.delta', text: rest });
+        break;
+      case 'calls':
+        // Spaces or separators after the last call.
+        break;
+      case 'call-head': {
+        const call = parseWholeCall(rest);
+        if (call && this.declared(call.name)) this.emitWholeCall(call, events);
+        else if (rest) events.push({ kind: 'text.delta', text: rest });
+        break;
+      }
+      case 'call-args': {
+        const delta = this.args!.push(rest);
+        if (delta) events.push({ kind: 'call.delta', text: delta });
+        events.push({ kind: 'call.end', complete: this.args!.done });
+        break;
+      }
+      case 'call-tail':
+        events.push({ kind: 'call.end', complete: true });
+        break;
+    }
+    this.state = 'text';
+    return events;
+  }
+
+  private declared(name: string): boolean {
+    return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
+  }
+
+  private callStart(name: string, custom: boolean): ParseEvent {
+    const member = this.options.namespaced?.get(name);
+    return member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom };
+  }
+
+  private emitWholeCall(call: { name: string; argumentsJson: string }, events: ParseEvent[]): void {
+    const custom = this.options.customNames.has(call.name);
+    events.push(this.callStart(call.name, custom));
+    const delta = new ArgumentsDecoder(custom ? 'custom' : 'function').push(call.argumentsJson);
+    if (delta) events.push({ kind: 'call.delta', text: delta });
+    events.push({ kind: 'call.end', complete: true });
+  }
+
+  /** No call after all: the rest of the output is text. */
+  private toText(): void {
+    this.callsOff = true;
+    this.state = 'text';
+  }
+
+  private step(events: ParseEvent[]): boolean {
+    const { syntax } = this;
+    switch (this.state) {
+      case 'start': {
+        const i = this.buffer.search(/\S/);
+        if (i < 0) return false;
+        if (this.buffer[i] === '{') {
+          this.buffer = this.buffer.slice(i);
+          this.state = 'call-head';
+        } else this.state = 'text';
+        return true;
+      }
+      case 'text': {
+        const candidates = [syntax.open, ...syntax.dropped];
+        const hit = findFirst(this.buffer, candidates);
+        if (hit === null) {
+          const keep = heldPrefix(this.buffer, candidates);
+          const out = this.buffer.slice(0, this.buffer.length - keep);
+          if (out) events.push({ kind: 'text.delta', text: out });
+          this.buffer = this.buffer.slice(out.length);
+          return false;
+        }
+        const before = this.buffer.slice(0, hit.index);
+        if (before) events.push({ kind: 'text.delta', text: before });
+        this.buffer = this.buffer.slice(hit.index + hit.marker.length);
+        if (hit.marker === syntax.open && !this.callsOff) {
+          this.state = 'calls';
+          this.listOpen = false;
+        }
+        return true;
+      }
+      case 'calls': {
+        const i = this.buffer.search(/\S/);
+        if (i < 0) {
+          this.buffer = '';
+          return false;
+        }
+        const c = this.buffer[i]!;
+        if (syntax.list && !this.listOpen) {
+          if (c !== '[') return this.giveUp(i);
+          this.listOpen = true;
+          this.buffer = this.buffer.slice(i + 1);
+          return true;
+        }
+        if (c === '{') {
+          this.buffer = this.buffer.slice(i);
+          this.state = 'call-head';
+          return true;
+        }
+        if (syntax.separator && c === syntax.separator) {
+          this.buffer = this.buffer.slice(i + 1);
+          return true;
+        }
+        if (syntax.list && c === ']') {
+          // The list is closed: what follows is text.
+          this.buffer = this.buffer.slice(i + 1);
+          this.state = 'text';
+          return true;
+        }
+        if (syntax.close && this.buffer.slice(i).startsWith(syntax.close)) {
+          this.buffer = this.buffer.slice(i + syntax.close.length);
+          this.state = 'text';
+          return true;
+        }
+        return this.giveUp(i);
+      }
+      case 'call-head': {
+        const head = /^\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"(?:arguments|parameters)"\s*:/.exec(this.buffer);
+        if (head) {
+          const name = decodeName(head[1]!);
+          if (name === null || !this.declared(name)) {
+            this.toText();
+            return true;
+          }
+          const custom = this.options.customNames.has(name);
+          events.push(this.callStart(name, custom));
+          this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
+          this.buffer = this.buffer.slice(head[0].length);
+          this.state = 'call-args';
+          return true;
+        }
+        // Another key order: wait for the object to close, then read it whole.
+        const end = objectEnd(this.buffer);
+        if (end < 0) return false;
+        const call = parseWholeCall(this.buffer.slice(0, end));
+        if (call === null || !this.declared(call.name)) {
+          this.toText();
+          return true;
+        }
+        this.buffer = this.buffer.slice(end);
+        this.emitWholeCall(call, events);
+        this.state = 'calls';
+        return true;
+      }
+      case 'call-args': {
+        const decoder = this.args!;
+        const { delta, consumed } = decoder.pushUntilDone(this.buffer);
+        if (delta) events.push({ kind: 'call.delta', text: delta });
+        this.buffer = this.buffer.slice(consumed);
+        if (!decoder.done) return false;
+        this.tail = new ObjectTailScanner();
+        this.state = 'call-tail';
+        return true;
+      }
+      case 'call-tail': {
+        // The rest of the call's object (an "id" Mistral writes, say) up to its closing brace.
+        const consumed = this.tail.push(this.buffer);
+        this.buffer = this.buffer.slice(consumed);
+        if (!this.tail.done) return false;
+        events.push({ kind: 'call.end', complete: true });
+        this.args = null;
+        this.state = 'calls';
+        return true;
+      }
+    }
+  }
+
+  /** Between calls, something that is no call: it and the rest are text. */
+  private giveUp(at: number): boolean {
+    this.buffer = this.buffer.slice(at);
+    this.toText();
+    return true;
+  }
+}
+
+/** Reads the rest of an object whose `{` was read, strings and nesting aware; `done` after its `}`. */
+class ObjectTailScanner {
+  private depth = 1;
+  private inString = false;
+  private escaped = false;
+  done = false;
+
+  /** Returns how many chars it consumed (all, or up to and including the closing brace). */
+  push(text: string): number {
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]!;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === '\\') this.escaped = true;
+        else if (c === '"') this.inString = false;
+      } else if (c === '"') this.inString = true;
+      else if (c === '{' || c === '[') this.depth++;
+      else if (c === '}' || c === ']') {
+        if (--this.depth === 0) {
+          this.done = true;
+          return i + 1;
+        }
+      }
+    }
+    return text.length;
+  }
+}
+
+/** The index after the JSON object `text` starts with, or -1 while it is not closed. */
+function objectEnd(text: string): number {
+  const scanner = new ObjectTailScanner();
+  const consumed = scanner.push(text.slice(1));
+  return scanner.done ? consumed + 1 : -1;
+}
+
+function parseWholeCall(body: string): { name: string; argumentsJson: string } | null {
+  try {
+    const value: unknown = JSON.parse(body);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+    const { name, arguments: args, parameters } = value as { name?: unknown; arguments?: unknown; parameters?: unknown };
+    if (typeof name !== 'string') return null;
+    return { name, argumentsJson: JSON.stringify(args ?? parameters ?? {}) };
+  } catch {
+    return null;
+  }
+}
+
+function decodeName(raw: string): string | null {
+  try {
+    const name: unknown = JSON.parse(`"${raw}"`);
+    return typeof name === 'string' ? name : null;
+  } catch {
+    return null;
+  }
+}
+
+function findFirst(text: string, markers: readonly string[]): { index: number; marker: string } | null {
+  let best: { index: number; marker: string } | null = null;
+  for (const marker of markers) {
+    if (!marker) continue;
+    const index = text.indexOf(marker);
+    if (index >= 0 && (best === null || index < best.index)) best = { index, marker };
+  }
+  return best;
+}
+
+function heldPrefix(text: string, markers: readonly string[]): number {
+  let keep = 0;
+  for (const marker of markers) {
+    for (let k = Math.min(marker.length - 1, text.length); k > keep; k--) {
+      if (text.endsWith(marker.slice(0, k))) {
+        keep = k;
+        break;
+      }
+    }
+  }
+  return keep;
+}
