@@ -16,6 +16,7 @@ import { IncrementalDetokenizer } from '../model/incremental-detokenizer.ts';
 import type { ModelConfig } from '../model/model-config.ts';
 import type { ModelTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_MARKERS } from '../common/chat.ts';
+import { type ChatFormat, detectChatFormat, replayMessagesFor } from '../common/chat-format.ts';
 import { DEFAULT_CONTEXT_LENGTH, ModelRegistry, openModel, type ModelSource, type OpenedModel } from './model-registry.ts';
 import { RequestQueue } from './request-queue.ts';
 import {
@@ -63,11 +64,14 @@ interface LoadedModel {
   sampler: Promise<GpuSampler> | null;
   /** Token id -> bytes, for constraint masks (made on first constrained request). */
   vocabulary: Vocabulary | null;
+  format: ChatFormat;
 }
 
 interface ModelMeta {
   opened: OpenedModel;
   templates: Map<boolean, ChatTemplate>;
+  /** The chat format its template writes (detected from the template's text). */
+  format: ChatFormat;
 }
 
 export interface OpTime {
@@ -98,9 +102,11 @@ export class WebGpuEngine implements Engine {
     const infos: ModelInfo[] = [];
     for (const source of this.registry.list()) {
       let contextLength = source.contextLength ?? DEFAULT_CONTEXT_LENGTH;
+      let format: ChatFormat | null = null;
       try {
-        const { opened } = await this.modelMeta(source);
-        contextLength = this.contextLengthOf(source, opened.config);
+        const meta = await this.modelMeta(source);
+        contextLength = this.contextLengthOf(source, meta.opened.config);
+        format = meta.format;
       } catch {
         // An unreadable model is still listed; using it reports the error.
       }
@@ -111,7 +117,9 @@ export class WebGpuEngine implements Engine {
         ownedBy: source.ownedBy ?? 'webgpu-responses',
         contextLength,
         loaded: this.loaded.has(source.id),
-        markers: { ...DEFAULT_MARKERS, ...source.markers },
+        ...(format && format.name !== 'hermes'
+          ? { markers: { ...markersOf(source, format), format: format.name }, chatFormat: format.name }
+          : { markers: { ...DEFAULT_MARKERS, ...source.markers } }),
       });
     }
     // The first loaded model is the default: list loaded ones first.
@@ -128,7 +136,8 @@ export class WebGpuEngine implements Engine {
     const source = this.registry.resolve(model);
     if (constraint.kind === 'none') return;
     // Compiles the grammar (cached for generate) and turns a bad schema or grammar into a 400 naming it.
-    checkConstraintForRequest(constraint, { markers: markersOf(source) });
+    const format = await this.formatOf(source);
+    checkConstraintForRequest(constraint, { markers: markersOf(source, format), format: format.name });
   }
 
   generate(req: GenerateRequest): AsyncIterable<GenerationEvent> {
@@ -204,11 +213,20 @@ export class WebGpuEngine implements Engine {
   private modelMeta(source: ModelSource): Promise<ModelMeta> {
     let meta = this.meta.get(source.id);
     if (!meta) {
-      meta = openModel(source).then((opened) => ({ opened, templates: new Map<boolean, ChatTemplate>() }));
+      meta = openModel(source).then((opened) => ({ opened, templates: new Map<boolean, ChatTemplate>(), format: detectChatFormat(opened.tokenizer.chatTemplate) }));
       meta.catch(() => this.meta.delete(source.id));
       this.meta.set(source.id, meta);
     }
     return meta;
+  }
+
+  /** The chat format of a model (Hermes/Qwen when its files cannot be read: using it reports why). */
+  private async formatOf(source: ModelSource): Promise<ChatFormat> {
+    try {
+      return (await this.modelMeta(source)).format;
+    } catch {
+      return detectChatFormat(null);
+    }
   }
 
   private renderAndTokenize(meta: ModelMeta, req: Pick<GenerateRequest, 'messages' | 'tools' | 'enableThinking'>): { text: string; tokens: number[] } {
@@ -226,7 +244,7 @@ export class WebGpuEngine implements Engine {
     let text: string;
     try {
       text = template.render({
-        messages: req.messages,
+        messages: replayMessagesFor(meta.format, req.messages),
         tools: req.tools,
         addGenerationPrompt: true,
         enableThinking: req.enableThinking,
@@ -269,7 +287,7 @@ export class WebGpuEngine implements Engine {
   }
 
   private async loadModel(source: ModelSource): Promise<LoadedModel> {
-    const { opened } = await this.modelMeta(source);
+    const { opened, format } = await this.modelMeta(source);
     const gpu = await this.gpu();
     this.pipelines ??= new PipelineCache(gpu.device);
     const uploaded = await uploadTensors(gpu.device, opened.tensors, {
@@ -285,7 +303,7 @@ export class WebGpuEngine implements Engine {
         decoder.destroy();
         throw error;
       });
-      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer), contextLength, sampler: Promise.resolve(sampler), vocabulary: null };
+      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer), contextLength, sampler: Promise.resolve(sampler), vocabulary: null, format };
     } catch (error) {
       uploaded.destroy();
       throw error;
@@ -306,7 +324,9 @@ export class WebGpuEngine implements Engine {
       model.vocabulary = buildVocabulary({
         tokenTexts: Array.from({ length: model.opened.config.vocabSize }, (_, id) => tokenizer.tokenText(id)),
         encoding: tokenTextEncodingOf(tokenizer.source.tokenizerJson),
-        addedTokens: tokenizer.specialTokens,
+        // The format's own call marker (`[TOOL_CALLS]`, `<|python_tag|>`) is a control token the constraint must be
+        // able to write: it counts as its literal text.
+        addedTokens: tokenizer.specialTokens.map((t) => (t.control && t.content === model.format.calls.open ? { ...t, control: false } : t)),
         endTokenIds: [...model.stopTokens],
       });
     }
@@ -391,11 +411,12 @@ export class WebGpuEngine implements Engine {
     const sampler = await this.guard(() => this.samplerOf(model));
     sampler.resetCounts();
     if (constrained) {
-      const markers = markersOf(model.source);
+      const markers = markersOf(model.source, model.format);
+      const format = model.format.name;
       try {
-        choice.constraint = compileConstraint(req.constraint, this.vocabularyOf(model), { markers, thinking: thinkingModeOf(promptText, req.enableThinking, markers) });
+        choice.constraint = compileConstraint(req.constraint, this.vocabularyOf(model), { markers, format, thinking: thinkingModeOf(promptText, req.enableThinking, model.format, markers) });
       } catch (error) {
-        checkConstraintForRequest(req.constraint, { markers });
+        checkConstraintForRequest(req.constraint, { markers, format });
         throw error;
       }
     }
@@ -509,12 +530,14 @@ interface TokenChoice {
   taken: (result: StepResult) => number;
 }
 
-function markersOf(source: ModelSource): ChatFormatMarkers {
-  return { ...DEFAULT_MARKERS, ...source.markers };
+/** The format's markers; a Hermes/Qwen model's may be overridden by its source. */
+function markersOf(source: ModelSource, format: ChatFormat): ChatFormatMarkers {
+  return format.name === 'hermes' ? { ...DEFAULT_MARKERS, ...source.markers } : format.markers;
 }
 
 /** Whether the prompt opened a thinking block the output starts inside ('open'), may open one, or not. */
-function thinkingModeOf(promptText: string, enableThinking: boolean, markers: ChatFormatMarkers): ThinkingMode {
+function thinkingModeOf(promptText: string, enableThinking: boolean, format: ChatFormat, markers: ChatFormatMarkers): ThinkingMode {
+  if (!format.thinking) return 'none';
   if (promptText.trimEnd().endsWith(markers.thinkStart)) return 'open';
   return enableThinking ? 'optional' : 'none';
 }

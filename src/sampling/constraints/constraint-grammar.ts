@@ -9,6 +9,8 @@
 // reader, the Responses output parser included.
 import { type ChatFormatMarkers, DEFAULT_MARKERS } from '../../common/chat.ts';
 import type { ConstrainedTool, ConstraintSpec } from '../../common/constraint-spec.ts';
+import { type ChatFormatName, chatFormatByName } from '../../common/chat-format.ts';
+import { jsonCallsStart } from './json-call-grammar.ts';
 
 export { type ChatFormatMarkers, DEFAULT_MARKERS };
 import { DEFAULT_COMPILE_BUDGET, compileGrammar, estimateExprStates } from './byte-automaton.ts';
@@ -43,6 +45,8 @@ export type ThinkingMode = 'none' | 'optional' | 'open';
 export interface ChatFormatOptions {
   markers: ChatFormatMarkers;
   thinking: ThinkingMode;
+  /** The chat format (src/common/chat-format.ts); absent or `hermes`: `<tool_call>` with `markers` as above. */
+  format?: ChatFormatName;
 }
 
 export const DEFAULT_CHAT_FORMAT: ChatFormatOptions = { markers: DEFAULT_MARKERS, thinking: 'optional' };
@@ -78,9 +82,10 @@ export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOpt
 
 function toolsGrammar(
   spec: ToolsConstraintSpec,
-  { markers, thinking }: ChatFormatOptions,
+  options: ChatFormatOptions,
   rules: Map<string, GrammarExpr>,
 ): Grammar {
+  const { markers, thinking } = options;
   let tools = spec.tools;
   if (spec.mode === 'named') {
     tools = tools.filter((t) => t.name === spec.name);
@@ -96,6 +101,13 @@ function toolsGrammar(
     return { rules, start: 'start' };
   }
   const ws = ref(addGenericJsonRules(rules, 'json_').ws);
+  const format = chatFormatByName(options.format);
+  if (format.name !== 'hermes') {
+    // The JSON-call formats (Llama 3.x, Mistral): json-call-grammar.ts writes the shape.
+    const jsonTools = tools.map((tool, i) => ({ name: tool.name, args: toolArgumentsWithinBudget(tool, rules, `tool${i}_`) }));
+    rules.set('start', jsonCallsStart(format.calls, jsonTools, spec.mode, maxCalls, ws));
+    return { rules, start: 'start' };
+  }
   const calls = tools.map((tool, i) => {
     const prefix = `tool${i}_`;
     const args = toolArgumentsWithinBudget(tool, rules, prefix);

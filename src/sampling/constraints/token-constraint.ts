@@ -27,10 +27,15 @@ export interface CompileOptions {
   markers?: ChatFormatMarkers;
   /** Thinking before a forced tool call (default 'optional': a `<think>…</think>` block may come first). */
   thinking?: ThinkingMode;
+  /** The chat format's name (default Hermes/Qwen): the JSON-call formats have their own call grammar. */
+  format?: ChatFormatOptions['format'];
 }
 
 function chatFormat(options: CompileOptions): ChatFormatOptions {
-  return { markers: options.markers ?? DEFAULT_MARKERS, thinking: options.thinking ?? 'optional' };
+  const format: ChatFormatOptions = { markers: options.markers ?? DEFAULT_MARKERS, thinking: options.thinking ?? 'optional' };
+  // Only a non-Hermes format joins the options (and the cache key), so Hermes keys stay as they were.
+  if (options.format !== undefined && options.format !== 'hermes') format.format = options.format;
+  return format;
 }
 
 // Bounded so a browser tab stays small: at a 152k vocabulary a mask is 19 KB (64 masks per grammar and trie).

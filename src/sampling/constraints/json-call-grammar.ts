@@ -1,0 +1,67 @@
+// The tool-call grammar of the chat formats whose calls are plain JSON objects (src/common/chat-format.ts):
+// Llama 3.x (`<|python_tag|>`? then `{"name": …, "parameters": …}` calls separated by `;`, only at the start of the
+// answer) and Mistral (`[TOOL_CALLS]` then a JSON list of `{"name": …, "arguments": …}`). constraint-grammar.ts
+// resolves the tools (named mode, the call limit, each tool's arguments expression) and calls this for the shape.
+// - forced (`required`/`named`): the answer is the calls, nothing before or after (these formats have no
+//   reasoning block);
+// - auto: text, or the calls. Llama: text may not start with `{` (after spaces) nor hold `<|python_tag|>`, so any
+//   answer that begins like a call is a call to a declared tool. Mistral: text without `[TOOL_CALLS]`, then
+//   optionally the calls, which end the answer.
+// With a call limit the calls are at most that many; a limit of 0 leaves only text.
+import type { ToolCallSyntax } from '../../common/chat-format.ts';
+import {
+  EMPTY,
+  type GrammarExpr,
+  SPACE_CHARS,
+  alt,
+  chars,
+  complement,
+  lit,
+  optional,
+  repeat,
+  seq,
+  setOfChars,
+  union,
+} from './grammar-ir.ts';
+
+export interface JsonCallTool {
+  name: string;
+  /** The tool's arguments value (its schema, or a custom tool's `{"input": …}`). */
+  args: GrammarExpr;
+}
+
+/**
+ * The `start` expression for these tools in this syntax. `ws` is the JSON whitespace rule; `maxCalls` Infinity
+ * for no limit.
+ */
+export function jsonCallsStart(syntax: ToolCallSyntax, tools: readonly JsonCallTool[], mode: 'auto' | 'required' | 'named', maxCalls: number, ws: GrammarExpr): GrammarExpr {
+  const call = alt(
+    ...tools.map((tool) =>
+      seq(lit('{'), ws, lit('"name"'), ws, lit(':'), ws, lit(JSON.stringify(tool.name)), ws, lit(','), ws, lit(JSON.stringify(syntax.argumentsKey)), ws, lit(':'), ws, tool.args, ws, lit('}')),
+    ),
+  );
+  const separator = syntax.list ? seq(ws, lit(','), ws) : seq(ws, lit(syntax.separator), ws);
+  const more = maxCalls === Infinity ? repeat(seq(separator, call), 0) : repeat(seq(separator, call), 0, Math.max(0, maxCalls - 1));
+  const sequence = seq(call, more);
+  const calls = syntax.list
+    ? seq(lit(syntax.open), ws, lit('['), ws, sequence, ws, lit(']'))
+    : syntax.bareAtStart
+      ? seq(ws, optional(seq(lit(syntax.open), ws)), sequence, ws)
+      : seq(lit(syntax.open), ws, sequence, ws);
+  if (mode !== 'auto') return calls;
+  const text = autoText(syntax);
+  if (maxCalls === 0) return text;
+  return syntax.bareAtStart ? alt(text, calls) : seq(text, optional(calls));
+}
+
+/** Free text in auto mode that the parser never reads as a call. */
+function autoText(syntax: ToolCallSyntax): GrammarExpr {
+  const notOpen = { kind: 'textWithout', literal: syntax.open } as const;
+  if (!syntax.bareAtStart) return notOpen;
+  // Spaces, then a first character that opens neither a bare call (`{`) nor the marker (`<`), then text without
+  // the marker; or a `<` that does not go on to spell the marker.
+  const spaces = repeat(chars(SPACE_CHARS), 0);
+  const first = chars(complement(union(SPACE_CHARS, setOfChars(`{${syntax.open[0] ?? ''}`))));
+  const rest = syntax.open ? alt(seq(first, notOpen), seq(lit(syntax.open[0]!), { kind: 'textWithout', literal: syntax.open.slice(1) })) : seq(first, notOpen);
+  return seq(spaces, optional(rest), EMPTY);
+}
