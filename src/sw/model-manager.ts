@@ -126,63 +126,139 @@ export interface ModelManagerOptions {
 }
 
 export function createModelManager(scope: string, options: ModelManagerOptions = {}): ModelManager {
-  const store = new ModelFileStore(scope, options.partBytes);
-  const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(modelEventsChannelName) : null;
-  const downloads = new Map<string, Download>();
-  let version = 0;
-  /** The app's catalog, read once per worker life (a new app version comes with a new worker). */
-  let appCatalog: Promise<CatalogEntry[]> | null = null;
+  return new StoredModels(scope, options);
+}
 
-  async function known(): Promise<KnownModel[]> {
-    appCatalog ??= readModelCatalog(scope);
-    appCatalog.catch(() => (appCatalog = null));
-    const app = await appCatalog;
+/** The model routes, by path under /v1/models/ (segments decoded) and method. */
+const MODEL_ROUTES: readonly {
+  matches: (rest: string[]) => boolean;
+  methods: Readonly<Record<string, (m: StoredModels, call: { request: Request; url: URL; rest: string[]; loadedIds: () => Promise<Set<string>> }) => Promise<Response>>>;
+}[] = [
+  { matches: (rest) => rest.length === 0, methods: { GET: (m, c) => m.listUsable(c.loadedIds) } },
+  { matches: (rest) => rest.length === 1 && rest[0] === 'catalog', methods: { GET: (m, c) => m.listCatalog(c.loadedIds) } },
+  { matches: (rest) => rest.length === 1 && rest[0] === 'import', methods: { POST: (m, c) => m.importFile(c.request, c.url) } },
+  { matches: (rest) => rest.length === 2 && rest[1] === 'download', methods: { POST: (m, c) => m.download(c.rest[0]!, c.request) } },
+  {
+    matches: (rest) => rest.length === 1,
+    methods: { GET: async (m, c) => Response.json(await m.describe(await m.find(c.rest[0]!), await c.loadedIds())), DELETE: (m, c) => m.remove(c.rest[0]!) },
+  },
+];
+
+class StoredModels implements ModelManager {
+  private readonly store: ModelFileStore;
+  private readonly channel: BroadcastChannel | null;
+  private readonly downloads = new Map<string, Download>();
+  private changes = 0;
+  /** The app's catalog, read once per worker life (a new app version comes with a new worker). */
+  private appCatalog: Promise<CatalogEntry[]> | null = null;
+
+  constructor(
+    private readonly scope: string,
+    private readonly options: ModelManagerOptions,
+  ) {
+    this.store = new ModelFileStore(scope, options.partBytes);
+    this.channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(modelEventsChannelName) : null;
+  }
+
+  get version(): number {
+    return this.changes;
+  }
+
+  async route(request: Request, loadedIds: () => Promise<Set<string>>): Promise<Response | null> {
+    const url = new URL(request.url);
+    const match = /\/v1\/models(?:\/(.*?))?\/*$/.exec(url.pathname);
+    if (!match) return null;
+    const segments = match[1] === undefined ? [] : match[1].split('/').map(decodeSegment);
+    // Malformed percent-encoding (`%ZZ`) in a model id is the client's error, not a 500.
+    if (segments.includes(null)) return errorBody(new ModelFileError('Invalid model id in the path: malformed percent-encoding', 400, 'invalid_model_id')).response();
+    // Error messages quote the id: a path segment longer than any id is refused before it can be echoed.
+    if (segments.some((s) => s !== null && s.length > 256)) return errorBody(new ModelFileError('Invalid model id in the path: longer than 256 characters', 400, 'invalid_model_id')).response();
+    const rest = segments as string[];
+    const method = request.method.toUpperCase();
+    try {
+      const found = MODEL_ROUTES.find((r) => r.matches(rest));
+      if (!found) return errorBody(new ModelFileError(`Unknown route: ${method} ${url.pathname}`, 404, 'unknown_route')).response();
+      const run = found.methods[method];
+      if (!run) return methodNotAllowed(method, Object.keys(found.methods));
+      return await run(this, { request, url, rest, loadedIds });
+    } catch (error) {
+      return errorBody(error).response();
+    }
+  }
+
+  async engineSources(): Promise<ModelSource[]> {
+    const sources: ModelSource[] = [];
+    for (const model of await this.known()) {
+      if (!(await this.usable(model))) continue;
+      const { entry } = model;
+      sources.push({
+        id: entry.id,
+        aliases: entry.aliases,
+        created: model.created,
+        ownedBy: model.source === 'imported' ? 'user' : 'webgpu-responses',
+        gguf: new StoredModelFileSource(
+          this.store,
+          { key: model.key, url: model.url, expectedBytes: entry.bytesApproximate ? undefined : entry.bytes, sha256: entry.sha256 },
+          entry.file,
+          (p) => this.emit(undefined, { type: 'model.download.progress', model: entry.id, file: model.url ?? entry.file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
+        ),
+      });
+    }
+    return sources;
+  }
+
+  /** GET /v1/models: the models requests can name (the bundled ones stored first), one row per id and alias. */
+  async listUsable(loadedIds: () => Promise<Set<string>>): Promise<Response> {
+    await this.storeBundled();
+    const loaded = await loadedIds();
+    const data: ManagedModel[] = [];
+    for (const model of await this.known()) {
+      if (!(await this.usable(model))) continue;
+      const row = await this.describe(model, loaded);
+      data.push(row, ...row.aliases.map((alias) => ({ ...row, id: alias, alias_of: row.id })));
+    }
+    return Response.json({ object: 'list', data });
+  }
+
+  /** GET /v1/models/catalog: every model known, stored or not, and the origin's storage. */
+  async listCatalog(loadedIds: () => Promise<Set<string>>): Promise<Response> {
+    const loaded = await loadedIds();
+    const data = await Promise.all((await this.known()).map((m) => this.describe(m, loaded)));
+    return Response.json({ object: 'list', data, storage: await storageEstimate() });
+  }
+
+  /** The app's catalog, the remote catalog and the models the user added. */
+  private async known(): Promise<KnownModel[]> {
+    this.appCatalog ??= readModelCatalog(this.scope);
+    this.appCatalog.catch(() => (this.appCatalog = null));
+    const app = await this.appCatalog;
     const ids = new Set(app.map((e) => e.id));
     const catalog = [...app, ...remoteCatalog.filter((e) => !ids.has(e.id))].map((entry): KnownModel => {
-      const url = new URL(entry.file, scope).href;
+      const url = new URL(entry.file, this.scope).href;
       return { entry, source: entry.bundled ? 'bundled' : 'catalog', key: `url:${url}`, url, created: 0 };
     });
     const added: KnownModel[] = [];
-    for (const key of await store.describedKeys(userPrefix)) {
-      const parsed = userModelSchema.safeParse(await store.readDescription(key));
+    for (const key of await this.store.describedKeys(userPrefix)) {
+      const parsed = userModelSchema.safeParse(await this.store.readDescription(key));
       if (!parsed.success) continue;
-      const user = parsed.data;
-      const record = await store.completeRecord(key);
-      added.push({
-        key,
-        source: 'imported',
-        created: user.created,
-        url: user.url,
-        entry: {
-          id: user.id,
-          aliases: [],
-          file: user.url ?? user.fileName ?? `${user.id}.gguf`,
-          format: 'gguf',
-          bytes: record?.bytes ?? user.bytes ?? 0,
-          bytesApproximate: user.bytes === undefined,
-          sha256: user.sha256,
-          license: user.license,
-          bundled: false,
-          description: user.description,
-        },
-      });
+      added.push(userKnownModel(key, parsed.data, await this.store.completeRecord(key)));
     }
     return [...catalog, ...added];
   }
 
-  async function find(id: string): Promise<KnownModel> {
-    const model = (await known()).find((m) => m.entry.id === id || m.entry.aliases.includes(id));
+  async find(id: string): Promise<KnownModel> {
+    const model = (await this.known()).find((m) => m.entry.id === id || m.entry.aliases.includes(id));
     if (!model) throw new ModelFileError(`The model '${id}' does not exist`, 404, 'model_not_found');
     return model;
   }
 
-  async function describe(model: KnownModel, loaded: Set<string>): Promise<ManagedModel> {
+  async describe(model: KnownModel, loaded: Set<string>): Promise<ManagedModel> {
     const { entry } = model;
-    const download = downloads.get(entry.id);
-    const stored = (await store.completeRecord(model.key)) !== null;
+    const download = this.downloads.get(entry.id);
+    const stored = (await this.store.completeRecord(model.key)) !== null;
     const status: ModelStatus = loaded.has(entry.id) ? 'loaded' : stored ? 'downloaded' : download ? 'downloading' : 'available';
     const progress = download?.last?.type === 'model.download.progress' ? { loaded: download.last.loaded, total: download.last.total } : undefined;
-    const partial = !stored && !download ? await store.storedBytes(model.key) : 0;
+    const partial = !stored && !download ? await this.store.storedBytes(model.key) : 0;
     return {
       id: entry.id,
       object: 'model',
@@ -201,43 +277,43 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
   }
 
   /** Bundled models are usable before they are stored (they are stored on first use). */
-  async function usable(model: KnownModel): Promise<boolean> {
-    return model.source === 'bundled' || (await store.completeRecord(model.key)) !== null;
+  private async usable(model: KnownModel): Promise<boolean> {
+    return model.source === 'bundled' || (await this.store.completeRecord(model.key)) !== null;
   }
 
-  function emit(download: Download | undefined, event: ModelEvent): void {
+  private emit(download: Download | undefined, event: ModelEvent): void {
     if (download) {
       download.last = event;
       for (const listener of download.listeners) listener(event);
     }
-    channel?.postMessage(event);
-    options.onEvent?.(event);
+    this.channel?.postMessage(event);
+    this.options.onEvent?.(event);
   }
 
-  function startDownload(model: KnownModel): Download {
-    const running = downloads.get(model.entry.id);
+  private startDownload(model: KnownModel): Download {
+    const running = this.downloads.get(model.entry.id);
     if (running) return running;
     const { entry } = model;
     const file = model.url!;
     const download: Download = { controller: new AbortController(), done: Promise.resolve(), last: null, listeners: new Set() };
-    downloads.set(entry.id, download);
+    this.downloads.set(entry.id, download);
     download.done = (async () => {
       try {
-        const blob = await store.download(model.key, file, {
+        const blob = await this.store.download(model.key, file, {
           expectedBytes: entry.bytesApproximate ? undefined : entry.bytes,
           sha256: entry.sha256,
           signal: download.controller.signal,
           checkQuota: true,
           onProgress: (p: FileWriteProgress) =>
-            emit(download, { type: 'model.download.progress', model: entry.id, file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
+            this.emit(download, { type: 'model.download.progress', model: entry.id, file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
         });
         // A bundled model was usable (and served) before it was stored: the engine need not change.
-        if (model.source !== 'bundled') version++;
-        emit(download, { type: 'model.download.completed', model: entry.id, file, bytes: blob.size });
+        if (model.source !== 'bundled') this.changes++;
+        this.emit(download, { type: 'model.download.completed', model: entry.id, file, bytes: blob.size });
       } catch (error) {
-        emit(download, { type: 'model.download.failed', model: entry.id, file, error: errorBody(error).body.error });
+        this.emit(download, { type: 'model.download.failed', model: entry.id, file, error: errorBody(error).body.error });
       } finally {
-        downloads.delete(entry.id);
+        this.downloads.delete(entry.id);
       }
     })();
     return download;
@@ -247,155 +323,107 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
    * Stores the bundled models that are not stored yet (they are part of the app: once the model list answered,
    * the app works offline). A failure is not fatal here: using the model reports it.
    */
-  async function storeBundled(): Promise<void> {
-    for (const model of await known()) {
-      if (model.source !== 'bundled' || !model.url || (await store.completeRecord(model.key))) continue;
-      await startDownload(model).done;
+  private async storeBundled(): Promise<void> {
+    for (const model of await this.known()) {
+      if (model.source !== 'bundled' || !model.url || (await this.store.completeRecord(model.key))) continue;
+      await this.startDownload(model).done;
     }
   }
 
-  async function downloadRoute(id: string, request: Request): Promise<Response> {
+  /** POST /v1/models/{id}/download (a JSON body { url, … } adds a model that is not in the catalog). */
+  async download(id: string, request: Request): Promise<Response> {
     const text = await request.text();
-    let model = (await known()).find((m) => m.entry.id === id || m.entry.aliases.includes(id));
-    if (!model && text.trim() !== '') {
-      const parsed = downloadBodySchema.safeParse(safeJson(text));
-      if (!parsed.success) throw new ModelFileError(`Bad download request: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`, 400, 'invalid_request');
-      checkNewId(id, await known());
-      const body = parsed.data;
-      if (body.bytes !== undefined) await checkQuota(body.bytes, `model '${id}'`);
-      await addUserModel({ id, url: new URL(body.url, scope).href, bytes: body.bytes, sha256: body.sha256, license: body.license, description: body.description ?? `Downloaded from ${body.url}`, created: now() });
-      model = await find(id);
-    }
+    let model = (await this.known()).find((m) => m.entry.id === id || m.entry.aliases.includes(id));
+    if (!model && text.trim() !== '') model = await this.addByUrl(id, text);
     if (!model) throw new ModelFileError(`The model '${id}' does not exist (to download a model that is not in the catalog, send { "url": ... })`, 404, 'model_not_found');
     if (!model.url) throw new ModelFileError(`The model '${id}' was imported from a local file: there is nothing to download`, 400, 'not_downloadable');
-    const record = await store.completeRecord(model.key);
+    const record = await this.store.completeRecord(model.key);
     const file = model.url;
     if (record) return eventStream([{ type: 'model.download.completed', model: model.entry.id, file, bytes: record.bytes }], null);
-    if (!downloads.has(model.entry.id) && model.entry.bytes > 0) {
-      await checkQuota(model.entry.bytes - (await store.storedBytes(model.key)), `model '${model.entry.id}'`);
-      await store.markStarted(model.key, file);
+    if (!this.downloads.has(model.entry.id) && model.entry.bytes > 0) {
+      await checkQuota(model.entry.bytes - (await this.store.storedBytes(model.key)), `model '${model.entry.id}'`);
+      await this.store.markStarted(model.key, file);
     }
-    return eventStream([], startDownload(model));
+    return eventStream([], this.startDownload(model));
   }
 
-  async function addUserModel(user: UserModel): Promise<void> {
-    await store.writeDescription(`${userPrefix}${user.id}`, user);
+  /** A download by URL: the body's model is kept as the user's, then found like any other. */
+  private async addByUrl(id: string, text: string): Promise<KnownModel> {
+    const parsed = downloadBodySchema.safeParse(safeJson(text));
+    if (!parsed.success) throw new ModelFileError(`Bad download request: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`, 400, 'invalid_request');
+    checkNewId(id, await this.known());
+    const body = parsed.data;
+    if (body.bytes !== undefined) await checkQuota(body.bytes, `model '${id}'`);
+    await this.addUserModel({ id, url: new URL(body.url, this.scope).href, bytes: body.bytes, sha256: body.sha256, license: body.license, description: body.description ?? `Downloaded from ${body.url}`, created: now() });
+    return this.find(id);
   }
 
-  async function remove(id: string): Promise<Response> {
-    const model = await find(id);
-    const download = downloads.get(model.entry.id);
+  private async addUserModel(user: UserModel): Promise<void> {
+    await this.store.writeDescription(`${userPrefix}${user.id}`, user);
+  }
+
+  /** DELETE /v1/models/{id}: stops its download and deletes what is stored. */
+  async remove(id: string): Promise<Response> {
+    const model = await this.find(id);
+    const download = this.downloads.get(model.entry.id);
     if (download) {
       download.controller.abort();
       await download.done;
     }
-    const deleted = await store.delete(model.key);
-    if (deleted) version++;
+    const deleted = await this.store.delete(model.key);
+    if (deleted) this.changes++;
     return Response.json({ id: model.entry.id, object: 'model', deleted });
   }
 
-  async function importRoute(request: Request, url: URL): Promise<Response> {
+  /** POST /v1/models/import?name=…[&id=…]: the body is the GGUF file. */
+  async importFile(request: Request, url: URL): Promise<Response> {
     const name = url.searchParams.get('name') ?? 'model.gguf';
     const id = url.searchParams.get('id') ?? idFromFileName(name);
-    checkNewId(id, await known());
+    checkNewId(id, await this.known());
     if (!request.body) throw new ModelFileError('The import request has no body: send the GGUF file as the body', 400, 'missing_body');
     const length = Number(request.headers.get('content-length') ?? url.searchParams.get('bytes') ?? NaN);
     if (Number.isFinite(length)) await checkQuota(length, `'${name}'`);
     const key = `${userPrefix}${id}`;
-    await store.delete(key);
+    await this.store.delete(key);
     try {
-      const size = await store.append(key, request.body, 0);
-      await store.complete(key, { expectedBytes: size, origin: `file:${name}` });
-      await addUserModel({ id, fileName: name, bytes: size, license: 'unknown (imported file)', description: `Imported from ${name}`, created: now() });
+      const size = await this.store.append(key, request.body, 0);
+      await this.store.complete(key, { expectedBytes: size, origin: `file:${name}` });
+      await this.addUserModel({ id, fileName: name, bytes: size, license: 'unknown (imported file)', description: `Imported from ${name}`, created: now() });
     } catch (error) {
-      await store.delete(key);
+      await this.store.delete(key);
       throw error;
     }
-    version++;
-    return Response.json(await describe(await find(id), new Set()), { status: 201 });
+    this.changes++;
+    return Response.json(await this.describe(await this.find(id), new Set()), { status: 201 });
   }
+}
 
-  async function storage(): Promise<{ usage: number | null; quota: number | null; persisted: boolean | null }> {
-    const estimate = await navigator.storage?.estimate?.().catch(() => null);
-    const persisted = await navigator.storage?.persisted?.().catch(() => null);
-    return { usage: estimate?.usage ?? null, quota: estimate?.quota ?? null, persisted: persisted ?? null };
-  }
-
+/** A model the user added, as the catalog lists it. */
+function userKnownModel(key: string, user: UserModel, record: { bytes: number } | null): KnownModel {
   return {
-    get version() {
-      return version;
-    },
-
-    async engineSources() {
-      const sources: ModelSource[] = [];
-      for (const model of await known()) {
-        if (!(await usable(model))) continue;
-        const { entry } = model;
-        sources.push({
-          id: entry.id,
-          aliases: entry.aliases,
-          created: model.created,
-          ownedBy: model.source === 'imported' ? 'user' : 'webgpu-responses',
-          gguf: new StoredModelFileSource(
-            store,
-            { key: model.key, url: model.url, expectedBytes: entry.bytesApproximate ? undefined : entry.bytes, sha256: entry.sha256 },
-            entry.file,
-            (p) => emit(undefined, { type: 'model.download.progress', model: entry.id, file: model.url ?? entry.file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
-          ),
-        });
-      }
-      return sources;
-    },
-
-    async route(request, loadedIds) {
-      const url = new URL(request.url);
-      const match = /\/v1\/models(?:\/(.*?))?\/*$/.exec(url.pathname);
-      if (!match) return null;
-      const segments = match[1] === undefined ? [] : match[1].split('/').map(decodeSegment);
-      // Malformed percent-encoding (`%ZZ`) in a model id is the client's error, not a 500.
-      if (segments.includes(null)) return errorBody(new ModelFileError('Invalid model id in the path: malformed percent-encoding', 400, 'invalid_model_id')).response();
-      // Error messages quote the id: a path segment longer than any id is refused before it can be echoed.
-      if (segments.some((s) => s !== null && s.length > 256)) return errorBody(new ModelFileError('Invalid model id in the path: longer than 256 characters', 400, 'invalid_model_id')).response();
-      const rest = segments as string[];
-      const method = request.method.toUpperCase();
-      try {
-        if (rest.length === 0) {
-          if (method !== 'GET') return methodNotAllowed(method, ['GET']);
-          await storeBundled();
-          const loaded = await loadedIds();
-          const data: ManagedModel[] = [];
-          for (const model of await known()) {
-            if (!(await usable(model))) continue;
-            const row = await describe(model, loaded);
-            data.push(row, ...row.aliases.map((alias) => ({ ...row, id: alias, alias_of: row.id })));
-          }
-          return Response.json({ object: 'list', data });
-        }
-        if (rest.length === 1 && rest[0] === 'catalog') {
-          if (method !== 'GET') return methodNotAllowed(method, ['GET']);
-          const loaded = await loadedIds();
-          const data = await Promise.all((await known()).map((m) => describe(m, loaded)));
-          return Response.json({ object: 'list', data, storage: await storage() });
-        }
-        if (rest.length === 1 && rest[0] === 'import') {
-          if (method !== 'POST') return methodNotAllowed(method, ['POST']);
-          return await importRoute(request, url);
-        }
-        if (rest.length === 2 && rest[1] === 'download') {
-          if (method !== 'POST') return methodNotAllowed(method, ['POST']);
-          return await downloadRoute(rest[0]!, request);
-        }
-        if (rest.length === 1) {
-          if (method === 'DELETE') return await remove(rest[0]!);
-          if (method !== 'GET') return methodNotAllowed(method, ['GET', 'DELETE']);
-          return Response.json(await describe(await find(rest[0]!), await loadedIds()));
-        }
-        return errorBody(new ModelFileError(`Unknown route: ${method} ${url.pathname}`, 404, 'unknown_route')).response();
-      } catch (error) {
-        return errorBody(error).response();
-      }
+    key,
+    source: 'imported',
+    created: user.created,
+    url: user.url,
+    entry: {
+      id: user.id,
+      aliases: [],
+      file: user.url ?? user.fileName ?? `${user.id}.gguf`,
+      format: 'gguf',
+      bytes: record?.bytes ?? user.bytes ?? 0,
+      bytesApproximate: user.bytes === undefined,
+      sha256: user.sha256,
+      license: user.license,
+      bundled: false,
+      description: user.description,
     },
   };
+}
+
+async function storageEstimate(): Promise<{ usage: number | null; quota: number | null; persisted: boolean | null }> {
+  const estimate = await navigator.storage?.estimate?.().catch(() => null);
+  const persisted = await navigator.storage?.persisted?.().catch(() => null);
+  return { usage: estimate?.usage ?? null, quota: estimate?.quota ?? null, persisted: persisted ?? null };
 }
 
 /** An SSE stream of `initial` events, then (when given) the download's events until it ends. */
