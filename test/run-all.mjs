@@ -1,7 +1,8 @@
 // `npm test`: everything a fresh clone needs checked, in order, with one summary line at the end.
 //   0. the whole tree type-checks (TypeScript strict);
 //   1. the system Chromium (installed from Debian's package where possible) and llama.cpp's oracle package;
-//   2. unit tests in Node and GPU/browser tests in headless Chromium (vitest projects `unit` and `browser`);
+//   2. unit tests in Node and GPU/browser tests in headless Chromium (vitest projects `unit` and `browser`), then the
+//      real clients (test/clients: AI SDK, Agents SDK, Codex CLI) against `webgpu-responses serve`;
 //   3. the production build, then end-to-end tests (Playwright) against it.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +34,8 @@ mkdirSync('.tmp/test-results', { recursive: true });
 const results = [];
 results.push(['typecheck (tsc --noEmit)', run('typecheck', 'npx', ['tsc', '--noEmit', '-p', '.'])]);
 results.push(['vitest (unit + browser)', run('vitest', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', '--outputFile.json=.tmp/test-results/vitest.json'])]);
+// The real clients (AI SDK, Agents SDK, Codex CLI) against `webgpu-responses serve` started as a process.
+results.push(['real clients (test/clients)', run('clients', 'npx', ['vitest', 'run', '--config', 'test/clients/vitest.config.ts', '--reporter=default', '--reporter=json', '--outputFile.json=.tmp/test-results/clients.json'])]);
 const built = run('build', 'npm', ['run', 'build']);
 results.push(['build', built]);
 if (built) results.push(['playwright e2e', run('playwright', 'npx', ['playwright', 'test'])]);
@@ -40,13 +43,15 @@ if (built) results.push(['playwright e2e', run('playwright', 'npx', ['playwright
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-try {
-  const v = JSON.parse(readFileSync('.tmp/test-results/vitest.json', 'utf8'));
-  passed += v.numPassedTests;
-  failed += v.numFailedTests;
-  skipped += v.numPendingTests + v.numTodoTests;
-} catch {
-  failed += 1;
+for (const file of ['vitest.json', 'clients.json']) {
+  try {
+    const v = JSON.parse(readFileSync(`.tmp/test-results/${file}`, 'utf8'));
+    passed += v.numPassedTests;
+    failed += v.numFailedTests;
+    skipped += v.numPendingTests + v.numTodoTests;
+  } catch {
+    failed += 1;
+  }
 }
 try {
   const e = JSON.parse(readFileSync('.tmp/test-results/e2e.json', 'utf8'));
