@@ -12,7 +12,7 @@
 // - mistral: Mistral v3 (`[INST] …`, `[TOOL_CALLS] [`) and tekken (`[INST]…`, `[TOOL_CALLS][`) templates.
 //   `[TOOL_CALLS]` followed by a JSON list of `{"name", "arguments"}` objects (each may carry an `"id"`). No
 //   reasoning. Its templates require tool-call ids of exactly 9 alphanumerics and strictly alternating
-//   user/assistant turns after one leading system message: `replayMessagesFor` rewrites the chat to fit.
+//   user/assistant turns after one optional system message: `replayMessagesFor` rewrites the chat to fit.
 import type { ChatFormatMarkers, ChatMessage } from './chat.ts';
 import { DEFAULT_MARKERS } from './chat.ts';
 
@@ -53,8 +53,12 @@ export interface ChatFormat {
     callIds: 'any' | 'alnum9';
     /** Calls per assistant message the template renders: any number, or one (Llama 3.x raises on more). */
     callsPerMessage: 'many' | 'one';
-    /** System messages: anywhere, or only one leading one (later ones fold into the next user message). */
-    systemMessages: 'anywhere' | 'leading';
+    /**
+     * System messages: anywhere, or all folded (in order, developer ones included) into the last user message, as
+     * Mistral's own tokenizer places the system prompt (its templates render a leading system message only when
+     * a user message ends the chat, so it would vanish from every turn that continues after a tool result).
+     */
+    systemMessages: 'anywhere' | 'last-user';
   };
 }
 
@@ -107,7 +111,7 @@ export const MISTRAL_FORMAT: ChatFormat = {
     separator: ',',
     dropped: ['</s>'],
   },
-  replay: { reasoning: 'drop', callIds: 'alnum9', callsPerMessage: 'many', systemMessages: 'leading' },
+  replay: { reasoning: 'drop', callIds: 'alnum9', callsPerMessage: 'many', systemMessages: 'last-user' },
 };
 
 export const CHAT_FORMATS: Readonly<Record<ChatFormatName, ChatFormat>> = {
@@ -149,7 +153,7 @@ function templateText(field: ChatTemplateField): string {
  * since both go through here): reasoning dropped where the template has no place for it; tool-call ids mapped to
  * 9 alphanumerics (a stable hash, calls and their results alike) where the template demands them; an assistant
  * message with several calls split into one message per call where the template renders only one; system
- * messages after the first folded into the next user message where only a leading one is allowed.
+ * messages folded into the last user message where the template has no place for them elsewhere.
  */
 export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMessage[]): ChatMessage[] {
   const { replay } = format;
@@ -168,27 +172,22 @@ export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMes
       m.tool_calls && m.tool_calls.length > 1 ? m.tool_calls.map((call, i) => ({ ...m, content: i === 0 ? m.content : '', tool_calls: [call] })) : [m],
     );
   }
-  if (replay.systemMessages === 'leading') {
-    const folded: ChatMessage[] = [];
-    let pending: string[] = [];
-    for (const [i, m] of out.entries()) {
-      if (m.role === 'system' || m.role === 'developer') {
-        if (i === 0) folded.push({ ...m, role: 'system' });
-        else pending.push(m.content);
-        continue;
-      }
-      const last = folded.at(-1);
-      if (m.role === 'user' && pending.length > 0) {
-        folded.push({ ...m, content: [...pending, m.content].join('\n\n') });
-        pending = [];
-      } else if (m.role === 'user' && last?.role === 'user' && i > 0) {
-        // Two user turns in a row (the template demands alternation): one turn.
-        folded[folded.length - 1] = { ...last, content: `${last.content}\n\n${m.content}` };
-      } else folded.push(m);
+  if (replay.systemMessages === 'last-user') {
+    const system = out.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => m.content);
+    const rest: ChatMessage[] = [];
+    for (const m of out) {
+      if (m.role === 'system' || m.role === 'developer') continue;
+      const last = rest.at(-1);
+      // Two user turns in a row (the template demands alternation): one turn.
+      if (m.role === 'user' && last?.role === 'user') rest[rest.length - 1] = { ...last, content: `${last.content}\n\n${m.content}` };
+      else rest.push(m);
     }
-    // System text after the last user message has no user turn to join: it becomes one.
-    if (pending.length > 0) folded.push({ role: 'user', content: pending.join('\n\n') });
-    out = folded;
+    if (system.length > 0) {
+      const at = rest.findLastIndex((m) => m.role === 'user');
+      if (at < 0) rest.unshift({ role: 'user', content: system.join('\n\n') });
+      else rest[at] = { ...rest[at]!, content: [...system, rest[at]!.content].join('\n\n') };
+    }
+    out = rest;
   }
   return out;
 }

@@ -12,6 +12,30 @@ import {
   type GenerationEvent,
   type ModelInfo,
 } from '../../src/engine/types.ts';
+import { type ChatFormat, detectChatFormat, replayMessagesFor } from '../../src/common/chat-format.ts';
+import { ChatTemplate } from '../../src/model/chat-template.ts';
+import { checkConstraintForRequest } from '../../src/sampling/constraints/index.ts';
+
+/** Models given a real chat template (fakeModelWithTemplate): id -> the template and the format it writes. */
+const TEMPLATED = new Map<string, { template: ChatTemplate; format: ChatFormat }>();
+
+/**
+ * A fake model whose prompts render through a real chat template (as the WebGPU engine renders them: the chat
+ * replayed through the format's rules, then the template) and whose constraints compile for real in that
+ * format; its ModelInfo carries the format the template was detected as. Other models keep the fake template.
+ */
+export function fakeModelWithTemplate(id: string, templateSource: string, info: Partial<ModelInfo> = {}): ModelInfo {
+  const format = detectChatFormat(templateSource);
+  TEMPLATED.set(id, { template: new ChatTemplate(templateSource), format });
+  return {
+    ...FAKE_MODEL,
+    id,
+    aliases: [],
+    markers: { ...format.markers, format: format.name },
+    chatFormat: format.name,
+    ...info,
+  };
+}
 
 export interface FakeScript {
   /** The texts of the tokens the model "samples", in order. */
@@ -63,10 +87,27 @@ export class FakeEngine implements Engine {
   }
 
   async tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking'>): Promise<number[]> {
-    return Array.from(renderPrompt(req), (ch) => ch.codePointAt(0)!);
+    const templated = TEMPLATED.get(req.model);
+    const text = templated
+      ? templated.template.render({
+          messages: replayMessagesFor(templated.format, req.messages),
+          tools: req.tools,
+          addGenerationPrompt: true,
+          enableThinking: req.enableThinking,
+          bosToken: '<s>',
+          eosToken: '</s>',
+          extra: { date_string: '01 Dec 2026' },
+        })
+      : renderPrompt(req);
+    return Array.from(text, (ch) => ch.codePointAt(0)!);
   }
 
-  async checkConstraint(_model: string, constraint: ConstraintSpec): Promise<void> {
+  async checkConstraint(model: string, constraint: ConstraintSpec): Promise<void> {
+    const templated = TEMPLATED.get(model);
+    if (templated && constraint.kind !== 'none') {
+      checkConstraintForRequest(constraint, { markers: templated.format.markers, format: templated.format.name, thinking: 'none' });
+      return;
+    }
     if (constraint.kind === 'json_schema' && constraint.schema !== null) {
       const type = constraint.schema.type;
       if (type !== undefined && !['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'].includes(String(type))) {
