@@ -100,6 +100,7 @@ function generation(ctx: HandlerContext, c: Creation, signal: AbortSignal): Pipe
       maxToolCalls: prepared.maxToolCalls,
       sealReasoning: body.include?.includes('reasoning.encrypted_content') ? ctx.sealers.reasoning : null,
       reasoningEvents: ctx.reasoningEvents,
+      prefillProgressMs: ctx.prefillProgressMs,
       now: ctx.now,
       persist: (final, fault) => persist(ctx, c, final, fault),
       signal,

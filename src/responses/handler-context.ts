@@ -21,6 +21,8 @@ export interface HandlerContext {
   /** Interval of SSE keep-alive comments while a stream is open. */
   readonly keepAliveMs: number;
   readonly reasoningEvents: ReasoningEventNames;
+  /** During a long prefill, a `response.in_progress` event at most this often (ms). */
+  readonly prefillProgressMs: number;
   readonly sealers: Sealers;
   /** Background responses running now, by id (polled by GET, stopped by cancel and DELETE). */
   readonly background: Map<string, BackgroundRun>;

@@ -25,6 +25,8 @@ export interface ResponsesHandlerOptions {
   keepAliveMs?: number;
   /** Names of the reasoning text stream events: the openai SDK's (default) or Open Responses' (stream-events.ts). */
   reasoningEvents?: ReasoningEventNames;
+  /** During a long prefill, a `response.in_progress` event at most this often (ms; default 5,000: see stream-events.ts). */
+  prefillProgressMs?: number;
   /** The origin pages call this API from; default: each request URL's own origin (see request-guard.ts). */
   origin?: string;
   /** Other origins whose pages may call it (a Node host serving a page elsewhere). */
@@ -74,6 +76,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
     ids: options.ids ?? randomIds(),
     keepAliveMs: options.keepAliveMs ?? 15_000,
     reasoningEvents: options.reasoningEvents ?? 'openai',
+    prefillProgressMs: options.prefillProgressMs ?? 5_000,
     sealers: {
       reasoning: createAesGcmSealer(() => store.reasoningKey(), { purpose: 'reasoning' }),
       compaction: createAesGcmSealer(() => store.reasoningKey(), { purpose: 'compaction', maxPlaintextBytes: COMPACTION_MAX_BYTES }),

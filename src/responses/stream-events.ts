@@ -49,6 +49,12 @@ export interface PipelineOptions {
    * two cannot both be sent to it). Same fields either way.
    */
   reasoningEvents?: ReasoningEventNames;
+  /**
+   * During a long prefill, a `response.in_progress` event at most this often (ms; default 5,000), keep-alive
+   * comments between: clients whose idle timer counts only events (Codex CLI's stream idle timeout does: comments
+   * never reach it) see activity, and every client knows the event type.
+   */
+  prefillProgressMs?: number;
 }
 
 export type ReasoningEventNames = 'openai' | 'open-responses';
@@ -346,9 +352,16 @@ export async function* runPipeline(
 
   let done: Extract<GenerationEvent, { type: 'done' }> | null = null;
   let fault: unknown = null;
+  const progressEvery = options.prefillProgressMs ?? 5_000;
+  let lastProgress = Date.now();
   try {
     for await (const event of generate()) {
-      if (event.type === 'prefill') yield { kind: 'keepalive' };
+      if (event.type === 'prefill') {
+        if (Date.now() - lastProgress >= progressEvery) {
+          lastProgress = Date.now();
+          yield emitter.number({ type: 'response.in_progress', response: { ...structuredClone(base), status: 'in_progress' } });
+        } else yield { kind: 'keepalive' };
+      }
       else if (event.type === 'token') {
         for (const parsed of options.parser.push(event.text)) for (const e of await emitter.apply(parsed)) yield emitter.number(e);
       } else done = event;

@@ -277,6 +277,22 @@ describe('keep-alive', () => {
     expect(text.match(/^: keep-alive$/gm)?.length).toBe(3);
     expect(streamEvents(text).at(-1)!.type).toBe('response.completed');
   });
+
+  it('a long prefill also sends response.in_progress events (clients whose idle timer counts only events, as Codex does, see activity)', async () => {
+    const { handler } = setup([{ tokens: ['ok'], prefillSteps: 4 }], { prefillProgressMs: 0 });
+    const events = streamEvents(await (await post(handler, '/responses', { input: 'x', stream: true })).text());
+    checkStream(events);
+    // created, in_progress, then one in_progress per prefill step before any output.
+    expect(events.slice(0, 6).map((e) => e.type)).toEqual(['response.created', ...Array(5).fill('response.in_progress')]);
+    expect(events.filter((e) => e.type === 'response.in_progress').every((e) => (e as { response: { status: string } }).response.status === 'in_progress')).toBe(true);
+    expect(events.at(-1)!.type).toBe('response.completed');
+  });
+
+  it('by default at most one progress event per 5 s: a short prefill sends only comments', async () => {
+    const { handler } = setup([{ tokens: ['ok'], prefillSteps: 4 }]);
+    const events = streamEvents(await (await post(handler, '/responses', { input: 'x', stream: true })).text());
+    expect(events.filter((e) => e.type === 'response.in_progress')).toHaveLength(1);
+  });
 });
 
 describe('engine errors with an HTTP meaning', () => {

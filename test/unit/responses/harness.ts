@@ -27,10 +27,10 @@ export interface Setup {
   client: OpenAI;
 }
 
-export function setup(scripts: FakeScript[] = [], options: { store?: ResponseStore; keepAliveMs?: number; models?: ModelInfo[] } = {}): Setup {
+export function setup(scripts: FakeScript[] = [], options: { store?: ResponseStore; keepAliveMs?: number; prefillProgressMs?: number; models?: ModelInfo[] } = {}): Setup {
   const engine = new FakeEngine(scripts, options.models);
   const store = options.store ?? createMemoryStore();
-  const handler = createResponsesHandler({ engine, store, now: () => NOW, ids: countingIds(), keepAliveMs: options.keepAliveMs ?? 60_000 });
+  const handler = createResponsesHandler({ engine, store, now: () => NOW, ids: countingIds(), keepAliveMs: options.keepAliveMs ?? 60_000, prefillProgressMs: options.prefillProgressMs });
   const client = new OpenAI({
     apiKey: 'x',
     baseURL: 'http://local/v1',
