@@ -13,10 +13,15 @@
 //   `[TOOL_CALLS]` followed by a JSON list of `{"name", "arguments"}` objects (each may carry an `"id"`). No
 //   reasoning. Its templates require tool-call ids of exactly 9 alphanumerics and strictly alternating
 //   user/assistant turns after one optional system message: `replayMessagesFor` rewrites the chat to fit.
-import type { ChatFormatMarkers, ChatMessage } from './chat.ts';
+// - gemma3: Gemma 3 (`<start_of_turn>`). Its template knows no tools, so this runtime's prompt convention stands in:
+//   the tools are described in the system text (GEMMA3_TOOLS_PROMPT) and a call is a fenced block
+//   ```tool_call\n{"name": …, "arguments": {…}}\n``` (one block per call); earlier calls replay as such blocks in
+//   the model's turn and their results as ```tool_result blocks in a user turn (the template alternates
+//   user/model strictly and has no tool role). No reasoning.
+import type { ChatFormatMarkers, ChatMessage, ChatTool } from './chat.ts';
 import { DEFAULT_MARKERS } from './chat.ts';
 
-export type ChatFormatName = 'hermes' | 'llama3' | 'mistral';
+export type ChatFormatName = 'hermes' | 'llama3' | 'mistral' | 'gemma3';
 
 /** How a format writes its tool calls (the parser's and the grammar's common description). */
 export interface ToolCallSyntax {
@@ -51,14 +56,21 @@ export interface ChatFormat {
     reasoning: 'template' | 'drop';
     /** Tool-call ids the template accepts: any, or exactly 9 alphanumerics (Mistral). */
     callIds: 'any' | 'alnum9';
+    /**
+     * Tools, calls and results: the template renders them, or the prompt convention of a format whose template
+     * has no tools (Gemma 3) writes them as text (see replayMessagesFor).
+     */
+    tools: 'template' | 'convention';
     /** Calls per assistant message the template renders: any number, or one (Llama 3.x raises on more). */
     callsPerMessage: 'many' | 'one';
     /**
      * System messages: anywhere, or all folded (in order, developer ones included) into the last user message, as
      * Mistral's own tokenizer places the system prompt (its templates render a leading system message only when
-     * a user message ends the chat, so it would vanish from every turn that continues after a tool result).
+     * a user message ends the chat, so it would vanish from every turn that continues after a tool result), or
+     * one leading system message with later ones folded into the next user message and consecutive turns of one
+     * role merged (Gemma 3, whose template alternates user/model strictly).
      */
-    systemMessages: 'anywhere' | 'last-user';
+    systemMessages: 'anywhere' | 'last-user' | 'leading';
   };
 }
 
@@ -75,7 +87,7 @@ export const HERMES_FORMAT: ChatFormat = {
     separator: '',
     dropped: [],
   },
-  replay: { reasoning: 'template', callIds: 'any', callsPerMessage: 'many', systemMessages: 'anywhere' },
+  replay: { reasoning: 'template', tools: 'template', callIds: 'any', callsPerMessage: 'many', systemMessages: 'anywhere' },
 };
 
 export const LLAMA3_PYTHON_TAG = '<|python_tag|>';
@@ -93,7 +105,7 @@ export const LLAMA3_FORMAT: ChatFormat = {
     separator: ';',
     dropped: ['<|eom_id|>', '<|eot_id|>'],
   },
-  replay: { reasoning: 'drop', callIds: 'any', callsPerMessage: 'one', systemMessages: 'anywhere' },
+  replay: { reasoning: 'drop', tools: 'template', callIds: 'any', callsPerMessage: 'one', systemMessages: 'anywhere' },
 };
 
 export const MISTRAL_TOOL_CALLS = '[TOOL_CALLS]';
@@ -111,13 +123,39 @@ export const MISTRAL_FORMAT: ChatFormat = {
     separator: ',',
     dropped: ['</s>'],
   },
-  replay: { reasoning: 'drop', callIds: 'alnum9', callsPerMessage: 'many', systemMessages: 'last-user' },
+  replay: { reasoning: 'drop', tools: 'template', callIds: 'alnum9', callsPerMessage: 'many', systemMessages: 'last-user' },
 };
+
+export const GEMMA3_CALL_OPEN = '```tool_call';
+export const GEMMA3_CALL_CLOSE = '```';
+
+export const GEMMA3_FORMAT: ChatFormat = {
+  name: 'gemma3',
+  markers: { thinkStart: '', thinkEnd: '', toolCallStart: GEMMA3_CALL_OPEN, toolCallEnd: GEMMA3_CALL_CLOSE },
+  thinking: false,
+  calls: {
+    open: GEMMA3_CALL_OPEN,
+    bareAtStart: false,
+    close: GEMMA3_CALL_CLOSE,
+    list: false,
+    argumentsKey: 'arguments',
+    separator: '',
+    dropped: ['<end_of_turn>'],
+  },
+  replay: { reasoning: 'drop', tools: 'convention', callIds: 'any', callsPerMessage: 'many', systemMessages: 'leading' },
+};
+
+/** The system text that presents tools to a model whose template has none (Gemma 3), followed by the tools' JSON. */
+export const GEMMA3_TOOLS_PROMPT =
+  'You can call tools. To call one, answer with a fenced block and nothing after it:\n' +
+  '```tool_call\n{"name": <the tool\'s name>, "arguments": <an object of its parameters>}\n```\n' +
+  'Write one block per call. A result comes back in a ```tool_result block. The tools:';
 
 export const CHAT_FORMATS: Readonly<Record<ChatFormatName, ChatFormat>> = {
   hermes: HERMES_FORMAT,
   llama3: LLAMA3_FORMAT,
   mistral: MISTRAL_FORMAT,
+  gemma3: GEMMA3_FORMAT,
 };
 
 export function chatFormatByName(name: ChatFormatName | undefined): ChatFormat {
@@ -138,6 +176,7 @@ export function detectChatFormat(field: ChatTemplateField): ChatFormat {
     return { ...MISTRAL_FORMAT, variant: v3 ? 'v3' : 'tekken' };
   }
   if (text.includes('<|start_header_id|>')) return LLAMA3_FORMAT;
+  if (text.includes('<start_of_turn>')) return GEMMA3_FORMAT;
   return HERMES_FORMAT;
 }
 
@@ -155,12 +194,13 @@ function templateText(field: ChatTemplateField): string {
  * message with several calls split into one message per call where the template renders only one; system
  * messages folded into the last user message where the template has no place for them elsewhere.
  */
-export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMessage[]): ChatMessage[] {
+export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMessage[], tools: readonly ChatTool[] = []): ChatMessage[] {
   const { replay } = format;
   let out: ChatMessage[] = messages.map((m) => ({ ...m }));
   if (replay.reasoning === 'drop') {
     for (const m of out) delete m.reasoning_content;
   }
+  if (replay.tools === 'convention') out = toConvention(format, out, tools);
   if (replay.callIds === 'alnum9') {
     for (const m of out) {
       if (m.tool_calls) m.tool_calls = m.tool_calls.map((c) => ({ ...c, id: alnum9(c.id) }));
@@ -189,7 +229,68 @@ export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMes
     }
     out = rest;
   }
+  if (replay.systemMessages === 'leading') {
+    const rest: ChatMessage[] = [];
+    let pending: string[] = [];
+    for (const [i, m] of out.entries()) {
+      if (m.role === 'system' || m.role === 'developer') {
+        if (i === 0) rest.push({ ...m, role: 'system' });
+        else pending.push(m.content);
+        continue;
+      }
+      const content = m.role === 'user' && pending.length > 0 ? [...pending, m.content].join('\n\n') : m.content;
+      if (m.role === 'user') pending = [];
+      const last = rest.at(-1);
+      // Two turns of one role in a row (the template demands alternation): one turn.
+      if (last && last.role === m.role && (m.role === 'user' || m.role === 'assistant')) rest[rest.length - 1] = { ...last, content: joinTurns(last.content, content) };
+      else rest.push({ ...m, content });
+    }
+    if (pending.length > 0) {
+      const last = rest.at(-1);
+      if (last?.role === 'user') rest[rest.length - 1] = { ...last, content: joinTurns(last.content, pending.join('\n\n')) };
+      else rest.push({ role: 'user', content: pending.join('\n\n') });
+    }
+    out = rest;
+  }
   return out;
+}
+
+function joinTurns(a: string, b: string): string {
+  return a && b ? `${a}\n\n${b}` : a || b;
+}
+
+/**
+ * The prompt convention of a format whose template has no tools: the tools described at the end of the system
+ * text (a system message is added when there is none), calls written into the assistant's text as the model
+ * writes them, results as user turns.
+ */
+function toConvention(format: ChatFormat, messages: ChatMessage[], tools: readonly ChatTool[]): ChatMessage[] {
+  const { open, close, argumentsKey } = format.calls;
+  const out: ChatMessage[] = messages.map((m) => {
+    if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0) {
+      const blocks = m.tool_calls.map((c) => {
+        const args = typeof c.function.arguments === 'string' ? safeParse(c.function.arguments) : c.function.arguments;
+        return `${open}\n${JSON.stringify({ name: c.function.name, [argumentsKey]: args })}\n${close}`;
+      });
+      const { tool_calls: _calls, ...rest } = m;
+      return { ...rest, content: [m.content, ...blocks].filter((t) => t).join('\n') };
+    }
+    if (m.role === 'tool') return { role: 'user', content: `\`\`\`tool_result\n${m.content}\n\`\`\`` };
+    return m;
+  });
+  if (tools.length === 0) return out;
+  const text = `${GEMMA3_TOOLS_PROMPT}\n${tools.map((t) => JSON.stringify(t.function)).join('\n')}`;
+  if (out[0]?.role === 'system') out[0] = { ...out[0], content: `${out[0].content}\n\n${text}` };
+  else out.unshift({ role: 'system', content: text });
+  return out;
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 const ALNUM = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';

@@ -244,7 +244,7 @@ export class WebGpuEngine implements Engine {
     let text: string;
     try {
       text = template.render({
-        messages: replayMessagesFor(meta.format, req.messages),
+        messages: replayMessagesFor(meta.format, req.messages, req.tools),
         tools: req.tools,
         addGenerationPrompt: true,
         enableThinking: req.enableThinking,

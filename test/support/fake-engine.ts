@@ -90,7 +90,7 @@ export class FakeEngine implements Engine {
     const templated = TEMPLATED.get(req.model);
     const text = templated
       ? templated.template.render({
-          messages: replayMessagesFor(templated.format, req.messages),
+          messages: replayMessagesFor(templated.format, req.messages, req.tools),
           tools: req.tools,
           addGenerationPrompt: true,
           enableThinking: req.enableThinking,

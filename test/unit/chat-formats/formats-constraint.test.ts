@@ -28,7 +28,7 @@ function vocabulary(): { vocab: Vocabulary; tokenBytes: Uint8Array[]; endTokenId
   const encoder = new TextEncoder();
   const tokenBytes: Uint8Array[] = [];
   for (let b = 0; b < 256; b++) tokenBytes.push(Uint8Array.of(b));
-  const merges = ['[TOOL_CALLS]', '<|python_tag|>', '"parameters"', '"arguments"', '"name"', '"input"', '{"', '":', '": ', ', ', '"}', '}]', '[{', 'get_weather', 'ping', 'shell', 'ls ', 'cat ', ' the', 'hello'];
+  const merges = ['[TOOL_CALLS]', '<|python_tag|>', '```tool_call', '```', '\n```', '"parameters"', '"arguments"', '"name"', '"input"', '{"', '":', '": ', ', ', '"}', '}]', '[{', 'get_weather', 'ping', 'shell', 'ls ', 'cat ', ' the', 'hello'];
   for (const m of merges) tokenBytes.push(encoder.encode(m));
   const endTokenId = tokenBytes.length;
   return { vocab: { tokens: [...tokenBytes, null], endTokenIds: [endTokenId] }, tokenBytes, endTokenId };
@@ -80,6 +80,7 @@ function checkCall(call: ParsedCall): void {
 const FORMATS: { format: ChatFormatName; markers: string[]; undeclared: string }[] = [
   { format: 'llama3', markers: ['<|python_tag|>'], undeclared: '{"name": "launch", "parameters": {}}' },
   { format: 'mistral', markers: ['[TOOL_CALLS]'], undeclared: '[TOOL_CALLS][{"name": "launch", "arguments": {}}]' },
+  { format: 'gemma3', markers: ['```tool_call'], undeclared: '```tool_call\n{"name": "launch", "arguments": {}}\n```' },
 ];
 
 describe.each(FORMATS)('the $format tool-call constraint', ({ format, markers, undeclared }) => {
@@ -139,7 +140,11 @@ describe.each(FORMATS)('the $format tool-call constraint', ({ format, markers, u
   });
 
   it('a well-formed declared call is accepted whole and ends the constraint', () => {
-    const call = format === 'llama3' ? '{"name": "get_weather", "parameters": {"city": "Oslo", "unit": "c"}}' : '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}]';
+    const call = {
+      llama3: '{"name": "get_weather", "parameters": {"city": "Oslo", "unit": "c"}}',
+      mistral: '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}]',
+      gemma3: '```tool_call\n{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}\n```',
+    }[format as 'llama3' | 'mistral' | 'gemma3'];
     const constraint = compileConstraint({ kind: 'tools', mode: 'required', tools: TOOLS, maxCalls: 1 }, vocab, options);
     expect(forcedWalk(constraint, call)).toBe(call.length);
     expect(constraint.canEnd()).toBe(true);

@@ -1,4 +1,5 @@
-// The Responses handler with models of the JSON-call chat formats (Llama 3.x, Mistral v3 and tekken): the fake
+// The Responses handler with models of the JSON-call chat formats (Llama 3.x, Mistral v3 and tekken, Gemma 3's
+// prompt convention): the fake
 // engine renders prompts through each model's real chat template (test/fixtures/chat-templates) and plays scripted
 // outputs written as that model writes them. For each format: streamed and non-streamed answers are the same,
 // required/named tool_choice give the call, a custom tool with a grammar gets its input, phases are right,
@@ -41,6 +42,12 @@ const CASES: FormatCase[] = [
     calls: (calls) => `[TOOL_CALLS][${calls.map((c) => JSON.stringify({ name: c.name, arguments: c.args, id: 'a1b2c3d4e' })).join(', ')}]`,
     markers: ['[TOOL_CALLS]', '</s>', '"arguments"'],
   },
+  {
+    label: 'gemma3 (Gemma 3 1B template, prompt convention)',
+    model: fakeModelWithTemplate('fake-gemma3', fixture('gemma-3-1b-it.jinja')),
+    calls: (calls) => calls.map((c) => `\`\`\`tool_call\n${JSON.stringify({ name: c.name, arguments: c.args })}\n\`\`\``).join('\n'),
+    markers: ['```tool_call', '<end_of_turn>', '"arguments"'],
+  },
 ];
 
 const weather = {
@@ -80,7 +87,7 @@ const outputText = (response: Json) =>
 
 describe.each(CASES)('chat format $label', ({ model, calls, markers }) => {
   it('the model info carries the detected format', () => {
-    expect(model.chatFormat).toBe(model.id === 'fake-llama3' ? 'llama3' : 'mistral');
+    expect(model.chatFormat).toBe(model.id === 'fake-llama3' ? 'llama3' : model.id === 'fake-gemma3' ? 'gemma3' : 'mistral');
   });
 
   it('a plain answer is final_answer text, streamed and not alike', async () => {
@@ -116,10 +123,10 @@ describe.each(CASES)('chat format $label', ({ model, calls, markers }) => {
     expect(constraint.tools).toMatchObject([{ type: 'custom', name: 'shell', grammar: { syntax: 'regex' } }]);
   });
 
-  it('text before a call is commentary (Mistral) / a bare call after text is text (Llama)', async () => {
+  it('text before a call is commentary', async () => {
     const text = `Let me check. ${calls([{ name: 'get_weather', args: { city: 'Rome' } }])}`;
     const { response } = await answerBoth(model, { tokens: tokens(text) }, { input: 'weather?', tools: [weather] });
-    if (model.chatFormat === 'mistral' || text.includes('<|python_tag|>')) {
+    if (model.chatFormat !== 'hermes') {
       expect(response.output).toMatchObject([
         { type: 'message', phase: 'commentary', content: [{ text: 'Let me check.' }] },
         { type: 'function_call', name: 'get_weather', arguments: '{"city":"Rome"}' },
