@@ -219,8 +219,14 @@ export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMes
       if (m.role === 'system' || m.role === 'developer') continue;
       const last = rest.at(-1);
       // Two user turns in a row (the template demands alternation): one turn.
-      if (m.role === 'user' && last?.role === 'user') rest[rest.length - 1] = { ...last, content: `${last.content}\n\n${m.content}` };
-      else rest.push(m);
+      if (m.role === 'user' && last?.role === 'user') {
+        rest[rest.length - 1] = { ...last, content: `${last.content}\n\n${m.content}` };
+        continue;
+      }
+      // A user turn right after tool results (the client answered for the model): the template wants an
+      // assistant turn between them (it counts calls and results out of the alternation), so an empty one stands in.
+      if (m.role === 'user' && last?.role === 'tool') rest.push({ role: 'assistant', content: '' });
+      rest.push(m);
     }
     if (system.length > 0) {
       const at = rest.findLastIndex((m) => m.role === 'user');

@@ -1,0 +1,113 @@
+// The WebGPU engine (Node, Dawn) with the bundled toy model's weights and tokenizer under each real chat template
+// (test/fixtures/chat-templates): the engine finds the format from the template's text, lists it in ModelInfo,
+// renders a chat with calls, results, system and developer text through the template after the format's replay
+// rules, and a forced tool call sampled under the format's grammar is read back by the format's parser as a call
+// to the declared tool. Needs Dawn: run with
+//   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
+// (without an adapter these tests are skipped, saying why).
+import { openAsBlob, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { create, globals } from 'webgpu';
+import { CHAT_FORMATS, type ChatFormatName } from '../../../src/common/chat-format.ts';
+import { acquireGpu } from '../../../src/gpu/device.ts';
+import { createWebGpuEngine, type WebGpuEngine } from '../../../src/engine/webgpu-engine.ts';
+import type { ChatMessage, ChatTool } from '../../../src/engine/types.ts';
+import { OutputParser, type ParseEvent } from '../../../src/responses/output-parser.ts';
+import { needDawnAdapter } from '../../support/dawn-adapter.ts';
+
+Object.assign(globalThis, globals);
+const dawn = create([]);
+const TOY = 'public/models/toy-qwen3';
+const MODELS: { id: string; template: string; format: ChatFormatName }[] = [
+  { id: 'toy-llama3', template: 'llama-3.2-3b-instruct.jinja', format: 'llama3' },
+  { id: 'toy-mistral', template: 'mistral-7b-instruct-v0.3.jinja', format: 'mistral' },
+  { id: 'toy-gemma3', template: 'gemma-3-1b-it.jinja', format: 'gemma3' },
+];
+
+let engine: WebGpuEngine | null = null;
+let missing = '';
+
+beforeAll(async () => {
+  try {
+    (await acquireGpu({ gpu: dawn })).destroy();
+  } catch (error) {
+    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as this file's header says`;
+    return;
+  }
+  const config = JSON.parse(readFileSync(`${TOY}/tokenizer_config.json`, 'utf8')) as Record<string, unknown>;
+  const models = [];
+  for (const m of MODELS) {
+    const template = readFileSync(new URL(`../../fixtures/chat-templates/${m.template}`, import.meta.url), 'utf8');
+    models.push({
+      id: m.id,
+      contextLength: 2048,
+      hfDir: {
+        'config.json': await openAsBlob(`${TOY}/config.json`),
+        'generation_config.json': await openAsBlob(`${TOY}/generation_config.json`),
+        'tokenizer.json': await openAsBlob(`${TOY}/tokenizer.json`),
+        'model.safetensors': await openAsBlob(`${TOY}/model.safetensors`),
+        'tokenizer_config.json': new TextEncoder().encode(JSON.stringify({ ...config, chat_template: template })),
+      },
+    });
+  }
+  engine = createWebGpuEngine({ gpu: dawn, models });
+}, 120_000);
+afterAll(async () => {
+  await engine?.dispose();
+});
+
+const TOOLS: ChatTool[] = [{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 8 } }, required: ['city'], additionalProperties: false } } }];
+const CHAT: ChatMessage[] = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'system', content: 'Developer instructions:\nUse metric.' },
+  { role: 'user', content: 'Weather in Oslo?' },
+  { role: 'assistant', content: '', tool_calls: [{ id: 'call_000001', type: 'function', function: { name: 'get_weather', arguments: { city: 'Oslo' } } }] },
+  { role: 'tool', content: '3C', tool_call_id: 'call_000001', name: 'get_weather' },
+  { role: 'user', content: 'And Rome?' },
+];
+
+describe.each(MODELS)('the engine with the $template template', ({ id, format }) => {
+  test('lists the detected format and renders the chat', async (ctx) => {
+    const e = needDawnAdapter(ctx, engine, missing);
+    const info = (await e.listModels()).find((m) => m.id === id)!;
+    expect(info.chatFormat).toBe(format);
+    expect(info.markers).toMatchObject({ ...CHAT_FORMATS[format].markers, format });
+    const tokens = await e.tokenizePrompt({ model: id, messages: CHAT, tools: TOOLS, enableThinking: true });
+    expect(tokens.length).toBeGreaterThan(50);
+  }, 120_000);
+
+  test('a forced call sampled under the format grammar parses back as the declared call', async (ctx) => {
+    const e = needDawnAdapter(ctx, engine, missing);
+    let called = 0;
+    for (const seed of [1, 2, 3]) {
+      const parser = new OutputParser({ markers: CHAT_FORMATS[format].markers, format, toolCalls: true, declaredNames: new Set(['get_weather']), customNames: new Set(), startsInReasoning: false });
+      const events: ParseEvent[] = [];
+      let text = '';
+      let finish = '';
+      for await (const ev of e.generate({
+        model: id,
+        messages: CHAT,
+        tools: TOOLS,
+        enableThinking: true,
+        maxTokens: 400,
+        sampling: { temperature: 1, top_p: 1, seed },
+        constraint: { kind: 'tools', mode: 'required', maxCalls: 1, tools: [{ type: 'function', name: 'get_weather', parameters: TOOLS[0]!.function.parameters!, strict: true }] },
+      })) {
+        if (ev.type === 'token') {
+          text += ev.text;
+          events.push(...parser.push(ev.text));
+        }
+        if (ev.type === 'done') finish = ev.finishReason;
+      }
+      events.push(...parser.finish());
+      if (finish === 'length') continue; // a random model may wander inside a string until the limit
+      expect(finish, text).toBe('stop');
+      const starts = events.filter((ev) => ev.kind === 'call.start');
+      expect(starts, text).toMatchObject([{ name: 'get_weather' }]);
+      const args = events.filter((ev) => ev.kind === 'call.delta').map((ev) => (ev as { text: string }).text).join('');
+      expect(Object.keys(JSON.parse(args) as object), text).toEqual(['city']);
+      called++;
+    }
+    expect(called).toBeGreaterThan(0);
+  }, 300_000);
+});
