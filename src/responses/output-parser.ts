@@ -14,6 +14,7 @@ import type { ModelInfo } from '../engine/types.ts';
 import { ArgumentsDecoder } from './chat-formats/arguments-decoder.ts';
 import type { ParseEvent } from './chat-formats/parse-event.ts';
 import { JsonCallsParser } from './chat-formats/json-calls-parser.ts';
+import { decodeName, findFirst, heldPrefix } from './chat-formats/marker-scan.ts';
 import { type ChatFormatName, chatFormatByName } from '../common/chat-format.ts';
 
 export type { ParseEvent } from './chat-formats/parse-event.ts';
@@ -263,39 +264,8 @@ export class OutputParser {
   }
 }
 
-function findFirst(text: string, markers: readonly string[]): { index: number; marker: string } | null {
-  let best: { index: number; marker: string } | null = null;
-  for (const marker of markers) {
-    if (!marker) continue;
-    const index = text.indexOf(marker);
-    if (index >= 0 && (best === null || index < best.index)) best = { index, marker };
-  }
-  return best;
-}
 
-/** How many chars at the end of `text` could be the start of one of the markers. */
-function heldPrefix(text: string, markers: readonly string[]): number {
-  let keep = 0;
-  for (const marker of markers) {
-    for (let k = Math.min(marker.length - 1, text.length); k > keep; k--) {
-      if (text.endsWith(marker.slice(0, k))) {
-        keep = k;
-        break;
-      }
-    }
-  }
-  return keep;
-}
 
-/** A call's name as the model wrote it inside its JSON string; null when it does not decode (`"\uZZZZ"`). */
-function decodeName(raw: string): string | null {
-  try {
-    const name: unknown = JSON.parse(`"${raw}"`);
-    return typeof name === 'string' ? name : null;
-  } catch {
-    return null;
-  }
-}
 
 function parseWholeCall(body: string): { name: string; argumentsJson: string } | null {
   try {

@@ -11,6 +11,7 @@
 // these formats have no end marker to resume from). These formats have no reasoning block.
 import type { ToolCallSyntax } from '../../common/chat-format.ts';
 import { ArgumentsDecoder } from './arguments-decoder.ts';
+import { decodeName, findFirst, heldPrefix } from './marker-scan.ts';
 import type { ParseEvent } from './parse-event.ts';
 
 /** The OutputParser options this parser reads (see output-parser.ts). */
@@ -279,36 +280,4 @@ function parseWholeCall(body: string): { name: string; argumentsJson: string } |
   } catch {
     return null;
   }
-}
-
-function decodeName(raw: string): string | null {
-  try {
-    const name: unknown = JSON.parse(`"${raw}"`);
-    return typeof name === 'string' ? name : null;
-  } catch {
-    return null;
-  }
-}
-
-function findFirst(text: string, markers: readonly string[]): { index: number; marker: string } | null {
-  let best: { index: number; marker: string } | null = null;
-  for (const marker of markers) {
-    if (!marker) continue;
-    const index = text.indexOf(marker);
-    if (index >= 0 && (best === null || index < best.index)) best = { index, marker };
-  }
-  return best;
-}
-
-function heldPrefix(text: string, markers: readonly string[]): number {
-  let keep = 0;
-  for (const marker of markers) {
-    for (let k = Math.min(marker.length - 1, text.length); k > keep; k--) {
-      if (text.endsWith(marker.slice(0, k))) {
-        keep = k;
-        break;
-      }
-    }
-  }
-  return keep;
 }
