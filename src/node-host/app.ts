@@ -5,6 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError, errorResponse } from '../responses/errors.ts';
 import type { ResponsesHandler } from '../responses/handler.ts';
 import { guardRequest, type RequestSource } from '../responses/request-guard.ts';
+import { readBodyBytes } from '../responses/request-checks.ts';
 import type { Upstream } from './upstream.ts';
 
 export interface AppOptions {
@@ -122,28 +123,9 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-async function readBounded(request: Request, max: number): Promise<Uint8Array> {
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel();
-      throw new ApiError(413, `The request body is larger than ${max} bytes.`, null, 'invalid_request_error', 'request_too_large');
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+/** The body's bytes, at most `max` of them (413 past that, counted while it streams in). */
+function readBounded(request: Request, max: number): Promise<Uint8Array> {
+  return readBodyBytes(request, max, () => new ApiError(413, `The request body is larger than ${max} bytes.`, null, 'invalid_request_error', 'request_too_large'));
 }
 
 function parseObject(body: Uint8Array): { [key: string]: unknown } | null {

@@ -34,13 +34,21 @@ export async function readJsonBody(request: Request): Promise<unknown> {
 
 /** The body as text, reading at most `maxBytes` of it (the stream is cancelled past that: 400). */
 export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
-  const stream = request.body;
-  if (stream === null || stream === undefined) {
+  if (request.body === null || request.body === undefined) {
     const text = await request.text();
     if (text.length > maxBytes) throw tooLarge();
     return text;
   }
-  const reader = stream.getReader();
+  return new TextDecoder().decode(await readBodyBytes(request, maxBytes, tooLarge));
+}
+
+/**
+ * The body's bytes, counted while they stream in: past `maxBytes` the stream is cancelled and `tooLarge()` thrown,
+ * so memory stays bounded without a content-length. Every host reads bodies through this.
+ */
+export async function readBodyBytes(request: Request, maxBytes: number, tooLarge: () => Error): Promise<Uint8Array> {
+  if (request.body === null || request.body === undefined) return new Uint8Array(0);
+  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -59,7 +67,7 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
     bytes.set(chunk, at);
     at += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
 
 function tooLarge(): ApiError {
