@@ -16,8 +16,8 @@ import { encodeTensor } from './quantize.ts';
 import { SeededRandom } from './random.ts';
 import { encodeSafetensorsCheckpoint, type SafetensorsWriteTensor } from './safetensors-writer.ts';
 
-export type TestModelArch = 'llama' | 'qwen2' | 'qwen3';
-export const TEST_MODEL_ARCHS: readonly TestModelArch[] = ['llama', 'qwen2', 'qwen3'];
+export type TestModelArch = 'llama' | 'qwen2' | 'qwen3' | 'gpt-oss';
+export const TEST_MODEL_ARCHS: readonly TestModelArch[] = ['llama', 'qwen2', 'qwen3', 'gpt-oss'];
 
 export interface Llama3RopeScaling {
   factor: number;
@@ -54,6 +54,15 @@ export interface TestModelOptions {
   ropeScaling?: Llama3RopeScaling | null;
   /** Number of safetensors shards (more than 1 writes model.safetensors.index.json). */
   shards?: number;
+  /** gpt-oss: experts per layer (default 8). */
+  experts?: number;
+  /** gpt-oss: experts each token uses (default 2). */
+  expertsUsed?: number;
+  /** gpt-oss: the sliding window of the even layers (default 128; the odd layers attend to everything). */
+  window?: number;
+  /** gpt-oss: YaRN RoPE scaling factor (default 32) over `yarnOriginalContext` positions (default 4096); 0 turns it off. */
+  yarnFactor?: number;
+  yarnOriginalContext?: number;
   /**
    * Dequantization probe: every layer matrix is zero, token t < hidden embeds to a scaled one-hot vector
    * that the final norm maps exactly to e_t, so the logits of token t are column t of output.weight.
@@ -95,7 +104,7 @@ export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['opt
     seed: o.seed ?? 1,
     layers: o.layers ?? 2,
     hidden,
-    intermediate: o.intermediate ?? 2 * hidden,
+    intermediate: o.intermediate ?? (o.arch === 'gpt-oss' ? hidden : 2 * hidden),
     heads,
     kvHeads: o.kvHeads ?? Math.max(1, heads / 2),
     headDim: o.headDim ?? hidden / heads,
@@ -110,7 +119,17 @@ export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['opt
     shards: o.shards ?? 1,
     probe: o.probe ?? false,
     ropeScaling: o.ropeScaling ?? null,
+    experts: o.experts ?? 8,
+    expertsUsed: o.expertsUsed ?? 2,
+    window: o.window ?? 128,
+    yarnFactor: o.yarnFactor ?? 32,
+    yarnOriginalContext: o.yarnOriginalContext ?? 4096,
   };
+  if (resolved.arch === 'gpt-oss') {
+    if (resolved.expertsUsed < 1 || resolved.expertsUsed > resolved.experts) throw new Error('expertsUsed must be 1..experts');
+    if (resolved.window < 1) throw new Error('window must be at least 1');
+    if (resolved.tokenizer !== 'bpe' || resolved.probe || resolved.shards !== 1) throw new Error('gpt-oss test models have the BPE tokenizer, no probe and no Hugging Face shards');
+  }
   if (!TEST_MODEL_ARCHS.includes(resolved.arch)) throw new Error(`Unknown test model architecture "${resolved.arch}"`);
   if (resolved.ropeScaling && resolved.arch !== 'llama') throw new Error('ropeScaling is only for arch llama');
   if (resolved.heads % resolved.kvHeads !== 0) throw new Error('heads must be a multiple of kvHeads');
@@ -180,7 +199,36 @@ export function buildTestModel(options: TestModelOptions): BuiltTestModel {
     norm('output_norm.weight', 'model.norm.weight', hidden);
     if (!o.tiedEmbeddings) matrix('output.weight', 'lm_head.weight', vocabSize, hidden, o.outputType);
   }
-  for (let l = 0; l < o.layers; l++) {
+  for (let l = 0; l < o.layers && o.arch === 'gpt-oss'; l++) {
+    // gpt-oss (llama.cpp's names and shapes; no Hugging Face side): attention with q/k/v/o biases and a sink
+    // logit per head, a router with a bias, per-expert SwiGLU with biases. Gate and up experts are drawn 3x wider
+    // than 1/sqrt(fan_in) so that some of their outputs pass the activation's clamp at 7.
+    const g = `blk.${l}.`;
+    const { experts } = o;
+    const wide = (name: string, shape: number[], scale: number) => {
+      tensors.push({ gguf: g + name, hf: '', shape, values: rng.normals(shape.reduce((a, b) => a * b, 1), scale), ggufType: shape.length === 3 ? o.type : 'F32' });
+    };
+    norm(g + 'attn_norm.weight', '', hidden);
+    matrix(g + 'attn_q.weight', '', qDim, hidden, o.type);
+    bias(g + 'attn_q.bias', '', qDim);
+    matrix(g + 'attn_k.weight', '', kvDim, hidden, o.type);
+    bias(g + 'attn_k.bias', '', kvDim);
+    matrix(g + 'attn_v.weight', '', kvDim, hidden, o.type);
+    bias(g + 'attn_v.bias', '', kvDim);
+    matrix(g + 'attn_output.weight', '', hidden, qDim, o.type);
+    bias(g + 'attn_output.bias', '', hidden);
+    wide('attn_sinks.weight', [heads], 1);
+    norm(g + 'post_attention_norm.weight', '', hidden);
+    matrix(g + 'ffn_gate_inp.weight', '', experts, hidden, 'F32');
+    bias(g + 'ffn_gate_inp.bias', '', experts);
+    wide('ffn_gate_exps.weight', [experts, intermediate, hidden], 3 / Math.sqrt(hidden));
+    wide('ffn_gate_exps.bias', [experts, intermediate], 0.5);
+    wide('ffn_up_exps.weight', [experts, intermediate, hidden], 3 / Math.sqrt(hidden));
+    wide('ffn_up_exps.bias', [experts, intermediate], 0.5);
+    wide('ffn_down_exps.weight', [experts, hidden, intermediate], 1 / Math.sqrt(intermediate));
+    wide('ffn_down_exps.bias', [experts, hidden], 0.1);
+  }
+  for (let l = 0; l < o.layers && o.arch !== 'gpt-oss'; l++) {
     const g = `blk.${l}.`;
     const h = `model.layers.${l}.`;
     norm(g + 'attn_norm.weight', h + 'input_layernorm.weight', hidden);
@@ -229,6 +277,7 @@ export function buildTestModel(options: TestModelOptions): BuiltTestModel {
 
   const json = (value: unknown, indent?: number) => [new TextEncoder().encode(JSON.stringify(value, null, indent))];
   const files: Record<string, Uint8Array[]> = { 'model.gguf': encodeGguf(ggufMetadata(o, vocab), ggufTensors) };
+  if (o.arch === 'gpt-oss') return { info: modelInfo(o, vocab, tensors), files };
   for (const [name, bytes] of Object.entries(encodeSafetensorsCheckpoint(hfTensors, o.shards))) files[`hf/${name}`] = bytes;
   files['hf/config.json'] = json(hfConfig(o, vocab), 2);
   if (vocab.model === 'gpt2') {
@@ -242,16 +291,19 @@ export function buildTestModel(options: TestModelOptions): BuiltTestModel {
   }
   files['hf/generation_config.json'] = json({ bos_token_id: vocab.bosId, eos_token_id: vocab.eosId }, 2);
 
-  const info: TestModelInfo = {
+  return { info: modelInfo(o, vocab, tensors), files };
+}
+
+function modelInfo(o: TestModelInfo['options'], vocab: TestVocab, tensors: Tensor[]): TestModelInfo {
+  return {
     options: o,
-    vocabSize,
+    vocabSize: vocab.tokens.length,
     bosId: vocab.bosId,
     eosId: vocab.eosId,
     specialTokens: vocab.specialTokens.map(({ id, content }) => ({ id, content })),
     chatTemplate: CHATML_TOOLS_TEMPLATE,
     tensors: tensors.map((t) => ({ gguf: t.gguf, hf: t.hf, shape: t.shape })),
   };
-  return { info, files };
 }
 
 /**
@@ -343,6 +395,17 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: TestVocab): Record<str
     ...ggufTokenizerMetadata(vocab),
     'tokenizer.chat_template': gv.str(CHATML_TOOLS_TEMPLATE),
   };
+  if (a === 'gpt-oss') {
+    meta[`${a}.expert_count`] = gv.u32(o.experts);
+    meta[`${a}.expert_used_count`] = gv.u32(o.expertsUsed);
+    meta[`${a}.expert_feed_forward_length`] = gv.u32(o.intermediate);
+    meta[`${a}.attention.sliding_window`] = gv.u32(o.window);
+    if (o.yarnFactor > 0) {
+      meta[`${a}.rope.scaling.type`] = gv.str('yarn');
+      meta[`${a}.rope.scaling.factor`] = gv.f32(o.yarnFactor);
+      meta[`${a}.rope.scaling.original_context_length`] = gv.u32(o.yarnOriginalContext);
+    }
+  }
   if (quantized) meta['general.quantization_version'] = gv.u32(2);
   return meta;
 }

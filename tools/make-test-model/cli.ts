@@ -28,6 +28,11 @@ const { values } = parseArgs({
     tied: { type: 'boolean', default: false },
     shards: { type: 'string' },
     probe: { type: 'boolean', default: false },
+    experts: { type: 'string' },
+    'experts-used': { type: 'string' },
+    window: { type: 'string' },
+    'yarn-factor': { type: 'string' },
+    'yarn-original-context': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -35,10 +40,11 @@ const { values } = parseArgs({
 function fail(message: string): never {
   console.error(`make-test-model: ${message}`);
   console.error(
-    'usage: cli.ts --arch llama|qwen2|qwen3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
+    'usage: cli.ts --arch llama|qwen2|qwen3|gpt-oss --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
       '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--tokenizer bpe|spm] [--context-length N] [--rope-theta X]\n' +
       '  [--llama3-rope-scaling factor,low,high,originalContext]\n' +
-      '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]',
+      '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]\n' +
+      '  gpt-oss: [--experts N] [--experts-used N] [--window N] [--yarn-factor X (0: none)] [--yarn-original-context N]; --intermediate is per expert',
   );
   process.exit(2);
 }
@@ -91,6 +97,11 @@ try {
       tiedEmbeddings: values.tied,
       shards: int(values.shards, '--shards'),
       probe: values.probe,
+      experts: int(values.experts, '--experts'),
+      expertsUsed: int(values['experts-used'], '--experts-used'),
+      window: int(values.window, '--window'),
+      yarnFactor: values['yarn-factor'] === undefined ? undefined : Number(values['yarn-factor']),
+      yarnOriginalContext: int(values['yarn-original-context'], '--yarn-original-context'),
     },
     values.out,
   );
