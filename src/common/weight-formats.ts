@@ -109,6 +109,11 @@ export const WEIGHT_FORMATS = [
     decoder: 'decode_iq4_xs', helpers: ['decode_iq4_values'], product: 'affine',
     gpuLayout: '34 words: f16 d | scales_h << 16 (word 0), scales_l[4] (word 1), qs[128] (words 2..33); sub-block s of 32: 6-bit scale, bias 32; nibbles as IQ4_NL per 16 bytes',
   },
+  {
+    name: 'MXFP4', ggmlType: 39, blockElements: 32, fileBlockBytes: 17, gpuBlockBytes: 20, gpuFormat: 'MXFP4', repack: [[0, 1, 0], [1, 16, 4]], halfFields: [],
+    decoder: 'decode_mxfp4', product: 'affine',
+    gpuLayout: '5 words: u8 e (E8M0 scale, word 0 low byte), qs[16] (words 1..4); w = 2^(e - 128) * MXFP4_VALUES[nibble], nibbles as Q4_0',
+  },
 ] as const satisfies readonly WeightFormat[];
 
 /** A supported format's name. */
@@ -129,6 +134,9 @@ export const GPU_WEIGHT_FORMAT_NAMES: readonly GpuWeightFormatName[] = WEIGHT_FO
 
 /** The codebook of IQ4_NL and IQ4_XS: a 4-bit code's value (times the block scale). */
 export const IQ4_VALUES: readonly number[] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+
+/** MXFP4's 4-bit codes (E2M1: sign, 2 exponent bits, 1 mantissa bit) times 2, as ggml's kvalues_mxfp4; the block scale is halved to match. */
+export const MXFP4_VALUES: readonly number[] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 /** ggml's names of every type id it has had, for messages about types this runtime does not load. */
 export const GGML_TYPE_NAMES: Readonly<Record<number, string>> = {

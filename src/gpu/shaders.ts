@@ -27,6 +27,7 @@ import decodeQ5KCode from '../../shaders/decode_q5_k.wgsl?raw';
 import decodeQ6KCode from '../../shaders/decode_q6_k.wgsl?raw';
 import decodeIq4NlCode from '../../shaders/decode_iq4_nl.wgsl?raw';
 import decodeIq4XsCode from '../../shaders/decode_iq4_xs.wgsl?raw';
+import decodeMxfp4Code from '../../shaders/decode_mxfp4.wgsl?raw';
 import decodeKquantScalesCode from '../../shaders/decode_kquant_scales.wgsl?raw';
 import decodeIq4ValuesCode from '../../shaders/decode_iq4_values.wgsl?raw';
 import embeddingCode from '../../shaders/embedding.wgsl?raw';
@@ -44,6 +45,7 @@ import sampleLevelsCode from '../../shaders/sample_levels.wgsl?raw';
 import sampleSelectCode from '../../shaders/sample_select.wgsl?raw';
 import sampleCompactCode from '../../shaders/sample_compact.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
+import sampleMassCode from '../../shaders/sample_mass.wgsl?raw';
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
@@ -69,6 +71,7 @@ const WEIGHT_FORMAT_PARTS: Readonly<Record<string, string>> = {
   decode_q6_k: decodeQ6KCode,
   decode_iq4_nl: decodeIq4NlCode,
   decode_iq4_xs: decodeIq4XsCode,
+  decode_mxfp4: decodeMxfp4Code,
   decode_kquant_scales: decodeKquantScalesCode,
   decode_iq4_values: decodeIq4ValuesCode,
   plain: matmulPlainBlockCode,
@@ -117,13 +120,14 @@ export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };
 export const argmax: KernelSource = { name: 'argmax', code: argmaxCode };
 export const logitsProcess: KernelSource = { name: 'logits_process', code: logitsProcessCode };
 export const logitsBias: KernelSource = { name: 'logits_bias', code: logitsBiasCode };
-// The sampler's six kernels each follow the part they share (shaders/sample_common.wgsl: params, keys, levels).
+// The sampler's seven kernels each follow the part they share (shaders/sample_common.wgsl: params, keys, levels).
 export const samplePartials: KernelSource = { name: 'sample_partials', code: `${sampleCommonCode}\n${samplePartialsCode}` };
 export const sampleReduce: KernelSource = { name: 'sample_reduce', code: `${sampleCommonCode}\n${sampleReduceCode}` };
 export const sampleLevels: KernelSource = { name: 'sample_levels', code: `${sampleCommonCode}\n${sampleLevelsCode}` };
 export const sampleSelect: KernelSource = { name: 'sample_select', code: `${sampleCommonCode}\n${sampleSelectCode}` };
 export const sampleCompact: KernelSource = { name: 'sample_compact', code: `${sampleCommonCode}\n${sampleCompactCode}` };
 export const sampleToken: KernelSource = { name: 'sample_token', code: `${sampleCommonCode}\n${sampleTokenCode}` };
+export const sampleMass: KernelSource = { name: 'sample_mass', code: `${sampleCommonCode}\n${sampleMassCode}` };
 
 /**
  * One WGSL module from parts, in order: WGSL module-scope declarations may use each other in any order, so

@@ -3,7 +3,7 @@
 // reference of every format: what the WGSL decoders must compute, and what tests compare GPU read-backs and
 // llama.cpp against. One reference per format, on the file layout; the GPU layout is mapped back to it.
 
-import { IQ4_VALUES, WEIGHT_FORMAT } from '../common/weight-formats.ts';
+import { IQ4_VALUES, MXFP4_VALUES, WEIGHT_FORMAT } from '../common/weight-formats.ts';
 import {
   TENSOR_TYPE_LAYOUTS,
   bf16ToFloat,
@@ -115,6 +115,19 @@ function dequantizeFileLayout(type: TensorType, bytes: Uint8Array): Float32Array
         for (let j = 0; j < 32; j++) out[b * 32 + j] = d * i8(o + 2 + j);
       }
       return out;
+    case 'MXFP4': {
+      // e (an E8M0 exponent: the scale is 2^(e - 127), halved as the codes are doubled), then 16 bytes as Q4_0.
+      for (let b = 0; b < blocks; b++) {
+        const o = b * blockBytes;
+        const d = 2 ** (bytes[o] - 128);
+        for (let j = 0; j < 16; j++) {
+          const q = bytes[o + 1 + j];
+          out[b * 32 + j] = MXFP4_VALUES[q & 15] * d;
+          out[b * 32 + j + 16] = MXFP4_VALUES[q >> 4] * d;
+        }
+      }
+      return out;
+    }
     case 'Q4_0':
     case 'Q4_1':
     case 'IQ4_NL': {

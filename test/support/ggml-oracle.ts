@@ -60,7 +60,7 @@ export function ggmlDequantize(jobs: GgmlDequantizeJob[]): Float32Array[] {
 /** The llama_ftype names llama-quantize.py takes that the tests use. */
 export type LlamaFtype =
   | 'Q4_K_M' | 'Q4_K_S' | 'Q5_K_M' | 'Q5_K_S' | 'Q3_K_S' | 'Q3_K_M' | 'Q3_K_L' | 'Q2_K' | 'Q4_0' | 'Q4_1' | 'Q5_0'
-  | 'Q5_1' | 'Q6_K' | 'Q8_0' | 'IQ4_NL' | 'IQ4_XS' | 'F16' | 'BF16' | 'TQ1_0' | 'TQ2_0';
+  | 'Q5_1' | 'Q6_K' | 'Q8_0' | 'IQ4_NL' | 'IQ4_XS' | 'F16' | 'BF16' | 'TQ1_0' | 'TQ2_0' | 'MXFP4_MOE';
 
 /**
  * `source` (an F32 or F16 GGUF) quantized by llama.cpp's llama_model_quantize to `ftype`, cached beside the

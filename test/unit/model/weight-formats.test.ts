@@ -60,6 +60,10 @@ const HAND_BUILT: { name: WeightFormatName; bytes: Uint8Array; expected: [number
   { name: 'Q5_1', bytes: block('Q5_1', [[0, f16(1)], [2, f16(0.25)], [4, [0, 0, 0, 0x40]], [8 + 14, [0x70]]]), expected: [[14, 0.25], [30, 23.25], [31, 0.25]] },
   // IQ4_NL: d 0.5; qs[0] = 0xf0: weight 0 = 0.5*-127, weight 16 = 0.5*113.
   { name: 'IQ4_NL', bytes: block('IQ4_NL', [[0, f16(0.5)], [2, [0xf0, 0x89]]]), expected: [[0, -63.5], [16, 56.5], [1, 0.5 * IQ4_VALUES[9]], [17, 0.5 * IQ4_VALUES[8]]] },
+  // MXFP4: e 130 (d = 2^(130 - 128) = 4, the doubled codes' scale); qs[3] = 0x9e: weight 3 = 4*-8, weight 19 = 4*-1.
+  { name: 'MXFP4', bytes: block('MXFP4', [[0, [130]], [1 + 3, [0x9e]]]), expected: [[3, -32], [19, -4], [0, 0]] },
+  // MXFP4, e 1: the subnormal scale 2^-127; qs[0] = 0x07: weight 0 = 12 * 2^-127, weight 16 = 0.
+  { name: 'MXFP4', bytes: block('MXFP4', [[0, [1]], [1, [0x07]]]), expected: [[0, 12 * 2 ** -127], [16, 0]] },
   // Q2_K: scales[5] = 0x73 (scale 3, min 7), d 0.5, dmin 0.25; weight 80..95 is sub-block 5 = n 0, j 2, h 1:
   // bits 4-5 of qs[16 + l]; qs[16 + 1] = 0x20 -> weight 81 = 0.5*3*2 - 0.25*7.
   { name: 'Q2_K', bytes: block('Q2_K', [[5, [0x73]], [16 + 17, [0x20]], [80, f16(0.5)], [82, f16(0.25)]]), expected: [[81, 1.25], [80, -1.75], [17, 0]] },
@@ -104,7 +108,7 @@ describe.each(HAND_BUILT)('$name hand-built block', ({ name, bytes, expected }) 
 
 describe('types refused at load', () => {
   test.each([
-    [16, 'IQ2_XXS'], [19, 'IQ1_S'], [18, 'IQ3_XXS'], [21, 'IQ3_S'], [29, 'IQ1_M'], [34, 'TQ1_0'], [35, 'TQ2_0'], [39, 'MXFP4'], [15, 'Q8_K'], [77, 'ggml type 77'],
+    [16, 'IQ2_XXS'], [19, 'IQ1_S'], [18, 'IQ3_XXS'], [21, 'IQ3_S'], [29, 'IQ1_M'], [34, 'TQ1_0'], [35, 'TQ2_0'], [15, 'Q8_K'], [77, 'ggml type 77'],
   ])('ggml type %d is refused naming the tensor and %s', (id, name) => {
     expect(() => tensorTypeFromGgml(id, 'blk.3.ffn_down.weight')).toThrow(`Tensor "blk.3.ffn_down.weight" has unsupported type ${name}`);
   });
