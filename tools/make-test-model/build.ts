@@ -10,6 +10,7 @@ import { TENSOR_TYPE_LAYOUTS, type TensorType } from '../../src/model/tensor-typ
 import { buildByteLevelBpeVocab, sentencePieceVocab, tokenizerConfigJson, tokenizerJson, type TestVocab } from './byte-level-bpe.ts';
 import { tokenizerSourceFromGguf } from '../../src/model/tokenizer.ts';
 import { CHATML_TOOLS_TEMPLATE } from './chatml-template.ts';
+import type { RealTokenizerVocab } from './real-tokenizer.ts';
 import type { GgufMetadataValue } from '../../src/model/gguf.ts';
 import { encodeGguf, gv, type GgufWriteTensor, type GgufWriteValue } from './gguf-writer.ts';
 import { encodeTensor } from './quantize.ts';
@@ -150,11 +151,10 @@ interface Tensor {
   permuteHeads?: number;
 }
 
-/** Generate a model in memory: `model.gguf` and the `hf/` files. */
-export function buildTestModel(options: TestModelOptions): BuiltTestModel {
+/** Generate a model in memory: `model.gguf` and the `hf/` files (`realTokenizer`: a real vocabulary, real-tokenizer.ts). */
+export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTokenizerVocab): BuiltTestModel {
   const o = resolveTestModelOptions(options);
-  const bpe = buildByteLevelBpeVocab(o.merges);
-  const vocab: TestVocab = o.tokenizer === 'spm' ? sentencePieceVocab(bpe) : bpe;
+  const vocab: AnyVocab = realTokenizer ?? (o.tokenizer === 'spm' ? sentencePieceVocab(buildByteLevelBpeVocab(o.merges)) : buildByteLevelBpeVocab(o.merges));
   const vocabSize = vocab.tokens.length;
   const rng = new SeededRandom(o.seed);
   const hfDtype: TensorType = o.type === 'F16' || o.type === 'BF16' ? o.type : 'F32';
@@ -280,7 +280,10 @@ export function buildTestModel(options: TestModelOptions): BuiltTestModel {
   if (o.arch === 'gpt-oss') return { info: modelInfo(o, vocab, tensors), files };
   for (const [name, bytes] of Object.entries(encodeSafetensorsCheckpoint(hfTensors, o.shards))) files[`hf/${name}`] = bytes;
   files['hf/config.json'] = json(hfConfig(o, vocab), 2);
-  if (vocab.model === 'gpt2') {
+  if (vocab.model === 'real') {
+    files['hf/tokenizer.json'] = json(vocab.tokenizerJson);
+    files['hf/tokenizer_config.json'] = json({ chat_template: CHATML_TOOLS_TEMPLATE, ...vocab.tokenizerConfig }, 2);
+  } else if (vocab.model === 'gpt2') {
     files['hf/tokenizer.json'] = json(tokenizerJson(vocab));
     files['hf/tokenizer_config.json'] = json(tokenizerConfigJson(vocab, CHATML_TOOLS_TEMPLATE, o.contextLength), 2);
   } else {
@@ -294,14 +297,16 @@ export function buildTestModel(options: TestModelOptions): BuiltTestModel {
   return { info: modelInfo(o, vocab, tensors), files };
 }
 
-function modelInfo(o: TestModelInfo['options'], vocab: TestVocab, tensors: Tensor[]): TestModelInfo {
+type AnyVocab = TestVocab | RealTokenizerVocab;
+
+function modelInfo(o: TestModelInfo['options'], vocab: AnyVocab, tensors: Tensor[]): TestModelInfo {
   return {
     options: o,
     vocabSize: vocab.tokens.length,
     bosId: vocab.bosId,
     eosId: vocab.eosId,
     specialTokens: vocab.specialTokens.map(({ id, content }) => ({ id, content })),
-    chatTemplate: CHATML_TOOLS_TEMPLATE,
+    chatTemplate: vocab.model === 'real' ? (vocab.chatTemplate ?? CHATML_TOOLS_TEMPLATE) : CHATML_TOOLS_TEMPLATE,
     tensors: tensors.map((t) => ({ gguf: t.gguf, hf: t.hf, shape: t.shape })),
   };
 }
@@ -353,7 +358,8 @@ function plainTokenizerMetadata(vocab: Extract<TestVocab, { model: 'llama' }>): 
   };
 }
 
-function ggufTokenizerMetadata(vocab: TestVocab): Record<string, GgufWriteValue> {
+function ggufTokenizerMetadata(vocab: AnyVocab): Record<string, GgufWriteValue> {
+  if (vocab.model === 'real') return vocab.gguf;
   const common = {
     'tokenizer.ggml.tokens': gv.strings(vocab.tokens),
     'tokenizer.ggml.token_type': gv.i32s(vocab.tokenTypes),
@@ -374,7 +380,7 @@ function ggufTokenizerMetadata(vocab: TestVocab): Record<string, GgufWriteValue>
   };
 }
 
-function ggufMetadata(o: TestModelInfo['options'], vocab: TestVocab): Record<string, GgufWriteValue> {
+function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, GgufWriteValue> {
   const a = o.arch;
   const quantized = [o.type, o.embeddingType, o.outputType].some((t) => TENSOR_TYPE_LAYOUTS[t].blockElements > 1);
   const meta: Record<string, GgufWriteValue> = {
@@ -392,8 +398,8 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: TestVocab): Record<str
     [`${a}.rope.freq_base`]: gv.f32(o.ropeTheta),
     [`${a}.rope.dimension_count`]: gv.u32(o.headDim),
     [`${a}.vocab_size`]: gv.u32(vocab.tokens.length),
-    ...ggufTokenizerMetadata(vocab),
     'tokenizer.chat_template': gv.str(CHATML_TOOLS_TEMPLATE),
+    ...ggufTokenizerMetadata(vocab),
   };
   if (a === 'gpt-oss') {
     meta[`${a}.expert_count`] = gv.u32(o.experts);
@@ -410,7 +416,7 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: TestVocab): Record<str
   return meta;
 }
 
-function hfConfig(o: TestModelInfo['options'], vocab: TestVocab): Record<string, unknown> {
+function hfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, unknown> {
   const architectures = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[o.arch];
   const dtype = o.type === 'F16' ? 'float16' : o.type === 'BF16' ? 'bfloat16' : 'float32';
   return {

@@ -4,7 +4,7 @@
 
 import { parseArgs } from 'node:util';
 import { SUPPORTED_TENSOR_TYPES, type TensorType } from '../../src/model/tensor-types.ts';
-import { TEST_MODEL_ARCHS, writeTestModel, type TestModelArch } from './index.ts';
+import { readRealTokenizer, TEST_MODEL_ARCHS, writeTestModel, type TestModelArch } from './index.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,7 +41,7 @@ function fail(message: string): never {
   console.error(`make-test-model: ${message}`);
   console.error(
     'usage: cli.ts --arch llama|qwen2|qwen3|gpt-oss --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
-      '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--tokenizer bpe|spm] [--context-length N] [--rope-theta X]\n' +
+      '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--tokenizer bpe|spm|DIR] [--context-length N] [--rope-theta X]\n' +
       '  [--llama3-rope-scaling factor,low,high,originalContext]\n' +
       '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]\n' +
       '  gpt-oss: [--experts N] [--experts-used N] [--window N] [--yarn-factor X (0: none)] [--yarn-original-context N]; --intermediate is per expert',
@@ -88,7 +88,7 @@ try {
       kvHeads: int(values['kv-heads'], '--kv-heads'),
       headDim: int(values['head-dim'], '--head-dim'),
       merges: int(values.merges, '--merges'),
-      tokenizer: values.tokenizer === 'spm' ? 'spm' : values.tokenizer === 'bpe' ? 'bpe' : fail('--tokenizer must be bpe or spm'),
+      tokenizer: values.tokenizer === 'spm' ? 'spm' : 'bpe',
       contextLength: int(values['context-length'], '--context-length'),
       ropeTheta: values['rope-theta'] === undefined ? undefined : Number(values['rope-theta']),
       ropeScaling: llama3RopeScaling(values['llama3-rope-scaling']),
@@ -104,6 +104,8 @@ try {
       yarnOriginalContext: int(values['yarn-original-context'], '--yarn-original-context'),
     },
     values.out,
+    // --tokenizer <dir>: a real tokenizer.json + tokenizer_config.json (real-tokenizer.ts).
+    values.tokenizer === 'bpe' || values.tokenizer === 'spm' ? undefined : readRealTokenizer(values.tokenizer!),
   );
   console.log(JSON.stringify({ ggufPath: model.ggufPath, hfDir: model.hfDir, vocabSize: model.vocabSize, options: model.options }, null, 2));
 } catch (e) {
