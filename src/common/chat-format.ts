@@ -18,10 +18,22 @@
 //   ```tool_call\n{"name": …, "arguments": {…}}\n``` (one block per call); earlier calls replay as such blocks in
 //   the model's turn and their results as ```tool_result blocks in a user turn (the template alternates
 //   user/model strictly and has no tool role). No reasoning.
+// - mistral-v11: Mistral's v11+ templates (Mistral Small 3.2, Devstral, Magistral: `[TOOL_CALLS]name[ARGS]{…}`,
+//   the tools in `[AVAILABLE_TOOLS]`). Each call is `[TOOL_CALLS]` + the tool's name + `[ARGS]` + its arguments
+//   object, no JSON around it; several calls follow one another. Results are `[TOOL_RESULTS]…[/TOOL_RESULTS]`.
+//   The parser also reads a `[CALL_ID]id` between the name and `[ARGS]` (newer templates write it); the grammar
+//   never writes one. No reasoning (Magistral's `[THINK]` is not handled).
+// - phi4: Phi-4-mini (`<|tool|>` in its template). Its own template (tokenizer_config.json) reads the tools as a
+//   JSON string in the system message's `tools` field, wrapped in `<|tool|>…<|/tool|>`, and renders neither calls
+//   nor results: the replay writes the calls into the assistant's text as the model writes them and the results as
+//   `<|tool_response|>` turns (a message of role `tool_response`: the template writes `<|role|>`), as llama.cpp's
+//   own Phi-4-mini template does. A call is `<|tool_call|>[{"name", "arguments"}, …]<|/tool_call|>` (the list is
+//   what Microsoft's model card shows the model writing; the grammar writes it so); the parser also reads one bare
+//   object per block, as llama.cpp's template renders past calls. The turn ends with `<|end|>`. No reasoning.
 import type { ChatFormatMarkers, ChatMessage, ChatTool } from './chat.ts';
 import { DEFAULT_MARKERS } from './chat.ts';
 
-export type ChatFormatName = 'hermes' | 'llama3' | 'mistral' | 'gemma3';
+export type ChatFormatName = 'hermes' | 'llama3' | 'mistral' | 'gemma3' | 'mistral-v11' | 'phi4';
 
 /** How a format writes its tool calls (the parser's and the grammar's common description). */
 export interface ToolCallSyntax {
@@ -39,6 +51,11 @@ export interface ToolCallSyntax {
   separator: string;
   /** Template literals that never reach the text (end-of-turn markers, should the engine not stop on them). */
   dropped: readonly string[];
+  /**
+   * A call is `open` + the tool's name + this marker + the arguments object, with no JSON object around it
+   * (Mistral v11's `[ARGS]`); the other fields but `open` and `dropped` are then unused.
+   */
+  nameArgs?: string;
 }
 
 export interface ChatFormat {
@@ -50,6 +67,8 @@ export interface ChatFormat {
   /** The format has a reasoning block (`markers.thinkStart`/`thinkEnd`). */
   thinking: boolean;
   calls: ToolCallSyntax;
+  /** Control tokens the tool-call constraint may write as their text (Harmony's headers); absent: only `calls.open`. */
+  controlTokens?: readonly string[];
   /** How history replays into this family's template (see replayMessagesFor). */
   replay: {
     /** Reasoning of earlier turns: the template renders `reasoning_content`, or it is dropped. */
@@ -58,9 +77,10 @@ export interface ChatFormat {
     callIds: 'any' | 'alnum9';
     /**
      * Tools, calls and results: the template renders them, or the prompt convention of a format whose template
-     * has no tools (Gemma 3) writes them as text (see replayMessagesFor).
+     * has no tools (Gemma 3) writes them as text, or the tools as the leading system message's `tools` field with
+     * calls as text and results as `tool_response` turns (Phi-4-mini) (see replayMessagesFor).
      */
-    tools: 'template' | 'convention';
+    tools: 'template' | 'convention' | 'system-field';
     /** Calls per assistant message the template renders: any number, or one (Llama 3.x raises on more). */
     callsPerMessage: 'many' | 'one';
     /**
@@ -151,11 +171,56 @@ export const GEMMA3_TOOLS_PROMPT =
   '```tool_call\n{"name": <the tool\'s name>, "arguments": <an object of its parameters>}\n```\n' +
   'Write one block per call. A result comes back in a ```tool_result block. The tools:';
 
+export const MISTRAL_ARGS = '[ARGS]';
+
+export const MISTRAL_V11_FORMAT: ChatFormat = {
+  name: 'mistral-v11',
+  variant: 'v11',
+  markers: { thinkStart: '', thinkEnd: '', toolCallStart: MISTRAL_TOOL_CALLS, toolCallEnd: '' },
+  thinking: false,
+  calls: {
+    open: MISTRAL_TOOL_CALLS,
+    bareAtStart: false,
+    close: '',
+    list: false,
+    argumentsKey: 'arguments',
+    separator: '',
+    // A stray `[ARGS]` (a control token) never reaches the text.
+    dropped: ['</s>', MISTRAL_ARGS],
+    nameArgs: MISTRAL_ARGS,
+  },
+  controlTokens: [MISTRAL_TOOL_CALLS, MISTRAL_ARGS],
+  replay: { reasoning: 'drop', tools: 'template', callIds: 'any', callsPerMessage: 'many', systemMessages: 'anywhere' },
+};
+
+export const PHI4_CALL_OPEN = '<|tool_call|>';
+export const PHI4_CALL_CLOSE = '<|/tool_call|>';
+
+export const PHI4_FORMAT: ChatFormat = {
+  name: 'phi4',
+  markers: { thinkStart: '', thinkEnd: '', toolCallStart: PHI4_CALL_OPEN, toolCallEnd: PHI4_CALL_CLOSE },
+  thinking: false,
+  calls: {
+    open: PHI4_CALL_OPEN,
+    bareAtStart: false,
+    close: PHI4_CALL_CLOSE,
+    list: true,
+    argumentsKey: 'arguments',
+    separator: ',',
+    // A stray close marker (a control token) never reaches the text.
+    dropped: ['<|end|>', '<|endoftext|>', PHI4_CALL_CLOSE],
+  },
+  controlTokens: [PHI4_CALL_OPEN, PHI4_CALL_CLOSE],
+  replay: { reasoning: 'drop', tools: 'system-field', callIds: 'any', callsPerMessage: 'many', systemMessages: 'anywhere' },
+};
+
 export const CHAT_FORMATS: Readonly<Record<ChatFormatName, ChatFormat>> = {
   hermes: HERMES_FORMAT,
   llama3: LLAMA3_FORMAT,
   mistral: MISTRAL_FORMAT,
   gemma3: GEMMA3_FORMAT,
+  'mistral-v11': MISTRAL_V11_FORMAT,
+  phi4: PHI4_FORMAT,
 };
 
 export function chatFormatByName(name: ChatFormatName | undefined): ChatFormat {
@@ -166,11 +231,15 @@ export function chatFormatByName(name: ChatFormatName | undefined): ChatFormat {
 export type ChatTemplateField = string | Record<string, string> | { name: string; template: string }[] | null | undefined;
 
 /**
- * The chat format a template writes, from its text. Mistral: `[INST]` (v3 when it writes `"[INST] "`, tekken
- * otherwise); Llama 3.x: `<|start_header_id|>`; anything else (Qwen, Hermes, SmolLM, no template): hermes.
+ * The chat format a template writes, from its text. Mistral: `[INST]` (v11 when its calls write `[ARGS]`, v3
+ * when it writes `"[INST] "`, tekken otherwise); Llama 3.x: `<|start_header_id|>`; Phi-4-mini: `<|tool|>` or
+ * `<|tool_call|>` (a Phi-3/3.5 template without tools stays hermes); anything else (Qwen, Hermes, SmolLM, no
+ * template): hermes.
  */
 export function detectChatFormat(field: ChatTemplateField): ChatFormat {
   const text = templateText(field);
+  if (text.includes('[INST]') && text.includes(MISTRAL_ARGS)) return MISTRAL_V11_FORMAT;
+  if (text.includes('<|tool|>') || text.includes(PHI4_CALL_OPEN)) return PHI4_FORMAT;
   if (text.includes('[INST]')) {
     const v3 = text.includes('[INST] ') || text.includes('[TOOL_CALLS] [');
     return { ...MISTRAL_FORMAT, variant: v3 ? 'v3' : 'tekken' };
@@ -201,6 +270,7 @@ export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMes
     for (const m of out) delete m.reasoning_content;
   }
   if (replay.tools === 'convention') out = toConvention(format, out, tools);
+  if (replay.tools === 'system-field') out = toSystemField(format, out, tools);
   if (replay.callIds === 'alnum9') {
     for (const m of out) {
       if (m.tool_calls) m.tool_calls = m.tool_calls.map((c) => ({ ...c, id: alnum9(c.id) }));
@@ -288,6 +358,32 @@ function toConvention(format: ChatFormat, messages: ChatMessage[], tools: readon
   const text = `${GEMMA3_TOOLS_PROMPT}\n${tools.map((t) => JSON.stringify(t.function)).join('\n')}`;
   if (out[0]?.role === 'system') out[0] = { ...out[0], content: `${out[0].content}\n\n${text}` };
   else out.unshift({ role: 'system', content: text });
+  return out;
+}
+
+/**
+ * Phi-4-mini's template: the tools as a JSON string in the leading system message's `tools` field (a system
+ * message is added when there is none), calls written into the assistant's text as the model writes them, results
+ * as `tool_response` turns.
+ */
+function toSystemField(format: ChatFormat, messages: ChatMessage[], tools: readonly ChatTool[]): ChatMessage[] {
+  const { open, close, argumentsKey } = format.calls;
+  const out: ChatMessage[] = messages.map((m) => {
+    if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0) {
+      const calls = m.tool_calls.map((c) => {
+        const args = typeof c.function.arguments === 'string' ? safeParse(c.function.arguments) : c.function.arguments;
+        return JSON.stringify({ name: c.function.name, [argumentsKey]: args });
+      });
+      const { tool_calls: _calls, ...rest } = m;
+      return { ...rest, content: `${m.content}${open}[${calls.join(', ')}]${close}` };
+    }
+    if (m.role === 'tool') return { role: 'tool_response', content: m.content };
+    return m;
+  });
+  if (tools.length === 0) return out;
+  const field = JSON.stringify(tools.map((t) => t.function));
+  if (out[0]?.role === 'system') out[0] = { ...out[0], tools: field };
+  else out.unshift({ role: 'system', content: '', tools: field });
   return out;
 }
 

@@ -3,8 +3,11 @@
 
 /** A chat message in the shape chat templates expect. */
 export interface ChatMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  /** `tool_response`: a tool result as Phi-4-mini's template needs it (written only by replayMessagesFor). */
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'tool_response';
   content: string;
+  /** For role `system`: the tools as JSON text, for a template that reads them there (Phi-4-mini; replay only). */
+  tools?: string;
   /** Assistant reasoning to replay (rendered inside `<think>…</think>` by templates that know it). */
   reasoning_content?: string;
   /** Assistant tool calls; `arguments` is an object so templates can `tojson` it. */

@@ -113,6 +113,7 @@ function toTemplateMessage(m: ChatMessage): Record<string, unknown> {
   if (m.tool_calls && m.tool_calls.length) out.tool_calls = m.tool_calls;
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
   if (m.name !== undefined) out.name = m.name;
+  if (m.tools !== undefined) out.tools = m.tools;
   return out;
 }
 

@@ -5,6 +5,8 @@
 //   several separated by `;`.
 // - Mistral: `[TOOL_CALLS]` then `[{"name": …, "arguments": {…}, "id"?: …}, …]`.
 // - Gemma 3 (a prompt convention): ```tool_call\n{"name": …, "arguments": {…}}\n``` per call.
+// - Phi-4-mini: `<|tool_call|>[{"name": …, "arguments": {…}}, …]<|/tool_call|>` (the list optional).
+// Mistral v11's `[TOOL_CALLS]name[ARGS]{…}` has its own parser (name-args-parser.ts).
 // A call's arguments stream as they are written (a custom tool's `input` decoded as it comes, as for Hermes). A
 // call whose keys come in another order is read whole once its object closes. A call naming an undeclared tool,
 // or JSON that is no call, is kept as text (the opening marker dropped), and so is everything after it (most of
@@ -147,9 +149,10 @@ export class JsonCallsParser {
         }
         const c = this.buffer[i]!;
         if (syntax.list && !this.listOpen) {
-          if (c !== '[') return this.giveUp(i);
+          // With a close marker the list is optional (Phi-4-mini writes `[…]`, past calls replay as bare objects).
+          if (c !== '[' && !syntax.close) return this.giveUp(i);
           this.listOpen = true;
-          this.buffer = this.buffer.slice(i + 1);
+          if (c === '[') this.buffer = this.buffer.slice(i + 1);
           return true;
         }
         if (c === '{') {
@@ -162,9 +165,9 @@ export class JsonCallsParser {
           return true;
         }
         if (syntax.list && c === ']') {
-          // The list is closed: what follows is text.
+          // The list is closed: what follows is text (or the block's close marker).
           this.buffer = this.buffer.slice(i + 1);
-          this.state = 'text';
+          this.state = syntax.close ? 'calls' : 'text';
           return true;
         }
         if (syntax.close && this.buffer.slice(i).startsWith(syntax.close)) {

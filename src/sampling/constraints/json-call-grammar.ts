@@ -1,7 +1,8 @@
 // The tool-call grammar of the chat formats whose calls are plain JSON objects (src/common/chat-format.ts):
 // Llama 3.x (`<|python_tag|>`? then `{"name": …, "parameters": …}` calls separated by `;`, only at the start of the
 // answer), Mistral (`[TOOL_CALLS]` then a JSON list of `{"name": …, "arguments": …}`) and Gemma 3's prompt
-// convention (```tool_call, one call, ``` per block). constraint-grammar.ts
+// convention (```tool_call, one call, ``` per block), Phi-4-mini (`<|tool_call|>[…]<|/tool_call|>`: the list in
+// one block) and Mistral v11 (`[TOOL_CALLS]name[ARGS]{…}` per call, no space between). constraint-grammar.ts
 // resolves the tools (named mode, the call limit, each tool's arguments expression) and calls this for the shape.
 // - forced (`required`/`named`): the answer is the calls, nothing before or after (these formats have no
 //   reasoning block);
@@ -36,6 +37,7 @@ export interface JsonCallTool {
  * for no limit.
  */
 export function jsonCallsStart(syntax: ToolCallSyntax, tools: readonly JsonCallTool[], mode: 'auto' | 'required' | 'named', maxCalls: number, ws: GrammarExpr): GrammarExpr {
+  if (syntax.nameArgs !== undefined) return nameArgsStart(syntax, syntax.nameArgs, tools, mode, maxCalls);
   const call = alt(
     ...tools.map((tool) =>
       seq(lit('{'), ws, lit('"name"'), ws, lit(':'), ws, lit(JSON.stringify(tool.name)), ws, lit(','), ws, lit(JSON.stringify(syntax.argumentsKey)), ws, lit(':'), ws, tool.args, ws, lit('}')),
@@ -47,7 +49,9 @@ export function jsonCallsStart(syntax: ToolCallSyntax, tools: readonly JsonCallT
   // A format with a close marker writes one block per call.
   const block = seq(lit(syntax.open), ws, call, ws, lit(syntax.close));
   const moreBlocks = maxCalls === Infinity ? repeat(seq(ws, block), 0) : repeat(seq(ws, block), 0, Math.max(0, maxCalls - 1));
-  const calls = syntax.close
+  const calls = syntax.close && syntax.list
+    ? seq(lit(syntax.open), ws, lit('['), ws, sequence, ws, lit(']'), ws, lit(syntax.close), ws)
+    : syntax.close
     ? seq(block, moreBlocks, ws)
     : syntax.list
     ? seq(lit(syntax.open), ws, lit('['), ws, sequence, ws, lit(']'))
@@ -58,6 +62,16 @@ export function jsonCallsStart(syntax: ToolCallSyntax, tools: readonly JsonCallT
   const text = autoText(syntax);
   if (maxCalls === 0) return text;
   return syntax.bareAtStart ? alt(text, calls) : seq(text, optional(calls));
+}
+
+/** Mistral v11: `open` + name + `[ARGS]` + arguments per call, the calls back to back; in auto mode after text. */
+function nameArgsStart(syntax: ToolCallSyntax, marker: string, tools: readonly JsonCallTool[], mode: 'auto' | 'required' | 'named', maxCalls: number): GrammarExpr {
+  const call = alt(...tools.map((tool) => seq(lit(syntax.open), lit(tool.name), lit(marker), tool.args)));
+  const more = maxCalls === Infinity ? repeat(call, 0) : repeat(call, 0, Math.max(0, maxCalls - 1));
+  const calls = seq(call, more);
+  if (mode !== 'auto') return calls;
+  const text = autoText(syntax);
+  return maxCalls === 0 ? text : seq(text, optional(calls));
 }
 
 /** Free text in auto mode that the parser never reads as a call. */

@@ -28,7 +28,7 @@ function vocabulary(): { vocab: Vocabulary; tokenBytes: Uint8Array[]; endTokenId
   const encoder = new TextEncoder();
   const tokenBytes: Uint8Array[] = [];
   for (let b = 0; b < 256; b++) tokenBytes.push(Uint8Array.of(b));
-  const merges = ['[TOOL_CALLS]', '<|python_tag|>', '```tool_call', '```', '\n```', '"parameters"', '"arguments"', '"name"', '"input"', '{"', '":', '": ', ', ', '"}', '}]', '[{', 'get_weather', 'ping', 'shell', 'ls ', 'cat ', ' the', 'hello'];
+  const merges = ['[TOOL_CALLS]', '[ARGS]', '<|tool_call|>', '<|/tool_call|>', '<|python_tag|>', '```tool_call', '```', '\n```', '"parameters"', '"arguments"', '"name"', '"input"', '{"', '":', '": ', ', ', '"}', '}]', '[{', 'get_weather', 'ping', 'shell', 'ls ', 'cat ', ' the', 'hello'];
   for (const m of merges) tokenBytes.push(encoder.encode(m));
   const endTokenId = tokenBytes.length;
   return { vocab: { tokens: [...tokenBytes, null], endTokenIds: [endTokenId] }, tokenBytes, endTokenId };
@@ -81,6 +81,8 @@ const FORMATS: { format: ChatFormatName; markers: string[]; undeclared: string }
   { format: 'llama3', markers: ['<|python_tag|>'], undeclared: '{"name": "launch", "parameters": {}}' },
   { format: 'mistral', markers: ['[TOOL_CALLS]'], undeclared: '[TOOL_CALLS][{"name": "launch", "arguments": {}}]' },
   { format: 'gemma3', markers: ['```tool_call'], undeclared: '```tool_call\n{"name": "launch", "arguments": {}}\n```' },
+  { format: 'mistral-v11', markers: ['[TOOL_CALLS]', '[ARGS]'], undeclared: '[TOOL_CALLS]launch[ARGS]{}' },
+  { format: 'phi4', markers: ['<|tool_call|>', '<|/tool_call|>'], undeclared: '<|tool_call|>[{"name": "launch", "arguments": {}}]<|/tool_call|>' },
 ];
 
 describe.each(FORMATS)('the $format tool-call constraint', ({ format, markers, undeclared }) => {
@@ -144,7 +146,9 @@ describe.each(FORMATS)('the $format tool-call constraint', ({ format, markers, u
       llama3: '{"name": "get_weather", "parameters": {"city": "Oslo", "unit": "c"}}',
       mistral: '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}]',
       gemma3: '```tool_call\n{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}\n```',
-    }[format as 'llama3' | 'mistral' | 'gemma3'];
+      'mistral-v11': '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo", "unit": "c"}',
+      phi4: '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}]<|/tool_call|>',
+    }[format as 'llama3' | 'mistral' | 'gemma3' | 'mistral-v11' | 'phi4'];
     const constraint = compileConstraint({ kind: 'tools', mode: 'required', tools: TOOLS, maxCalls: 1 }, vocab, options);
     expect(forcedWalk(constraint, call)).toBe(call.length);
     expect(constraint.canEnd()).toBe(true);

@@ -48,6 +48,19 @@ const CASES: FormatCase[] = [
     calls: (calls) => calls.map((c) => `\`\`\`tool_call\n${JSON.stringify({ name: c.name, arguments: c.args })}\n\`\`\``).join('\n'),
     markers: ['```tool_call', '<end_of_turn>', '"arguments"'],
   },
+  {
+    label: 'mistral v11 (Devstral Small 2507 template)',
+    // Its default system prompt is ~6k characters (the fake tokenizer: one token each).
+    model: fakeModelWithTemplate('fake-mistral-v11', fixture('devstral-small-2507.jinja'), { contextLength: 16384 }),
+    calls: (calls) => calls.map((c) => `[TOOL_CALLS]${c.name}[ARGS]${JSON.stringify(c.args)}`).join(''),
+    markers: ['[TOOL_CALLS]', '[ARGS]', '</s>'],
+  },
+  {
+    label: 'phi4 (Phi-4-mini-instruct template)',
+    model: fakeModelWithTemplate('fake-phi4', fixture('phi-4-mini-instruct.jinja')),
+    calls: (calls) => `<|tool_call|>[${calls.map((c) => JSON.stringify({ name: c.name, arguments: c.args })).join(', ')}]<|/tool_call|>`,
+    markers: ['<|tool_call|>', '<|/tool_call|>', '<|end|>', '"arguments"'],
+  },
 ];
 
 const weather = {
@@ -87,7 +100,8 @@ const outputText = (response: Json) =>
 
 describe.each(CASES)('chat format $label', ({ model, calls, markers }) => {
   it('the model info carries the detected format', () => {
-    expect(model.chatFormat).toBe(model.id === 'fake-llama3' ? 'llama3' : model.id === 'fake-gemma3' ? 'gemma3' : 'mistral');
+    const expected: Record<string, string> = { 'fake-llama3': 'llama3', 'fake-gemma3': 'gemma3', 'fake-mistral-v11': 'mistral-v11', 'fake-phi4': 'phi4' };
+    expect(model.chatFormat).toBe(expected[model.id] ?? 'mistral');
   });
 
   it('a plain answer is final_answer text, streamed and not alike', async () => {

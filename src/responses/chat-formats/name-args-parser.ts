@@ -1,0 +1,136 @@
+// The output parser of Mistral's v11+ templates (src/common/chat-format.ts, `mistral-v11`): each call is
+// `[TOOL_CALLS]` + the tool's name + `[ARGS]` + the arguments object (`[TOOL_CALLS]name[CALL_ID]id[ARGS]{…}` read
+// too), one after another. The same events as the other parsers, fed one token's text at a time: a call's
+// arguments stream as they are written (a custom tool's `input` decoded as it comes). A name that is not declared,
+// does not end at `[ARGS]` within a name's length, or arguments that are no JSON value keep the rest of the output
+// as text (the marker dropped), as the JSON-call parser does. No reasoning.
+import type { ToolCallSyntax } from '../../common/chat-format.ts';
+import { ArgumentsDecoder } from './arguments-decoder.ts';
+import type { JsonCallsParserOptions } from './json-calls-parser.ts';
+import { findFirst, heldPrefix } from './marker-scan.ts';
+import type { ParseEvent } from './parse-event.ts';
+
+const CALL_ID = '[CALL_ID]';
+/** A name longer than this without `[ARGS]` after it is no call. */
+const MAX_NAME = 256;
+
+type State = 'text' | 'name' | 'args' | 'between';
+
+export class NameArgsParser {
+  private state: State = 'text';
+  private buffer = '';
+  private args: ArgumentsDecoder | null = null;
+  /** A call was no call: the rest is text. */
+  private callsOff: boolean;
+  private readonly argsMarker: string;
+
+  constructor(
+    private readonly syntax: ToolCallSyntax,
+    private readonly options: JsonCallsParserOptions,
+  ) {
+    this.callsOff = !options.toolCalls;
+    this.argsMarker = syntax.nameArgs ?? '[ARGS]';
+  }
+
+  get reasoningTokens(): number {
+    return 0;
+  }
+
+  push(text: string): ParseEvent[] {
+    const events: ParseEvent[] = [];
+    this.buffer += text;
+    while (this.step(events));
+    return events;
+  }
+
+  finish(): ParseEvent[] {
+    const events: ParseEvent[] = [];
+    const rest = this.buffer;
+    this.buffer = '';
+    if (this.state === 'text' || this.state === 'name') {
+      if (rest) events.push({ kind: 'text.delta', text: rest });
+    } else if (this.state === 'args') {
+      const delta = this.args!.push(rest);
+      if (delta) events.push({ kind: 'call.delta', text: delta });
+      events.push({ kind: 'call.end', complete: this.args!.done });
+    }
+    this.state = 'text';
+    return events;
+  }
+
+  private step(events: ParseEvent[]): boolean {
+    switch (this.state) {
+      case 'text': {
+        const candidates = [this.syntax.open, ...this.syntax.dropped];
+        const hit = findFirst(this.buffer, candidates);
+        if (hit === null) {
+          const keep = heldPrefix(this.buffer, candidates);
+          const out = this.buffer.slice(0, this.buffer.length - keep);
+          if (out) events.push({ kind: 'text.delta', text: out });
+          this.buffer = this.buffer.slice(out.length);
+          return false;
+        }
+        const before = this.buffer.slice(0, hit.index);
+        if (before) events.push({ kind: 'text.delta', text: before });
+        this.buffer = this.buffer.slice(hit.index + hit.marker.length);
+        if (hit.marker === this.syntax.open && !this.callsOff) this.state = 'name';
+        return true;
+      }
+      case 'name': {
+        const at = this.buffer.indexOf(this.argsMarker);
+        if (at < 0) {
+          if (this.buffer.length > MAX_NAME + CALL_ID.length + MAX_NAME) return this.toText();
+          return false;
+        }
+        let name = this.buffer.slice(0, at);
+        const id = name.indexOf(CALL_ID);
+        if (id >= 0) name = name.slice(0, id);
+        if (!name || name.length > MAX_NAME || !this.declared(name)) return this.toText();
+        const custom = this.options.customNames.has(name);
+        const member = this.options.namespaced?.get(name);
+        events.push(member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom });
+        this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
+        this.buffer = this.buffer.slice(at + this.argsMarker.length);
+        this.state = 'args';
+        return true;
+      }
+      case 'args': {
+        const decoder = this.args!;
+        const { delta, consumed } = decoder.pushUntilDone(this.buffer);
+        if (delta) events.push({ kind: 'call.delta', text: delta });
+        this.buffer = this.buffer.slice(consumed);
+        if (!decoder.done) return false;
+        events.push({ kind: 'call.end', complete: true });
+        this.args = null;
+        this.state = 'between';
+        return true;
+      }
+      case 'between': {
+        // Spaces, then the next call's marker; anything else is text.
+        const i = this.buffer.search(/\S/);
+        if (i < 0) return false;
+        const rest = this.buffer.slice(i);
+        if (rest.startsWith(this.syntax.open)) {
+          this.buffer = rest.slice(this.syntax.open.length);
+          this.state = 'name';
+          return true;
+        }
+        if (this.syntax.open.startsWith(rest)) return false;
+        this.buffer = rest;
+        this.state = 'text';
+        return true;
+      }
+    }
+  }
+
+  private declared(name: string): boolean {
+    return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
+  }
+
+  /** No call after all: the rest of the output is text. */
+  private toText(): boolean {
+    this.callsOff = true;
+    this.state = 'text';
+    return true;
+  }
+}
