@@ -11,7 +11,7 @@ import { toJson } from './records.ts';
 import { parseWith, preparePrompt, readJsonBody, type PreparedPrompt } from './request-checks.ts';
 import { echoedSettings } from './response-object.ts';
 import { CreateResponseBody, type InputItem, type ResponseObject } from './schema.ts';
-import { runPipeline, sseFrame, SSE_KEEPALIVE, type PipelineOutcome, type PipelineOutput } from './stream-events.ts';
+import { runPipeline, sseErrorFrame, sseFrame, SSE_KEEPALIVE, type PipelineOutcome, type PipelineOutput } from './stream-events.ts';
 import { withTruncationMetadata } from './truncation.ts';
 
 type Pipeline = AsyncGenerator<PipelineOutput, PipelineOutcome>;
@@ -226,16 +226,18 @@ function sseResponse(pipeline: Pipeline, controller: AbortController, keepAliveM
         }
       };
       const timer = setInterval(() => send(SSE_KEEPALIVE), keepAliveMs);
+      // Every event carries the next sequence_number, the error event too (it follows the last one sent).
+      let nextSequence = 0;
       void (async () => {
         try {
           for (;;) {
             const step = await pipeline.next();
             if (step.done) break;
+            if (step.value.kind === 'event') nextSequence = step.value.event.sequence_number + 1;
             send(step.value.kind === 'event' ? sseFrame(step.value.event) : SSE_KEEPALIVE);
           }
         } catch (error) {
-          const apiError = toApiError(error);
-          send(`event: error\ndata: ${JSON.stringify({ type: 'error', ...apiError.body() })}\n\n`);
+          send(sseErrorFrame(toApiError(error).body(), nextSequence));
         } finally {
           clearInterval(timer);
           if (!closed) {

@@ -10,6 +10,7 @@ import { InputItem, LIMITS, type CreateResponseBody, type Tool, type ToolChoice 
 import { buildChat, constraintFor, normaliseItems, serveTools, toolCallLimit, type Sealers, type ServedTools, type SourcedItem } from './translate.ts';
 import { defaultReserve, fitToContext, type TruncationReport } from './truncation.ts';
 import { thinkingEnabled } from './reasoning-effort.ts';
+import { servedToolChoice, namedChoiceTarget } from './tool-namespaces.ts';
 import type { z } from 'zod';
 
 /**
@@ -113,9 +114,11 @@ export function checkToolChoice(tools: readonly Tool[], toolChoice: ToolChoice, 
     );
   }
   if (typeof toolChoice === 'object' && (toolChoice.type === 'function' || toolChoice.type === 'custom') && 'name' in toolChoice) {
-    const name = String(toolChoice.name);
-    if (!tools.some((t) => t.type === toolChoice.type && 'name' in t && t.name === name)) {
-      throw badRequest(`Tool '${quote(name)}' is not declared in tools`, 'tool_choice');
+    const target = namedChoiceTarget(tools, toolChoice);
+    const name = toolChoice.namespace ? `${toolChoice.namespace}.${toolChoice.name}` : toolChoice.name;
+    if ('missing' in target) throw badRequest(`Tool '${quote(name)}' is not declared in tools`, 'tool_choice');
+    if ('ambiguous' in target) {
+      throw badRequest(`Tool '${quote(name)}' is a member of several namespaces (${quote(target.ambiguous.join(', '))}); name one in tool_choice.namespace.`, 'tool_choice');
     }
   }
   const forced =
@@ -182,6 +185,7 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   const toolChoice = body.tool_choice ?? 'auto';
   const maxToolCalls = toolCallLimit(body);
   checkToolChoice(tools, toolChoice, maxToolCalls);
+  const servedChoice = servedToolChoice(tools, toolChoice);
   const previous = body.previous_response_id ? await loadPreviousHistory(store, body.previous_response_id) : [];
 
   const chain = await normaliseItems(previous, (i) => `previous_response_id history[${i}]`, sealers);
@@ -191,7 +195,7 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   checkItemDepth(rawInput, inputWhere);
   const input = await normaliseItems(rawInput, inputWhere, await verifiedSealers(rawInput, inputWhere, sealers));
   if (chain.length === 0 && input.length === 0) throw badRequest('The request has no input: send input, or continue with previous_response_id.', 'input');
-  const served = serveTools(tools, toolChoice);
+  const served = serveTools(tools, servedChoice);
   const enableThinking = thinkingEnabled(body.reasoning);
   const history = [...chain, ...input];
   let messages = buildChat(history, body.instructions);
@@ -201,7 +205,7 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
     const reserve = body.max_output_tokens ?? defaultReserve(model.contextLength);
     ({ messages, report: truncation } = await fitToContext({ history, instructions: body.instructions, count, contextLength: model.contextLength, reserve, modelId: model.id }));
   }
-  const constraint = constraintFor(served, toolChoice, body.text, maxToolCalls);
+  const constraint = constraintFor(served, servedChoice, body.text, maxToolCalls);
   if (constraint.kind !== 'none') await checkConstraint(engine, model.id, constraint);
   return { model, chain, input, messages, served, constraint, maxToolCalls, enableThinking, truncation };
 }

@@ -217,8 +217,9 @@ export type Tool = z.infer<typeof Tool>;
 export const ToolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.discriminatedUnion('type', [
-    z.object({ type: z.literal('function'), name: z.string() }),
-    z.object({ type: z.literal('custom'), name: z.string() }),
+    /** `namespace`: a member of a `namespace` tool (tool-namespaces.ts, namedChoiceTarget). */
+    z.object({ type: z.literal('function'), name: z.string(), namespace: z.string().max(128).nullish() }),
+    z.object({ type: z.literal('custom'), name: z.string(), namespace: z.string().max(128).nullish() }),
     z.object({ type: z.literal('allowed_tools'), mode: z.enum(['auto', 'required']), tools: z.array(jsonObject) }),
     /** Hosted-tool forms (`{type:"file_search"}`, `{type:"mcp", server_label}`, …): treated as `auto`. */
     z.looseObject({ type: z.enum(HOSTED_TOOL_TYPES) }),
@@ -466,6 +467,8 @@ export const OutputCustomToolCall = z.object({
   name: z.string(),
   namespace: z.string().optional(),
   input: z.string(),
+  /** Set `incomplete` when the output ended inside the call (max_output_tokens): its input is cut short. */
+  status: itemStatus.optional(),
 });
 export type OutputCustomToolCall = z.infer<typeof OutputCustomToolCall>;
 

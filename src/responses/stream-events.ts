@@ -315,7 +315,8 @@ class ResponseEmitter {
       }
       case 'custom': {
         this.open = null;
-        const item = { ...open.item };
+        // The SDK types no status on a custom tool call; one cut short says so (its input is not whole).
+        const item: OutputCustomToolCall = status === 'incomplete' ? { ...open.item, status } : { ...open.item };
         this.output[open.index] = item;
         return [
           { type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: open.index, input: item.input },
@@ -420,6 +421,16 @@ function faultBody(fault: unknown): { code: 'server_error' | 'invalid_prompt'; m
 /** One stream event as an SSE frame. */
 export function sseFrame(event: StreamEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * The `error` event of a stream that broke off, numbered after the last event sent: the `openai` SDK's
+ * ResponseErrorEvent fields (`type:"error"`, `code`, `message`, `param`, `sequence_number`), and the OpenAI error
+ * body under `error` too, for clients that read that shape.
+ */
+export function sseErrorFrame(body: { error: { message: string; type: string; param: string | null; code: string | null } }, sequenceNumber: number): string {
+  const { message, param, code } = body.error;
+  return `event: error\ndata: ${JSON.stringify({ type: 'error', code, message, param, sequence_number: sequenceNumber, error: body.error })}\n\n`;
 }
 
 export const SSE_KEEPALIVE = ': keep-alive\n\n';
