@@ -32,8 +32,9 @@
 //   object per block, as llama.cpp's template renders past calls. The turn ends with `<|end|>`. No reasoning.
 import type { ChatFormatMarkers, ChatMessage, ChatTool } from './chat.ts';
 import { DEFAULT_MARKERS } from './chat.ts';
+import { HARMONY_CONTROL_TOKENS, HARMONY_TOKENS, isHarmonyTemplate } from './harmony.ts';
 
-export type ChatFormatName = 'hermes' | 'llama3' | 'mistral' | 'gemma3' | 'mistral-v11' | 'phi4';
+export type ChatFormatName = 'hermes' | 'llama3' | 'mistral' | 'gemma3' | 'mistral-v11' | 'phi4' | 'harmony';
 
 /** How a format writes its tool calls (the parser's and the grammar's common description). */
 export interface ToolCallSyntax {
@@ -67,6 +68,8 @@ export interface ChatFormat {
   /** The format has a reasoning block (`markers.thinkStart`/`thinkEnd`). */
   thinking: boolean;
   calls: ToolCallSyntax;
+  /** Control tokens the tool-call constraint may write as their text (Harmony's headers); absent: only `calls.open`. */
+  controlTokens?: readonly string[];
   /** Control tokens the tool-call constraint may write as their text (Harmony's headers); absent: only `calls.open`. */
   controlTokens?: readonly string[];
   /** How history replays into this family's template (see replayMessagesFor). */
@@ -214,6 +217,20 @@ export const PHI4_FORMAT: ChatFormat = {
   replay: { reasoning: 'drop', tools: 'system-field', callIds: 'any', callsPerMessage: 'many', systemMessages: 'anywhere' },
 };
 
+/**
+ * gpt-oss's Harmony (`<|start|>role<|channel|>…<|message|>…<|end|>`, src/common/harmony.ts): the runtime renders
+ * its prompt (renderHarmonyPrompt) and src/responses/chat-formats/harmony-parser.ts reads its channels; `calls`
+ * only names the marker a call's header starts with (the Harmony grammar writes the rest).
+ */
+export const HARMONY_FORMAT: ChatFormat = {
+  name: 'harmony',
+  markers: { thinkStart: '', thinkEnd: '', toolCallStart: '', toolCallEnd: '' },
+  thinking: false,
+  calls: { open: HARMONY_TOKENS.channel, bareAtStart: false, close: '', list: false, argumentsKey: 'arguments', separator: '', dropped: [] },
+  controlTokens: HARMONY_CONTROL_TOKENS,
+  replay: { reasoning: 'template', tools: 'template', callIds: 'any', callsPerMessage: 'many', systemMessages: 'anywhere' },
+};
+
 export const CHAT_FORMATS: Readonly<Record<ChatFormatName, ChatFormat>> = {
   hermes: HERMES_FORMAT,
   llama3: LLAMA3_FORMAT,
@@ -221,6 +238,7 @@ export const CHAT_FORMATS: Readonly<Record<ChatFormatName, ChatFormat>> = {
   gemma3: GEMMA3_FORMAT,
   'mistral-v11': MISTRAL_V11_FORMAT,
   phi4: PHI4_FORMAT,
+  harmony: HARMONY_FORMAT,
 };
 
 export function chatFormatByName(name: ChatFormatName | undefined): ChatFormat {
@@ -238,6 +256,7 @@ export type ChatTemplateField = string | Record<string, string> | { name: string
  */
 export function detectChatFormat(field: ChatTemplateField): ChatFormat {
   const text = templateText(field);
+  if (isHarmonyTemplate(text)) return HARMONY_FORMAT;
   if (text.includes('[INST]') && text.includes(MISTRAL_ARGS)) return MISTRAL_V11_FORMAT;
   if (text.includes('<|tool|>') || text.includes(PHI4_CALL_OPEN)) return PHI4_FORMAT;
   if (text.includes('[INST]')) {

@@ -20,6 +20,8 @@ export interface GenerateRequest {
   tools: ChatTool[];
   /** Whether the template should open a thinking block (Qwen3 `enable_thinking`). */
   enableThinking: boolean;
+  /** `reasoning.effort` as asked: formats that write it into the prompt (Harmony's `Reasoning:`) read it. */
+  reasoningEffort?: string | null;
   maxTokens: number;
   sampling: SamplingParams;
   constraint: ConstraintSpec;
@@ -64,7 +66,7 @@ export interface Engine {
   /** Models this engine can serve; the first loaded one is the default. */
   listModels(): Promise<ModelInfo[]>;
   /** Token ids of the prompt the template renders for these messages (used for input_tokens and tests). */
-  tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking'>): Promise<number[]>;
+  tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking' | 'reasoningEffort'>): Promise<number[]>;
   /** Reject a constraint that cannot be compiled (bad schema, unsupported keyword, unparsable grammar) before generating. */
   checkConstraint(model: string, constraint: ConstraintSpec): Promise<void>;
   /** Generate; the iterator ends after exactly one `done` event, or throws on an engine fault. */

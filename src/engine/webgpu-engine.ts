@@ -17,6 +17,7 @@ import type { ModelConfig } from '../model/model-config.ts';
 import type { ModelTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_MARKERS } from '../common/chat.ts';
 import { type ChatFormat, detectChatFormat, replayMessagesFor } from '../common/chat-format.ts';
+import { HARMONY_STOP_TOKENS, harmonyEffort, renderHarmonyPrompt } from '../common/harmony.ts';
 import { DEFAULT_CONTEXT_LENGTH, ModelRegistry, openModel, type ModelSource, type OpenedModel } from './model-registry.ts';
 import { RequestQueue } from './request-queue.ts';
 import {
@@ -126,7 +127,7 @@ export class WebGpuEngine implements Engine {
     return [...infos.filter((m) => m.loaded), ...infos.filter((m) => !m.loaded)];
   }
 
-  async tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking'>): Promise<number[]> {
+  async tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking' | 'reasoningEffort'>): Promise<number[]> {
     const source = this.registry.resolve(req.model);
     const meta = await this.modelMeta(source);
     return this.renderAndTokenize(meta, req).tokens;
@@ -229,8 +230,13 @@ export class WebGpuEngine implements Engine {
     }
   }
 
-  private renderAndTokenize(meta: ModelMeta, req: Pick<GenerateRequest, 'messages' | 'tools' | 'enableThinking'>): { text: string; tokens: number[] } {
+  private renderAndTokenize(meta: ModelMeta, req: Pick<GenerateRequest, 'messages' | 'tools' | 'enableThinking' | 'reasoningEffort'>): { text: string; tokens: number[] } {
     const tokenizer = meta.opened.tokenizer;
+    if (meta.format.name === 'harmony') {
+      // Harmony's prompt is the runtime's (src/common/harmony.ts): its template cannot say what the request means.
+      const text = renderHarmonyPrompt(req.messages, req.tools, { reasoningEffort: harmonyEffort(req.reasoningEffort) });
+      return { text, tokens: tokenizer.encode(text, { addSpecialTokens: false }) };
+    }
     const withTools = req.tools.length > 0;
     let template = meta.templates.get(withTools);
     if (!template) {
@@ -303,7 +309,7 @@ export class WebGpuEngine implements Engine {
         decoder.destroy();
         throw error;
       });
-      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer), contextLength, sampler: Promise.resolve(sampler), vocabulary: null, format };
+      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer, format), contextLength, sampler: Promise.resolve(sampler), vocabulary: null, format };
     } catch (error) {
       uploaded.destroy();
       throw error;
@@ -326,7 +332,7 @@ export class WebGpuEngine implements Engine {
         encoding: tokenTextEncodingOf(tokenizer.source.tokenizerJson),
         // The format's own call marker (`[TOOL_CALLS]`, `<|python_tag|>`) is a control token the constraint must be
         // able to write: it counts as its literal text.
-        addedTokens: tokenizer.specialTokens.map((t) => (t.control && t.content === model.format.calls.open ? { ...t, control: false } : t)),
+        addedTokens: tokenizer.specialTokens.map((t) => (t.control && (t.content === model.format.calls.open || model.format.controlTokens?.includes(t.content)) ? { ...t, control: false } : t)),
         endTokenIds: [...model.stopTokens],
       });
     }
@@ -542,10 +548,12 @@ function thinkingModeOf(promptText: string, enableThinking: boolean, format: Cha
   return enableThinking ? 'optional' : 'none';
 }
 
-function stopTokensOf(config: ModelConfig, tokenizer: ModelTokenizer): Set<number> {
+function stopTokensOf(config: ModelConfig, tokenizer: ModelTokenizer, format: ChatFormat): Set<number> {
   const stop = new Set(config.eosTokenIds);
   if (tokenizer.eosTokenId !== null) stop.add(tokenizer.eosTokenId);
-  for (const text of END_OF_TURN_TOKENS) {
+  // Harmony's `<|end|>` ends a message inside the turn; `<|return|>` and `<|call|>` end the turn.
+  const ends = format.name === 'harmony' ? [...END_OF_TURN_TOKENS.filter((t) => t !== '<|end|>'), ...HARMONY_STOP_TOKENS] : END_OF_TURN_TOKENS;
+  for (const text of ends) {
     const special = tokenizer.specialTokens.find((t) => t.content === text);
     if (special) stop.add(special.id);
   }

@@ -75,12 +75,14 @@ function generation(ctx: HandlerContext, c: Creation, signal: AbortSignal): Pipe
     declaredNames: new Set(prepared.served.chatTools.map((t) => t.function.name)),
     namespaced: prepared.served.namespaced,
     startsInReasoning: prepared.enableThinking && prepared.model.markers.promptOpensThink === true,
+    format: prepared.model.chatFormat,
   });
   const generateRequest: GenerateRequest = {
     model: prepared.model.id,
     messages: prepared.messages,
     tools: prepared.served.chatTools,
     enableThinking: prepared.enableThinking,
+    reasoningEffort: body.reasoning?.effort ?? null,
     maxTokens: body.max_output_tokens ?? prepared.model.contextLength,
     sampling: {
       temperature: body.temperature ?? 1,

@@ -14,6 +14,7 @@ import type { ModelInfo } from '../engine/types.ts';
 import { ArgumentsDecoder } from './chat-formats/arguments-decoder.ts';
 import type { ParseEvent } from './chat-formats/parse-event.ts';
 import { JsonCallsParser } from './chat-formats/json-calls-parser.ts';
+import { HarmonyParser } from './chat-formats/harmony-parser.ts';
 import { NameArgsParser } from './chat-formats/name-args-parser.ts';
 import { decodeName, findFirst, heldPrefix } from './chat-formats/marker-scan.ts';
 import { type ChatFormatName, chatFormatByName } from '../common/chat-format.ts';
@@ -59,13 +60,16 @@ export class OutputParser {
   private pendingStart: boolean;
 
   /** The parser of a chat format other than Hermes/Qwen, when the model has one. */
-  private readonly delegate: JsonCallsParser | NameArgsParser | null = null;
+  private readonly delegate: JsonCallsParser | NameArgsParser | HarmonyParser | null = null;
 
   constructor(private readonly options: OutputParserOptions) {
     this.state = options.startsInReasoning ? 'reasoning' : 'text';
     this.pendingStart = options.startsInReasoning;
     const format = chatFormatByName(options.format ?? options.markers.format);
-    if (format.name !== 'hermes') {
+    if (format.name === 'harmony') {
+      this.delegate = new HarmonyParser(options);
+      this.pendingStart = false;
+    } else if (format.name !== 'hermes') {
       this.delegate = format.calls.nameArgs ? new NameArgsParser(format.calls, options) : new JsonCallsParser(format.calls, options);
       this.pendingStart = false;
     }

@@ -4,7 +4,8 @@
 //
 // Phase: text whose phase cannot be known yet (tools are on offer and the model may still call one) is held back
 // until it is: a tool call starting makes it `commentary`, the end of the turn `final_answer` (sglang's choice).
-// Without tools on offer, text is `final_answer` from the first token and streams live.
+// Without tools on offer, text is `final_answer` from the first token and streams live. A format that names the
+// phase itself (Harmony's commentary and final channels) sends it with the text, which then streams live.
 // Text and reasoning segments are trimmed of surrounding whitespace (held back until a non-space follows).
 import type { GenerationEvent } from '../engine/types.ts';
 import { EngineError } from '../engine/types.ts';
@@ -122,13 +123,20 @@ class ResponseEmitter {
         this.textSegment ??= new TrimmedSegment();
         const text = this.textSegment.push(event.text);
         if (text === '') break;
-        if (this.options.holdTextForPhase) this.held.push(text);
+        if (event.phase) {
+          // The format names the phase (Harmony's channels): the text streams live under it.
+          if (this.open?.kind !== 'message') out.push(...this.openMessage(event.phase));
+          out.push(...this.messageDelta(text));
+        } else if (this.options.holdTextForPhase) this.held.push(text);
         else {
           if (this.open?.kind !== 'message') out.push(...this.openMessage('final_answer'));
           out.push(...this.messageDelta(text));
         }
         break;
       }
+      case 'text.end':
+        out.push(...this.endTextSegment('commentary', 'completed'));
+        break;
       case 'reasoning.start':
         out.push(...this.endTextSegment('commentary', 'completed'));
         this.reasoningSegment = new TrimmedSegment();

@@ -14,6 +14,7 @@ import {
 } from '../../src/engine/types.ts';
 import { type ChatFormat, detectChatFormat, replayMessagesFor } from '../../src/common/chat-format.ts';
 import { ChatTemplate } from '../../src/model/chat-template.ts';
+import { harmonyEffort, renderHarmonyPrompt } from '../../src/common/harmony.ts';
 import { checkConstraintForRequest } from '../../src/sampling/constraints/index.ts';
 
 /** Models given a real chat template (fakeModelWithTemplate): id -> the template and the format it writes. */
@@ -36,6 +37,9 @@ export function fakeModelWithTemplate(id: string, templateSource: string, info: 
     ...info,
   };
 }
+
+/** The `Current date` of the Harmony prompts the fake renders. */
+export const FAKE_DATE = '2026-12-01';
 
 export interface FakeScript {
   /** The texts of the tokens the model "samples", in order. */
@@ -86,9 +90,12 @@ export class FakeEngine implements Engine {
     return this.models;
   }
 
-  async tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking'>): Promise<number[]> {
+  async tokenizePrompt(req: Pick<GenerateRequest, 'model' | 'messages' | 'tools' | 'enableThinking' | 'reasoningEffort'>): Promise<number[]> {
     const templated = TEMPLATED.get(req.model);
-    const text = templated
+    // Harmony's prompt is the runtime's, as the WebGPU engine renders it (a fixed date keeps prompts comparable).
+    const text = templated?.format.name === 'harmony'
+      ? renderHarmonyPrompt(req.messages, req.tools, { reasoningEffort: harmonyEffort(req.reasoningEffort), date: FAKE_DATE })
+      : templated
       ? templated.template.render({
           messages: replayMessagesFor(templated.format, req.messages, req.tools),
           tools: req.tools,

@@ -11,6 +11,7 @@ import { type ChatFormatMarkers, DEFAULT_MARKERS } from '../../common/chat.ts';
 import type { ConstrainedTool, ConstraintSpec } from '../../common/constraint-spec.ts';
 import { type ChatFormatName, chatFormatByName } from '../../common/chat-format.ts';
 import { jsonCallsStart } from './json-call-grammar.ts';
+import { harmonyBeforeFinal, harmonyStart } from './harmony-grammar.ts';
 
 export { type ChatFormatMarkers, DEFAULT_MARKERS };
 import { DEFAULT_COMPILE_BUDGET, compileGrammar, estimateExprStates } from './byte-automaton.ts';
@@ -71,7 +72,13 @@ export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOpt
       const value = spec.schema === null ? anyJsonObjectExpr(rules, 'schema_') : jsonSchemaExpr(spec.schema, rules, 'schema_');
       const ws = ref(addGenericJsonRules(rules, 'schema_json_').ws);
       // When the prompt opened a thinking block, the answer is constrained only after the block closes.
-      const thinking = format.thinking === 'open' ? seq({ kind: 'textWithout', literal: format.markers.thinkEnd }, lit(format.markers.thinkEnd)) : EMPTY;
+      // Harmony: the JSON is the final channel's message, after any analysis.
+      const thinking =
+        format.format === 'harmony'
+          ? harmonyBeforeFinal()
+          : format.thinking === 'open'
+            ? seq({ kind: 'textWithout', literal: format.markers.thinkEnd }, lit(format.markers.thinkEnd))
+            : EMPTY;
       rules.set('start', seq(thinking, ws, value, ws));
       return { rules, start: 'start' };
     }
@@ -102,6 +109,12 @@ function toolsGrammar(
   }
   const ws = ref(addGenericJsonRules(rules, 'json_').ws);
   const format = chatFormatByName(options.format);
+  if (format.name === 'harmony') {
+    // Harmony's channels and headers: harmony-grammar.ts writes the shape.
+    const harmonyTools = tools.map((tool, i) => ({ name: tool.name, args: toolArgumentsWithinBudget(tool, rules, `tool${i}_`) }));
+    rules.set('start', harmonyStart(harmonyTools, spec.mode, maxCalls));
+    return { rules, start: 'start' };
+  }
   if (format.name !== 'hermes') {
     // The JSON-call formats (Llama 3.x, Mistral): json-call-grammar.ts writes the shape.
     const jsonTools = tools.map((tool, i) => ({ name: tool.name, args: toolArgumentsWithinBudget(tool, rules, `tool${i}_`) }));

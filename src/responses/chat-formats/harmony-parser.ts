@@ -1,0 +1,253 @@
+// The output parser of Harmony (gpt-oss), fed one token's text at a time. The model's turn is a run of messages,
+// each `<|start|>assistant` (absent for the first: the prompt opened it) + a header + `<|message|>` + a body up
+// to `<|end|>` (or the turn's end, `<|call|>`/`<|return|>`, stop tokens that never reach the text). The header
+// names the channel (`<|channel|>analysis`), a recipient (` to=functions.x`, in the channel part as the model
+// writes it or in the role part as gpt-oss's template writes it) and a content type (`<|constrain|>json`, or a
+// bare ` json`). Each message maps as sglang's harmony_utils maps it:
+// - analysis -> reasoning (reasoning.start / deltas / end);
+// - commentary without a recipient -> a message with phase `commentary`;
+// - final -> a message with phase `final_answer`;
+// - `to=functions.x` -> a call of `x` (`functions.` stripped as a prefix only: dotted names survive), its
+//   arguments streamed as they come (a custom tool's `input` decoded from the shim), when tools are on offer and
+//   `x` is declared; otherwise the body is commentary text;
+// - `to=python` -> a code-interpreter call whose code is the body (code.start / deltas / end);
+// - any other recipient (`browser.search`, …) -> commentary text.
+// A message cut off (max_output_tokens, an abort) closes what it opened, `complete: false`. A header never reaches
+// the text; an output that does not start like a header at all (a model ignoring the format) is final text.
+import { harmonyFunctionName, HARMONY_TOKENS as T } from '../../common/harmony.ts';
+import { ArgumentsDecoder } from './arguments-decoder.ts';
+import { findFirst, heldPrefix } from './marker-scan.ts';
+import type { ParseEvent } from './parse-event.ts';
+
+/** The OutputParser options this parser reads (see output-parser.ts). */
+export interface HarmonyParserOptions {
+  toolCalls: boolean;
+  declaredNames?: ReadonlySet<string>;
+  namespaced?: ReadonlyMap<string, { namespace: string; name: string }>;
+  customNames: ReadonlySet<string>;
+}
+
+/** The header of one message, as parsed. */
+export interface HarmonyHeader {
+  role: string;
+  channel: string;
+  recipient: string | null;
+  contentType: string | null;
+}
+
+/** A header longer than this without `<|message|>` is no header: its text is final text. */
+const MAX_HEADER_CHARS = 1024;
+
+/** What the body of the open message is being read as. */
+type Body = 'reasoning' | 'text' | 'call-args' | 'call-tail' | 'code';
+
+type State = { kind: 'header' } | { kind: 'body'; body: Body } | { kind: 'between' } | { kind: 'plain' };
+
+const BODY_ENDS = [T.end, T.call, T.return, T.start];
+
+export class HarmonyParser {
+  private state: State = { kind: 'header' };
+  private buffer = '';
+  private args: ArgumentsDecoder | null = null;
+  private phase: 'commentary' | 'final_answer' = 'final_answer';
+  private tokensInReasoning = 0;
+
+  constructor(private readonly options: HarmonyParserOptions) {}
+
+  get reasoningTokens(): number {
+    return this.tokensInReasoning;
+  }
+
+  push(text: string): ParseEvent[] {
+    const events: ParseEvent[] = [];
+    let touched = this.inReasoning();
+    this.buffer += text;
+    while (this.step(events)) if (this.inReasoning()) touched = true;
+    if (touched || this.inReasoning()) this.tokensInReasoning++;
+    return events;
+  }
+
+  finish(): ParseEvent[] {
+    const events: ParseEvent[] = [];
+    const rest = this.buffer;
+    this.buffer = '';
+    const state = this.state;
+    this.state = { kind: 'between' };
+    if (state.kind === 'plain') {
+      if (rest) events.push({ kind: 'text.delta', text: rest, phase: 'final_answer' });
+      return events;
+    }
+    if (state.kind !== 'body') return events; // a header cut off opened nothing
+    switch (state.body) {
+      case 'reasoning':
+        if (rest) events.push({ kind: 'reasoning.delta', text: rest });
+        events.push({ kind: 'reasoning.end', complete: false });
+        break;
+      case 'text':
+        // The pipeline closes the open message with the response's status.
+        if (rest) events.push({ kind: 'text.delta', text: rest, phase: this.phase });
+        break;
+      case 'call-args': {
+        const delta = this.args!.push(rest);
+        if (delta) events.push({ kind: 'call.delta', text: delta });
+        events.push({ kind: 'call.end', complete: this.args!.done });
+        break;
+      }
+      case 'call-tail':
+        events.push({ kind: 'call.end', complete: true });
+        break;
+      case 'code':
+        if (rest) events.push({ kind: 'code.delta', text: rest });
+        events.push({ kind: 'code.end', complete: false });
+        break;
+    }
+    return events;
+  }
+
+  private inReasoning(): boolean {
+    return this.state.kind === 'body' && this.state.body === 'reasoning';
+  }
+
+  private step(events: ParseEvent[]): boolean {
+    const state = this.state;
+    switch (state.kind) {
+      case 'plain':
+        if (this.buffer) events.push({ kind: 'text.delta', text: this.buffer, phase: 'final_answer' });
+        this.buffer = '';
+        return false;
+      case 'between': {
+        // After a message's end: the next one's `<|start|>` (anything else before it is dropped).
+        const at = this.buffer.indexOf(T.start);
+        if (at < 0) {
+          this.buffer = this.buffer.slice(this.buffer.length - heldPrefix(this.buffer, [T.start]));
+          return false;
+        }
+        this.buffer = this.buffer.slice(at + T.start.length);
+        this.state = { kind: 'header' };
+        return true;
+      }
+      case 'header': {
+        const lead = this.buffer.replace(/^\s+/, '');
+        if (lead && !lead.startsWith('<|') && !'<|'.startsWith(lead) && !/^assistant/.test(lead) && !'assistant'.startsWith(lead)) {
+          // No header at all: the model ignored the format.
+          this.state = { kind: 'plain' };
+          return true;
+        }
+        const end = this.buffer.indexOf(T.message);
+        if (end < 0) {
+          if (this.buffer.length > MAX_HEADER_CHARS) this.state = { kind: 'plain' };
+          return this.buffer.length > MAX_HEADER_CHARS;
+        }
+        const header = parseHarmonyHeader(this.buffer.slice(0, end));
+        this.buffer = this.buffer.slice(end + T.message.length);
+        this.open(header, events);
+        return true;
+      }
+      case 'body':
+        return this.body(state.body, events);
+    }
+  }
+
+  private open(header: HarmonyHeader, events: ParseEvent[]): void {
+    const { recipient } = header;
+    if (recipient !== null) {
+      const name = harmonyFunctionName(recipient);
+      if (name !== null && this.options.toolCalls && this.declared(name)) {
+        const custom = this.options.customNames.has(name);
+        const member = this.options.namespaced?.get(name);
+        events.push(member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom });
+        this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
+        this.state = { kind: 'body', body: 'call-args' };
+        return;
+      }
+      if (recipient === 'python' || recipient.startsWith('python.')) {
+        events.push({ kind: 'code.start' });
+        this.state = { kind: 'body', body: 'code' };
+        return;
+      }
+      this.phase = 'commentary';
+      this.state = { kind: 'body', body: 'text' };
+      return;
+    }
+    if (header.channel === 'analysis') {
+      events.push({ kind: 'reasoning.start' });
+      this.state = { kind: 'body', body: 'reasoning' };
+      return;
+    }
+    this.phase = header.channel === 'commentary' ? 'commentary' : 'final_answer';
+    this.state = { kind: 'body', body: 'text' };
+  }
+
+  private declared(name: string): boolean {
+    return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
+  }
+
+  /** Reads the open message's body; false when it must wait for more text. */
+  private body(body: Body, events: ParseEvent[]): boolean {
+    if (body === 'call-args') {
+      // Up to the end of the arguments' JSON value (or a message end, should the JSON never close).
+      const hit = findFirst(this.buffer, BODY_ENDS);
+      const upTo = hit === null ? this.buffer.length : hit.index;
+      const { delta, consumed } = this.args!.pushUntilDone(this.buffer.slice(0, upTo));
+      if (delta) events.push({ kind: 'call.delta', text: delta });
+      this.buffer = this.buffer.slice(consumed);
+      if (this.args!.done) {
+        this.state = { kind: 'body', body: 'call-tail' };
+        return true;
+      }
+      if (hit === null) return false;
+      // The message ended inside the arguments.
+      this.endMessage(hit.marker, events, false);
+      return true;
+    }
+    const hit = findFirst(this.buffer, BODY_ENDS);
+    const upTo = hit === null ? this.buffer.length - heldPrefix(this.buffer, BODY_ENDS) : hit.index;
+    const text = this.buffer.slice(0, upTo);
+    this.buffer = this.buffer.slice(upTo);
+    if (text) {
+      if (body === 'reasoning') events.push({ kind: 'reasoning.delta', text });
+      else if (body === 'text') events.push({ kind: 'text.delta', text, phase: this.phase });
+      else if (body === 'code') events.push({ kind: 'code.delta', text });
+      // call-tail: what follows the arguments' JSON up to the message end is dropped.
+    }
+    if (hit === null) return false;
+    this.endMessage(hit.marker, events, true);
+    return true;
+  }
+
+  /** The open message ends at `marker` (which is consumed, except a `<|start|>` that opens the next message). */
+  private endMessage(marker: string, events: ParseEvent[], complete: boolean): void {
+    const body = this.state.kind === 'body' ? this.state.body : null;
+    if (marker !== T.start) this.buffer = this.buffer.slice(marker.length);
+    if (body === 'reasoning') events.push({ kind: 'reasoning.end', complete: true });
+    else if (body === 'text') events.push({ kind: 'text.end' });
+    else if (body === 'call-args' || body === 'call-tail') events.push({ kind: 'call.end', complete: complete && this.args!.done });
+    else if (body === 'code') events.push({ kind: 'code.end', complete: true });
+    this.args = null;
+    this.state = { kind: 'between' };
+  }
+}
+
+/**
+ * A message header (what comes before `<|message|>`): `assistant`, `<|channel|>commentary`, ` to=functions.x`
+ * in either part, `<|constrain|>json` or a bare trailing ` json`. A leading `<|start|>` is skipped.
+ */
+export function parseHarmonyHeader(text: string): HarmonyHeader {
+  let rest = text.replace(/^\s+/, '');
+  if (rest.startsWith(T.start)) rest = rest.slice(T.start.length);
+  const channelAt = rest.indexOf(T.channel);
+  const rolePart = channelAt < 0 ? rest : rest.slice(0, channelAt);
+  const channelPart = channelAt < 0 ? '' : rest.slice(channelAt + T.channel.length);
+  const recipientIn = (part: string) => /(?:^|\s)to=(\S+?)(?=\s|<\||$)/.exec(part)?.[1] ?? null;
+  const recipient = recipientIn(channelPart) ?? recipientIn(rolePart);
+  const role = rolePart.trim().split(/\s+/)[0] ?? '';
+  const channel = channelPart.replace(/^\s+/, '').split(/[\s<]/)[0] ?? '';
+  let contentType: string | null = null;
+  const constrainAt = channelPart.indexOf(T.constrain);
+  if (constrainAt >= 0) contentType = channelPart.slice(constrainAt + T.constrain.length).trim().split(/\s+/)[0] || null;
+  else {
+    const words = channelPart.replace(/(?:^|\s)to=\S+/, ' ').trim().split(/\s+/);
+    if (words.length > 1) contentType = words.at(-1)!;
+  }
+  return { role, channel, recipient, contentType };
+}
