@@ -3,7 +3,7 @@
 //   w * r), then `- frequency * counts[i] - presence`; then the sparse logit bias (logits_bias.wgsl, a
 //   separate dispatch after this one); tokens whose bit is 0 in the constraint mask become LOWEST (the most
 //   negative f32; the sampler treats it, -inf and NaN as excluded).
-// Temperature, top-k/top-p/min-p and the draw happen in sample_token.wgsl.
+// Temperature, top-k/top-p/min-p and the draw happen in the sample_*.wgsl kernels (sample_common.wgsl).
 //
 // Bindings (group 0):
 //   0 logits  array<f32>  [count] (a logits row, bound at its offset)

@@ -3,28 +3,42 @@
 //
 // The sampler narrows a 150-260k vocabulary to a few candidates in parallel passes without barriers (one invocation
 // per unit of `unit` contiguous logits, so a CPU adapter such as SwiftShader runs them on all its threads), then
-// searches the thresholds and draws in one small workgroup:
+// searches the thresholds in one small workgroup and draws over the units:
 //   1. sample_partials (a unit per invocation): each unit's best (w, index) and sum exp(w - unit max).
 //   2. sample_reduce   (1 invocation): M = max w, the best token, log sum exp(w - M) (logprobs) into `head`.
-//   3. sample_levels   (a unit per invocation; when T > 0 or a top-N is asked): each unit's kept mass
+//   3. sample_levels   (a unit per invocation; when candidates are made): each unit's kept mass
 //                      sum exp((w - M) / T) over the min-p threshold, and per level (level_of: how far below M)
 //                      its tokens' count and kept mass.
-//   4. sample_select   (1 invocation; for top-k, top-p or a top-N): the smallest level J whose tokens and those
-//                      above (an upper set of the logits) number at least max(top_k, top_n, 1) and,
-//                      for top-p without top-k, hold top_p of the kept mass; where each unit's candidates go.
-//                      Every threshold the draw can choose then lies inside the candidates, so searching and drawing
-//                      over them gives what searching the whole vocabulary gives. More than `cap`: overflow.
+//   4. sample_select   (1 invocation; for top-k, top-p or a top-N): which levels become candidates, and where each
+//                      unit's candidates go. Top-k and the top-N need an upper set of the logits (levels 0..J,
+//                      J the smallest level whose tokens and those above number at least max(top_k, top_n, 1)).
+//                      Top-p without top-k needs only the levels its threshold can lie in: the "window" from the
+//                      first level whose cumulative kept mass reaches top_p * 0.999 of the kept mass to the first
+//                      that reaches top_p * 1.001 (room for rounding: the search sums the same masses in another
+//                      order), and, with a top-N, the top-N's upper set; the kept mass between the two (the "gap",
+//                      never candidates) is written to head, and the search subtracts it from its goal. Every
+//                      threshold the draw can choose then lies inside the candidates, so searching over them gives
+//                      what searching the whole vocabulary gives. More than `cap`: overflow.
 //   5. sample_compact  (a unit per invocation): the candidates (index, w bits) in index order.
-//   6. sample_token    (one workgroup): thresholds and draw over the candidates (on overflow over every logit), or,
-//                      without top-k and top-p, a walk over the units' kept masses and then one unit.
+//   6. sample_token    (one workgroup): the top-k/top-p threshold key over the candidates (on overflow over every
+//                      logit), or the min-p one, into head[17]; the greedy token; the top-N.
+//   7. sample_draw     `mass` (a unit per invocation; T > 0): each unit's kept mass at that threshold; then its
+//                      `main` (one workgroup): each stream walks the units' kept masses to its unit, then the
+//                      unit's logits: the first index whose running sum of kept mass passes u * Z.
 // Every sum has a fixed order, so results depend on the logits, the seed and the step, not on the adapter.
 //
-// Steps 3 and 4 run up to REFINE_ROUNDS times: when level J holds too many tokens (overflow), the next round splits
-// J's depth range into finer levels; a round after one without overflow does nothing.
+// Steps 3 and 4 run up to REFINE_ROUNDS times: when the candidates are too many (over `cap`: overflow; or over
+// `refine_above`, which makes the one-workgroup search slow), the next round splits the crossing levels' depth range
+// into finer levels (level_of's refined mapping) and is kept only if it gives fewer candidates; a round after one
+// that needed no refining does nothing. A top-p window shrinks about ninefold a round; an upper set too large for `cap` (a top-k
+// of many thousands, or a top-N over a flat top) falls back to the whole-vocabulary search.
 //
 // head (array<u32>): [0] M bits, [1] the best index (NONE: every token excluded), [2] log sum exp(w - M) bits,
-// [3] J, [4] candidates, [5] overflow (1), [6] total kept mass bits, [7] rounds done, [8..9] the mapping (lo, hi
-// bits) J refers to, [10..11] the next round's mapping, then [12 + u] where unit u's candidates start.
+// [3] the window's last level, [4] candidates, [5] overflow (1), [6] total kept mass bits, [7] rounds done,
+// [8..10] the mapping (nb, lo, hi bits) the candidate levels refer to, [11..13] the next round's mapping,
+// [14] the window's first level, [15] the upper set's end (levels below it are candidates too), [16] the gap's
+// kept mass bits, [17] the threshold key the draw keeps (key >= it), [18] whether another round refines (1), then
+// [HEAD_OFFSETS + u] where unit u's candidates start.
 
 struct Params {
   count: u32,
@@ -38,7 +52,8 @@ struct Params {
   temperature: f32,
   top_p: f32,
   min_p: f32,
-  _pad: f32,
+  // Candidates above this many are refined further while rounds remain (at most `cap`).
+  refine_above: u32,
   units: u32,
   unit: u32,
   cap: u32,
@@ -50,7 +65,7 @@ const NONE: u32 = 0xffffffffu;
 const LOWEST: f32 = -3.4028234663852886e38;
 const MAX_TOP_N: u32 = 20u;
 const LEVELS: u32 = 12u;
-const HEAD_OFFSETS: u32 = 12u;
+const HEAD_OFFSETS: u32 = 20u;
 const FLAG_TOP_K: u32 = 1u;
 const FLAG_TOP_P: u32 = 2u;
 const FLAG_CANDIDATES: u32 = 4u;
@@ -76,23 +91,32 @@ fn beats(w: f32, i: u32, best_w: f32, best_i: u32) -> bool {
   return best_i == NONE || w > best_w || (w == best_w && i < best_i);
 }
 
-// The level of a logit w below the maximum m, under a mapping (lo, hi) of depths d = M - w (logit units):
+// The level of a logit w below the maximum m, under a mapping (nb, lo, hi) of depths d = M - w (logit units):
 //   hi < 0 (the first round): floor(2 sqrt(d)), at most LEVELS - 1: level j holds (j / 2)^2 <= d < ((j + 1) / 2)^2
 //     (0.25, 1, 2.25, 4, ... 30.25; the last level is open);
-//   else (a refining round): level 0 holds d < lo, levels 1 .. LEVELS - 2 split [lo, hi) evenly, the last d >= hi.
+//   else (a refining round, nb <= lo < hi): level 0 holds d < nb, level 1 nb <= d < lo, levels 2 .. LEVELS - 2
+//     split [lo, hi) evenly, the last d >= hi.
 // Monotone in w under either mapping; every kernel computes it with the same expression, so a token has one level.
-fn level_of(m: f32, w: f32, lo: f32, hi: f32) -> u32 {
+fn level_of(m: f32, w: f32, nb: f32, lo: f32, hi: f32) -> u32 {
   let d = max(m - w, 0.0);
   if (hi < 0.0) {
     return u32(min(floor(2.0 * sqrt(d)), f32(LEVELS - 1u)));
   }
-  if (d < lo) {
+  if (d < nb) {
     return 0u;
+  }
+  if (d < lo) {
+    return 1u;
   }
   if (d >= hi) {
     return LEVELS - 1u;
   }
-  return 1u + min(u32(floor((d - lo) / (hi - lo) * f32(LEVELS - 2u))), LEVELS - 3u);
+  return 2u + min(u32(floor((d - lo) / (hi - lo) * f32(LEVELS - 3u))), LEVELS - 4u);
+}
+
+// Whether level j is a candidate: below the upper set's end (head[15]), or inside the window (head[14] ..= head[3]).
+fn is_candidate(j: u32, upper_end: u32, window_lo: u32, window_hi: u32) -> bool {
+  return j < upper_end || (j >= window_lo && j <= window_hi);
 }
 
 fn inv_temperature() -> f32 {

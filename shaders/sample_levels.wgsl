@@ -1,5 +1,5 @@
 // sample_levels: per unit (one invocation each), with M known, the kept mass sum exp((w - M) / T) over tokens at
-// or above the min-p threshold (T = 1 when greedy), and per level (under this round's mapping, head[10..11]) the
+// or above the min-p threshold (T = 1 when greedy), and per level (under this round's mapping, head[11..13]) the
 // count of tokens and their kept mass.
 // See sample_common.wgsl.
 // Bindings: 0 work array<f32>; 1 part array<u32> (word 3 of each unit); 2 head array<u32>; 3 levels array<u32>
@@ -12,16 +12,20 @@
 @group(0) @binding(3) var<storage, read_write> levels: array<u32>;
 @group(0) @binding(4) var<uniform> params: Params;
 
+// Whether the per-level sums are indexed by the level (CPU adapters) or unrolled into registers (GPUs).
+override DYNAMIC_INDEX: bool = false;
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let u = gid.x;
-  // A refining round runs only after a round that overflowed.
-  if (u >= params.units || (head[7] > 0u && head[5] == 0u)) {
+  // A refining round runs only after a round that asked for one.
+  if (u >= params.units || (head[7] > 0u && head[18] == 0u)) {
     return;
   }
   let m = bitcast<f32>(head[0]);
-  let lo = bitcast<f32>(head[10]);
-  let hi = bitcast<f32>(head[11]);
+  let nb = bitcast<f32>(head[11]);
+  let lo = bitcast<f32>(head[12]);
+  let hi = bitcast<f32>(head[13]);
   let threshold = min_p_threshold(m);
   let inv_t = inv_temperature();
   var count: array<u32, LEVELS>;
@@ -40,14 +44,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       let q = select(0.0, exp((w - m) * inv_t), key_of(w) >= threshold);
       kept += q;
       if (want_levels) {
-        let level = level_of(m, w, lo, hi);
-        // Constant indices (the loop unrolls), so the per-level sums stay in registers.
-        for (var j = 0u; j < LEVELS; j++) {
-          count[j] += select(0u, 1u, level == j);
-        }
-        if (want_mass) {
+        let level = level_of(m, w, nb, lo, hi);
+        if (DYNAMIC_INDEX) {
+          // CPU adapters: an indexed store into the thread's own array is cheap there.
+          count[level] += 1u;
+          mass[level] += q;
+        } else {
+          // Constant indices (the loop unrolls), so the per-level sums stay in registers.
           for (var j = 0u; j < LEVELS; j++) {
-            mass[j] += select(0.0, q, level == j);
+            count[j] += select(0u, 1u, level == j);
+          }
+          if (want_mass) {
+            for (var j = 0u; j < LEVELS; j++) {
+              mass[j] += select(0.0, q, level == j);
+            }
           }
         }
       }

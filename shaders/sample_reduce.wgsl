@@ -31,6 +31,9 @@ fn main() {
   head[2] = bitcast<u32>(log(z));
   head[5] = 0u;
   head[7] = 0u;
-  head[10] = bitcast<u32>(0.0);
-  head[11] = bitcast<u32>(-1.0);
+  head[18] = 0u;
+  // The first round's mapping (nb, lo, hi): the square-root levels.
+  head[11] = bitcast<u32>(0.0);
+  head[12] = bitcast<u32>(0.0);
+  head[13] = bitcast<u32>(-1.0);
 }

@@ -1,8 +1,6 @@
-// sample_token: the last step of the sampler (see sample_common.wgsl for the whole): draws one token from the
-// processed logits with temperature, min-p, top-k and top-p, using a counter-based generator (Philox4x32-10 keyed by
-// the seed, counter = step), so a seed and a step give the same token on any adapter. One workgroup computes the
-// distribution once, then draws `streams` tokens from it (thread t draws streams t, t + 256, ...): stream s uses
-// counter step + s (the engine uses one stream; tests draw thousands in one dispatch).
+// sample_token: after the candidates (see sample_common.wgsl for the whole), one workgroup finds the threshold key
+// the draw keeps (temperature, min-p, top-k, top-p) into head[17], emits the greedy token (T <= 0), and writes the
+// top-N. sample_draw.wgsl then draws.
 //
 // The distribution, with w the processed logits, M = max w, T the temperature, q_i = exp((w_i - M) / T):
 //   excluded tokens (w = LOWEST, -inf or NaN) have q = 0;
@@ -11,31 +9,30 @@
 //   the token is the first index whose running sum of kept q exceeds u * Z (u uniform in [0,1), 24 bits).
 //   T <= 0 is greedy: the largest w, ties to the lowest index.
 // Where the thresholds are searched: over the candidates sample_compact wrote (flag FLAG_CANDIDATES, no overflow:
-// they hold every token a threshold can keep, in index order), else over every logit. Without top-k and top-p the
-// draw walks the units' kept masses (sample_levels) and then the chosen unit, never the whole vocabulary.
+// they hold every token a threshold can lie at, in index order; under a top-p window the kept mass of the gap above
+// the window, head[16], comes off the goal), else over every logit (one workgroup: the slow path, for upper sets
+// the refining rounds could not bring under `cap`).
 // The workgroup size WG is an override: small on CPU adapters, where barriers cost most.
-// Output: per stream s, out[2s] = the token id (0xFFFFFFFF if every token is excluded) and out[2s + 1] its
-// logprob (f32 bits); then top_n (id, logprob bits) pairs, best first, at out[2 * streams + 2j]. Logprobs are
-// log-softmax of w at T = 1 (after penalties, bias and the mask; before temperature and truncation).
-// With update_counts != 0, stream 0 adds 1 to counts[token] (for the penalties of the next step).
+// Output: on every token excluded, NONE (0xFFFFFFFF) and LOWEST for each stream; greedy, per stream s,
+// out[2s] = the token id and out[2s + 1] its logprob (f32 bits); then top_n (id, logprob bits) pairs, best first,
+// at out[2 * streams + 2j]. Logprobs are log-softmax of w at T = 1 (after penalties, bias and the mask; before
+// temperature and truncation). Greedy with update_counts != 0 adds 1 to counts[token] (the next step's penalties).
 //
 // Bindings (group 0):
 //   0 work    array<f32>  [count] processed logits
-//   1 part    array<u32>  [4 * units] (sample_partials, sample_levels)
-//   2 head    array<u32>  (sample_reduce, sample_select)
-//   3 cand    array<u32>  [2 * cap] (sample_compact)
-//   4 out     array<u32>  [2 * streams + 2 * top_n]
-//   5 counts  array<u32>  [count] (written only with update_counts)
-//   6 params  uniform
+//   1 head    array<u32>  (sample_reduce, sample_select; head[17] written here)
+//   2 cand    array<u32>  [2 * cap] (sample_compact)
+//   3 out     array<u32>  [2 * streams + 2 * top_n]
+//   4 counts  array<u32>  [count] (written only with update_counts)
+//   5 params  uniform
 // Dispatch: exactly 1 workgroup.
 
 @group(0) @binding(0) var<storage, read> work: array<f32>;
-@group(0) @binding(1) var<storage, read_write> part: array<u32>;
-@group(0) @binding(2) var<storage, read_write> head: array<u32>;
-@group(0) @binding(3) var<storage, read_write> cand: array<u32>;
-@group(0) @binding(4) var<storage, read_write> out: array<u32>;
-@group(0) @binding(5) var<storage, read_write> counts: array<u32>;
-@group(0) @binding(6) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> head: array<u32>;
+@group(0) @binding(2) var<storage, read_write> cand: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+@group(0) @binding(4) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(5) var<uniform> params: Params;
 
 override WG: u32 = 256u;
 const BINS: u32 = 8u;
@@ -63,36 +60,6 @@ fn src_i(j: u32) -> u32 {
     return cand[2u * j];
   }
   return j;
-}
-
-// ---- Philox4x32-10 ------------------------------------------------------------------------------------------
-
-// The 64-bit product of two u32 as (hi, lo).
-fn mul_wide(a: u32, b: u32) -> vec2<u32> {
-  let a_lo = a & 0xffffu;
-  let a_hi = a >> 16u;
-  let b_lo = b & 0xffffu;
-  let b_hi = b >> 16u;
-  let ll = a_lo * b_lo;
-  let lh = a_lo * b_hi;
-  let hl = a_hi * b_lo;
-  let hh = a_hi * b_hi;
-  let mid = (ll >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
-  let lo = (ll & 0xffffu) | (mid << 16u);
-  let hi = hh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u);
-  return vec2<u32>(hi, lo);
-}
-
-fn philox(counter: vec4<u32>, key: vec2<u32>) -> vec4<u32> {
-  var c = counter;
-  var k = key;
-  for (var round = 0u; round < 10u; round++) {
-    let p0 = mul_wide(0xD2511F53u, c.x);
-    let p1 = mul_wide(0xCD9E8D57u, c.z);
-    c = vec4<u32>(p1.x ^ c.y ^ k.x, p1.y, p0.x ^ c.w ^ k.y, p0.y);
-    k = k + vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return c;
 }
 
 // ---- reductions over the source set ------------------------------------------------------------------------
@@ -217,45 +184,6 @@ fn search_threshold(lid: u32, lo_in: u32, hi_in: u32, goal: f32, use_mass: bool,
   return min(lo, hi_in);
 }
 
-// The mass of entry t of what a draw walks: the threads' partials (red_f) or the units' kept masses.
-fn walked(t: u32, from_units: bool) -> f32 {
-  if (from_units) {
-    return bitcast<f32>(part[4u * t + 3u]);
-  }
-  return red_f[t];
-}
-
-// Walks the masses (in order, skipping zeros) to the entry where the running sum passes goal: (entry, goal left);
-// rounding past the end gives the last non-zero entry with all of its mass.
-fn walk(goal_in: f32, used: u32, from_units: bool) -> vec2<f32> {
-  var goal = goal_in;
-  var owner = NONE;
-  var last_owner = 0u;
-  for (var t = 0u; t < used; t++) {
-    let v = walked(t, from_units);
-    if (v > 0.0) {
-      last_owner = t;
-      if (owner == NONE) {
-        if (goal < v) {
-          owner = t;
-        } else {
-          goal -= v;
-        }
-      }
-    }
-  }
-  if (owner == NONE) {
-    owner = last_owner;
-    goal = walked(owner, from_units);
-  }
-  return vec2<f32>(bitcast<f32>(owner), goal);
-}
-
-fn uniform_draw(s: u32) -> f32 {
-  let bits = philox(vec4<u32>(params.step + s, 0u, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
-  return f32(bits.x >> 8u) * (1.0 / 16777216.0);
-}
-
 fn emit(s: u32, chosen: u32, m: f32, log_z1: f32) {
   out[2u * s] = chosen;
   out[2u * s + 1u] = bitcast<u32>(work[chosen] - m - log_z1);
@@ -266,13 +194,11 @@ fn emit(s: u32, chosen: u32, m: f32, log_z1: f32) {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
-  let count = params.count;
-  let units = params.units;
   let streams = params.streams;
   let top_n = min(params.top_n, MAX_TOP_N);
   let candidates = (params.flags & FLAG_CANDIDATES) != 0u;
   use_cand = candidates && head[5] == 0u;
-  n_src = select(count, head[4], use_cand);
+  n_src = select(params.count, head[4], use_cand);
 
   // The best token (the greedy answer), M and the log-sum-exp at T = 1 (sample_reduce).
   if (lid == 0u) {
@@ -301,98 +227,32 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   if (params.temperature > 0.0) {
     let inv_t = 1.0 / params.temperature;
     var threshold = min_p_threshold(m);
-    let truncated = (params.flags & (FLAG_TOP_K | FLAG_TOP_P)) != 0u;
-    if (!truncated) {
-      // No top-k or top-p: the kept set is everything at or above the min-p threshold. Each stream walks the
-      // units' kept masses to its unit, then the unit's logits.
-      var total = 0.0;
-      for (var u = 0u; u < units; u++) {
-        total += bitcast<f32>(part[4u * u + 3u]);
-      }
-      for (var s = lid; s < streams; s += WG) {
-        let found = walk(uniform_draw(s) * total, units, true);
-        let owner = bitcast<u32>(found.x);
-        var goal = found.y;
-        var pick = NONE;
-        var last = NONE;
-        for (var i = unit_start(owner); i < unit_end(owner); i++) {
-          let w = work[i];
-          if (key_of(w) >= threshold) {
-            let q = exp((w - m) * inv_t);
-            if (q > 0.0) {
-              last = i;
-              if (pick == NONE) {
-                if (goal < q) {
-                  pick = i;
-                } else {
-                  goal -= q;
-                }
-              }
-            }
-          }
-        }
-        emit(s, select(pick, last, pick == NONE), m, log_z1);
-      }
-    } else {
-      let top_key = key_of(m);
-      // top-k: the largest key t with count(key >= t) >= k.
+    let top_key = key_of(m);
+    // top-k: the largest key t with count(key >= t) >= k.
+    if ((params.flags & FLAG_TOP_K) != 0u) {
+      threshold = search_threshold(lid, threshold, top_key, f32(params.top_k), false, m, inv_t);
+    }
+    // top-p: the largest key t whose mass reaches top_p of the mass kept so far (after top-k: over the source
+    // set, which holds all of it; min-p alone: the units' kept masses, which count every token). Under a top-p
+    // window the candidates lack the gap above it: its mass comes off the goal.
+    if ((params.flags & FLAG_TOP_P) != 0u) {
+      var kept = 0.0;
       if ((params.flags & FLAG_TOP_K) != 0u) {
-        threshold = search_threshold(lid, threshold, top_key, f32(params.top_k), false, m, inv_t);
-      }
-      // top-p: the largest key t whose mass reaches top_p of the mass kept so far (after top-k: over the source
-      // set, which holds all of it; min-p alone: the units' kept masses, which count every token).
-      if ((params.flags & FLAG_TOP_P) != 0u) {
-        var kept = 0.0;
-        if ((params.flags & FLAG_TOP_K) != 0u) {
-          kept = measure_at_least(lid, threshold, true, m, inv_t);
-        } else {
-          if (lid == 0u) {
-            shared_f = bitcast<f32>(head[6]);
-          }
-          kept = workgroupUniformLoad(&shared_f);
+        kept = measure_at_least(lid, threshold, true, m, inv_t);
+      } else {
+        if (lid == 0u) {
+          shared_f = bitcast<f32>(head[6]);
         }
-        threshold = search_threshold(lid, threshold, top_key, params.top_p * kept, true, m, inv_t);
+        kept = workgroupUniformLoad(&shared_f);
       }
-      // Thread t's partial mass over its contiguous run of the source set.
-      let run = (n_src + WG - 1u) / WG;
-      var part_mass = 0.0;
-      for (var j = min(lid * run, n_src); j < min(lid * run + run, n_src); j++) {
-        let w = src_w(j);
-        if (key_of(w) >= threshold) {
-          part_mass += exp((w - m) * inv_t);
-        }
+      var goal = params.top_p * kept;
+      if (use_cand && (params.flags & FLAG_TOP_K) == 0u) {
+        goal -= bitcast<f32>(head[16]);
       }
-      red_f[lid] = part_mass;
-      workgroupBarrier();
-      let used = (n_src + run - 1u) / run;
-      var total = 0.0;
-      for (var t = 0u; t < used; t++) {
-        total += red_f[t];
-      }
-      for (var s = lid; s < streams; s += WG) {
-        let found = walk(uniform_draw(s) * total, used, false);
-        let owner = bitcast<u32>(found.x);
-        var goal = found.y;
-        var pick = NONE;
-        var last = NONE;
-        for (var j = owner * run; j < min(owner * run + run, n_src); j++) {
-          let w = src_w(j);
-          if (key_of(w) >= threshold) {
-            let q = exp((w - m) * inv_t);
-            if (q > 0.0) {
-              last = j;
-              if (pick == NONE) {
-                if (goal < q) {
-                  pick = j;
-                } else {
-                  goal -= q;
-                }
-              }
-            }
-          }
-        }
-        emit(s, src_i(select(pick, last, pick == NONE)), m, log_z1);
-      }
+      threshold = search_threshold(lid, threshold, top_key, goal, true, m, inv_t);
+    }
+    if (lid == 0u) {
+      head[17] = threshold;
     }
   } else if (lid == 0u) {
     for (var s = 0u; s < streams; s++) {

@@ -45,7 +45,7 @@ import sampleLevelsCode from '../../shaders/sample_levels.wgsl?raw';
 import sampleSelectCode from '../../shaders/sample_select.wgsl?raw';
 import sampleCompactCode from '../../shaders/sample_compact.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
-import sampleMassCode from '../../shaders/sample_mass.wgsl?raw';
+import sampleDrawCode from '../../shaders/sample_draw.wgsl?raw';
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
@@ -127,7 +127,7 @@ export const sampleLevels: KernelSource = { name: 'sample_levels', code: `${samp
 export const sampleSelect: KernelSource = { name: 'sample_select', code: `${sampleCommonCode}\n${sampleSelectCode}` };
 export const sampleCompact: KernelSource = { name: 'sample_compact', code: `${sampleCommonCode}\n${sampleCompactCode}` };
 export const sampleToken: KernelSource = { name: 'sample_token', code: `${sampleCommonCode}\n${sampleTokenCode}` };
-export const sampleMass: KernelSource = { name: 'sample_mass', code: `${sampleCommonCode}\n${sampleMassCode}` };
+export const sampleDraw: KernelSource = { name: 'sample_draw', code: `${sampleCommonCode}\n${sampleDrawCode}` };
 
 /**
  * One WGSL module from parts, in order: WGSL module-scope declarations may use each other in any order, so

@@ -8,24 +8,30 @@ import type { GpuContext } from '../gpu/device.ts';
 import type { Binding, ComputeBatch } from '../gpu/dispatch.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { isCpuAdapter } from '../gpu/kernel-shapes.ts';
-import { logitsBias, logitsProcess, sampleCompact, sampleLevels, samplePartials, sampleReduce, sampleSelect, sampleToken } from '../gpu/shaders.ts';
+import { logitsBias, logitsProcess, sampleCompact, sampleDraw, sampleLevels, samplePartials, sampleReduce, sampleSelect, sampleToken } from '../gpu/shaders.ts';
 
-const STORAGE = 0x80 | 0x08 | 0x04; // STORAGE | COPY_DST | COPY_SRC
-const UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
+// Buffer usages, read when a buffer is made (Node installs the WebGPU globals after the imports run).
+const storageUsage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+const uniformUsage = () => GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
+const readbackUsage = () => GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
 const PROCESS_WORKGROUP = 256;
 /** The most alternatives sample_token reports per token. */
 export const MAX_TOP_LOGPROBS = 20;
 const NONE = 0xffffffff;
 /** Levels per unit (shaders/sample_common.wgsl LEVELS), the words of `head` before the units' offsets, the most units. */
 const LEVELS = 12;
-const HEAD_OFFSETS = 12;
+const HEAD_OFFSETS = 20;
 /** Rounds of sample_levels + sample_select: each after an overflow splits the crossing level finer. */
 const REFINE_ROUNDS = 3;
 const MAX_UNITS = 1024;
 /** Invocations per workgroup of the barrier-free unit passes. */
 const UNIT_WORKGROUP = 64;
-/** The most candidates the thresholds are searched over; more (a flat distribution under top-p) searches every logit. */
+/** The most candidates the thresholds are searched over: a top-p window, a top-k or top-N upper set. An upper set
+ * that stays larger after the refining rounds (a top-k of many thousands) searches every logit. */
 export const MAX_CANDIDATES = 16384;
+/** Candidates above this many are refined further while rounds remain: one more parallel pass costs less than
+ * searching thousands more candidates in one workgroup (CPU adapters especially). */
+export const REFINE_ABOVE = 2048;
 const FLAG_TOP_K = 1;
 const FLAG_TOP_P = 2;
 const FLAG_CANDIDATES = 4;
@@ -58,6 +64,8 @@ export interface SamplerOptions {
   /** The most candidates the thresholds are searched over (default MAX_CANDIDATES; tests lower it to force the
    * refining rounds and the whole-vocabulary search). */
   maxCandidates?: number;
+  /** Refine while more candidates than this remain (default REFINE_ABOVE). */
+  refineAbove?: number;
 }
 
 interface SamplerPipelines {
@@ -69,6 +77,8 @@ interface SamplerPipelines {
   select: GPUComputePipeline;
   compact: GPUComputePipeline;
   sample: GPUComputePipeline;
+  mass: GPUComputePipeline;
+  draw: GPUComputePipeline;
 }
 
 export class GpuSampler {
@@ -87,7 +97,8 @@ export class GpuSampler {
   private readonly parts: GPUBuffer;
   /** Per unit and level: token counts, then kept masses (sample_levels). */
   private readonly levels: GPUBuffer;
-  /** M, the best token, log-sum-exp (sample_reduce); the candidate level, count, overflow, offsets (sample_select). */
+  /** M, the best token, log-sum-exp (sample_reduce); the candidate levels, count, overflow, offsets (sample_select);
+   * the threshold key of the draw (sample_token). */
   private readonly head: GPUBuffer;
   private readonly candidates: GPUBuffer;
   private readonly unit: number;
@@ -101,43 +112,48 @@ export class GpuSampler {
     readonly maxStreams: number,
     private readonly pipelines: SamplerPipelines,
     private readonly maxCandidates: number,
+    private readonly refineAbove: number,
   ) {
     const device = gpu.device;
     this.unit = unitSizeFor(vocabSize);
     this.units = Math.ceil(vocabSize / this.unit);
-    this.parts = device.createBuffer({ label: 'sampler unit results', size: this.units * 16, usage: STORAGE });
-    this.levels = device.createBuffer({ label: 'sampler levels', size: this.units * LEVELS * 8, usage: STORAGE });
-    this.head = device.createBuffer({ label: 'sampler head', size: (HEAD_OFFSETS + this.units) * 4, usage: STORAGE });
-    this.candidates = device.createBuffer({ label: 'sampler candidates', size: Math.max(1, Math.min(maxCandidates, vocabSize)) * 8, usage: STORAGE });
+    this.parts = device.createBuffer({ label: 'sampler unit results', size: this.units * 16, usage: storageUsage() });
+    this.levels = device.createBuffer({ label: 'sampler levels', size: this.units * LEVELS * 8, usage: storageUsage() });
+    this.head = device.createBuffer({ label: 'sampler head', size: (HEAD_OFFSETS + this.units) * 4, usage: storageUsage() });
+    this.candidates = device.createBuffer({ label: 'sampler candidates', size: Math.max(1, Math.min(maxCandidates, vocabSize)) * 8, usage: storageUsage() });
     const resultBytes = (2 * maxStreams + 2 * MAX_TOP_LOGPROBS) * 4;
-    this.result = device.createBuffer({ label: 'sampler result', size: resultBytes, usage: STORAGE });
-    this.readback = device.createBuffer({ label: 'sampler readback', size: resultBytes, usage: 0x01 | 0x08 });
-    this.counts = device.createBuffer({ label: 'sampler counts', size: Math.max(16, vocabSize * 4), usage: STORAGE });
-    this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocabSize * 4), usage: STORAGE });
-    this.maskBuffer = device.createBuffer({ label: 'sampler mask', size: Math.max(16, Math.ceil(vocabSize / 32) * 4), usage: STORAGE });
-    this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: 16, usage: STORAGE });
-    this.processParams = device.createBuffer({ label: 'logits_process params', size: 32, usage: UNIFORM });
-    this.biasParams = device.createBuffer({ label: 'logits_bias params', size: 16, usage: UNIFORM });
-    this.sampleParams = device.createBuffer({ label: 'sampler params', size: 64, usage: UNIFORM });
+    this.result = device.createBuffer({ label: 'sampler result', size: resultBytes, usage: storageUsage() });
+    this.readback = device.createBuffer({ label: 'sampler readback', size: resultBytes, usage: readbackUsage() });
+    this.counts = device.createBuffer({ label: 'sampler counts', size: Math.max(16, vocabSize * 4), usage: storageUsage() });
+    this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocabSize * 4), usage: storageUsage() });
+    this.maskBuffer = device.createBuffer({ label: 'sampler mask', size: Math.max(16, Math.ceil(vocabSize / 32) * 4), usage: storageUsage() });
+    this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: 16, usage: storageUsage() });
+    this.processParams = device.createBuffer({ label: 'logits_process params', size: 32, usage: uniformUsage() });
+    this.biasParams = device.createBuffer({ label: 'logits_bias params', size: 16, usage: uniformUsage() });
+    this.sampleParams = device.createBuffer({ label: 'sampler params', size: 64, usage: uniformUsage() });
   }
 
   static async create(gpu: GpuContext, vocabSize: number, options: SamplerOptions = {}): Promise<GpuSampler> {
     if (!Number.isInteger(vocabSize) || vocabSize <= 0) throw new RangeError(`vocabSize must be a positive integer, got ${vocabSize}`);
     const cache = options.pipelines ?? new PipelineCache(gpu.device);
     // The last kernel's workgroup: one SIMD group on a CPU adapter (its barriers switch coroutines), 256 on GPUs.
-    const tokenWorkgroup = isCpuAdapter(gpu.adapterInfo) ? 4 : 256;
-    const [process, bias, partials, reduce, levels, select, compact, sample] = await Promise.all([
+    const cpu = isCpuAdapter(gpu.adapterInfo);
+    const tokenWorkgroup = cpu ? 4 : 256;
+    const [process, bias, partials, reduce, levels, select, compact, sample, mass, draw] = await Promise.all([
       cache.get(logitsProcess, { WORKGROUP_SIZE: PROCESS_WORKGROUP }),
       cache.get(logitsBias),
       cache.get(samplePartials),
       cache.get(sampleReduce),
-      cache.get(sampleLevels),
+      cache.get(sampleLevels, { DYNAMIC_INDEX: cpu ? 1 : 0 }),
       cache.get(sampleSelect),
       cache.get(sampleCompact),
       cache.get(sampleToken, { WG: tokenWorkgroup }),
+      cache.get(sampleDraw, {}, 'mass'),
+      cache.get(sampleDraw, { WG: tokenWorkgroup }),
     ]);
     const maxCandidates = Math.max(1, Math.trunc(options.maxCandidates ?? MAX_CANDIDATES));
-    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, partials, reduce, levels, select, compact, sample }, maxCandidates);
+    const refineAbove = Math.max(1, Math.trunc(options.refineAbove ?? REFINE_ABOVE));
+    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, partials, reduce, levels, select, compact, sample, mass, draw }, maxCandidates, refineAbove);
   }
 
   /** Sets the token counts (penalties) to how often each of `tokens` occurs. */
@@ -197,7 +213,7 @@ export class GpuSampler {
       });
       if (this.biasBuffer.size < pairs.byteLength) {
         this.biasBuffer.destroy();
-        this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: Math.ceil(pairs.byteLength / 16) * 16, usage: STORAGE });
+        this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: Math.ceil(pairs.byteLength / 16) * 16, usage: storageUsage() });
       }
       device.queue.writeBuffer(this.biasBuffer, 0, pairs);
       device.queue.writeBuffer(this.biasParams, 0, new Uint32Array([bias.length, this.vocabSize, 0, 0]));
@@ -220,7 +236,8 @@ export class GpuSampler {
     if (candidates) flags |= FLAG_CANDIDATES;
     const sample = new ArrayBuffer(64);
     new Uint32Array(sample, 0, 8).set([this.vocabSize, s.streams, seedLo, seedHi, s.step >>> 0, topK, s.topN, s.penalties ? 1 : 0]);
-    new Float32Array(sample, 32, 4).set([temperature, topP, params.min_p ?? 0, 0]);
+    new Float32Array(sample, 32, 3).set([temperature, topP, params.min_p ?? 0]);
+    new Uint32Array(sample, 44, 1)[0] = this.refineAbove;
     new Uint32Array(sample, 48, 4).set([this.units, this.unit, Math.max(1, Math.min(this.maxCandidates, this.vocabSize)), flags]);
     this.gpu.device.queue.writeBuffer(this.sampleParams, 0, sample);
     const p = this.pipelines;
@@ -229,19 +246,20 @@ export class GpuSampler {
       batch.dispatch(pipeline, bindings, workgroups);
     };
     const unitGroups = Math.ceil(this.units / UNIT_WORKGROUP);
-    const levels = () => run('sample_levels', p.levels, [this.work, this.parts, this.head, this.levels, this.sampleParams], unitGroups);
     run('sample_partials', p.partials, [this.work, this.parts, this.sampleParams], unitGroups);
     run('sample_reduce', p.reduce, [this.parts, this.head, this.sampleParams], 1);
     if (candidates) {
       for (let round = 0; round < REFINE_ROUNDS; round++) {
-        levels();
+        run('sample_levels', p.levels, [this.work, this.parts, this.head, this.levels, this.sampleParams], unitGroups);
         run('sample_select', p.select, [this.parts, this.head, this.levels, this.sampleParams], 1);
       }
       run('sample_compact', p.compact, [this.work, this.head, this.candidates, this.sampleParams], unitGroups);
-    } else if (temperature > 0) {
-      levels();
     }
-    run('sample_token', p.sample, [this.work, this.parts, this.head, this.candidates, this.result, this.counts, this.sampleParams], 1);
+    run('sample_token', p.sample, [this.work, this.head, this.candidates, this.result, this.counts, this.sampleParams], 1);
+    if (temperature > 0) {
+      run('sample_mass', p.mass, [this.work, this.parts, this.head, this.sampleParams], unitGroups);
+      run('sample_draw', p.draw, [this.work, this.parts, this.head, this.sampleParams, this.result, this.counts], 1);
+    }
   }
 
   /**
@@ -264,7 +282,7 @@ export class GpuSampler {
     const encoder = device.createCommandEncoder({ label: 'sampler read' });
     encoder.copyBufferToBuffer(this.result, 0, this.readback, 0, bytes);
     device.queue.submit([encoder.finish()]);
-    await this.readback.mapAsync(0x0001, 0, bytes);
+    await this.readback.mapAsync(GPUMapMode.READ, 0, bytes);
     const words = new Uint32Array(this.readback.getMappedRange(0, bytes).slice(0));
     this.readback.unmap();
     const floats = new Float32Array(words.buffer);
@@ -280,6 +298,26 @@ export class GpuSampler {
       results.push({ token: token === NONE ? -1 : token, logprob: floats[2 * s + 1], top: s === 0 ? top : [] });
     }
     return results;
+  }
+
+  /**
+   * How the last submitted step narrowed the vocabulary (tests and benchmarks): the candidates searched, whether
+   * they overflowed (then every logit was searched, in one workgroup), the rounds run, the candidate levels.
+   */
+  async readSearchState(): Promise<{ candidates: number; overflow: boolean; rounds: number; upperEnd: number; windowLo: number; windowHi: number }> {
+    const device = this.gpu.device;
+    const bytes = HEAD_OFFSETS * 4;
+    const staging = device.createBuffer({ label: 'sampler head readback', size: bytes, usage: readbackUsage() });
+    try {
+      const encoder = device.createCommandEncoder({ label: 'sampler head read' });
+      encoder.copyBufferToBuffer(this.head, 0, staging, 0, bytes);
+      device.queue.submit([encoder.finish()]);
+      await staging.mapAsync(GPUMapMode.READ);
+      const h = new Uint32Array(staging.getMappedRange().slice(0));
+      return { candidates: h[4], overflow: h[5] !== 0, rounds: h[7], upperEnd: h[15], windowLo: h[14], windowHi: h[3] };
+    } finally {
+      staging.destroy();
+    }
   }
 
   destroy(): void {

@@ -8,6 +8,7 @@ import {
   DISTRIBUTION_CASES,
   checkDistribution,
   checkGreedyAndLogprobs,
+  checkFlatVocabulary,
   checkLargeVocabulary,
   checkSequentialSteps,
 } from '../unit/sampling/sampling-checks.ts';
@@ -29,6 +30,9 @@ describe('GPU sampler in Chromium', () => {
   });
   test('a 152k vocabulary draws what the reference draws', async () => {
     expect(await checkLargeVocabulary(gpu)).toEqual([]);
+  });
+  test('top-p over a flat 152k vocabulary searches a window of candidates and draws what the reference draws', async () => {
+    expect(await checkFlatVocabulary(gpu)).toEqual([]);
   });
   test('sequential steps with penalties replay under the same seed', async () => {
     expect((await checkSequentialSteps(gpu)).problems).toEqual([]);

@@ -123,11 +123,15 @@ export function samplingDistribution(w: Float32Array, params: SamplingParams): D
     let kept = 0;
     for (let i = 0; i < n; i++) if (keys[i] >= threshold) kept += q(i);
     const target = params.top_p * kept;
-    const distinct = [...new Set(keys.filter((k) => k >= threshold))].sort((a, b) => b - a);
+    // Keys from the largest down, each key's tokens in index order: the mass of {key >= t} after each key.
+    const order = Array.from(keys.keys())
+      .filter((i) => keys[i] >= threshold)
+      .sort((a, b) => keys[b] - keys[a] || a - b);
     let mass = 0;
-    for (const key of distinct) {
-      for (let i = 0; i < n; i++) if (keys[i] === key) mass += q(i);
-      if (mass >= target) {
+    for (let j = 0; j < order.length; j++) {
+      mass += q(order[j]);
+      const key = keys[order[j]];
+      if ((j + 1 === order.length || keys[order[j + 1]] !== key) && mass >= target) {
         threshold = key;
         break;
       }

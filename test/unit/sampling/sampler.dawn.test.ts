@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { create, globals } from 'webgpu';
 import { acquireGpu, type GpuContext } from '../../../src/gpu/device.ts';
-import { DISTRIBUTION_CASES, checkDistribution, checkGreedyAndLogprobs, checkLargeVocabulary, checkSequentialSteps } from './sampling-checks.ts';
+import { DISTRIBUTION_CASES, checkDistribution, checkGreedyAndLogprobs, checkFlatVocabulary, checkLargeVocabulary, checkSequentialSteps } from './sampling-checks.ts';
 import { needDawnAdapter } from '../../support/dawn-adapter.ts';
 
 Object.assign(globalThis, globals);
@@ -39,6 +39,9 @@ describe('GPU sampler on Dawn', () => {
   });
   test('a 152k vocabulary draws what the reference draws', async (ctx) => {
     expect(await checkLargeVocabulary(need(ctx))).toEqual([]);
+  });
+  test('top-p over a flat 152k vocabulary searches a window of candidates and draws what the reference draws', async (ctx) => {
+    expect(await checkFlatVocabulary(need(ctx))).toEqual([]);
   });
   test('sequential steps with penalties replay under the same seed', async (ctx) => {
     expect((await checkSequentialSteps(need(ctx))).problems).toEqual([]);

@@ -46,6 +46,10 @@ export interface SamplerCase {
   mask?: (i: number) => boolean;
   /** A candidate capacity below what the case keeps: the sampler must refine its levels, then search every logit. */
   maxCandidates?: number;
+  /** Refine while more candidates than this remain (the sampler's option). */
+  refineAbove?: number;
+  /** The thresholds must be searched over candidates (no overflow to the whole-vocabulary search). */
+  windowed?: boolean;
 }
 
 export const DISTRIBUTION_CASES: SamplerCase[] = [
@@ -64,6 +68,18 @@ export const DISTRIBUTION_CASES: SamplerCase[] = [
   // The sampler narrows to candidates; with room for too few it refines, then searches the whole vocabulary.
   { name: 'top-k 8 with room for 4 candidates', vocab: 48, params: { temperature: 0.6, top_p: 1, top_k: 8, seed: 17 }, maxCandidates: 4 },
   { name: 'top-p 0.7 with room for 12 candidates', vocab: 48, params: { temperature: 1.4, top_p: 0.7, seed: 18 }, maxCandidates: 12 },
+  // Top-p alone keeps most of a flat vocabulary: the candidates are only the levels its threshold can lie in (a
+  // window, refined), with the top-N's upper set apart from it; the draw walks the units.
+  { name: 'top-p 0.8 over a flat vocabulary, a window of at most 40 candidates', vocab: 600, params: { temperature: 1, top_p: 0.8, seed: 19 }, maxCandidates: 40, refineAbove: 8, windowed: true },
+  {
+    name: 'top-p 0.85 with 3 top logprobs, a window and the upper set apart',
+    vocab: 600,
+    params: { temperature: 1.1, top_p: 0.85, top_logprobs: 3, seed: 20 },
+    maxCandidates: 48,
+    refineAbove: 8,
+    windowed: true,
+  },
+  { name: 'top-p 0.9 and min-p 0.05 over a flat vocabulary, windowed', vocab: 600, params: { temperature: 1, top_p: 0.9, min_p: 0.05, seed: 21 }, maxCandidates: 40, refineAbove: 8, windowed: true },
 ];
 
 function maskBits(vocab: number, allowed?: (i: number) => boolean): Uint32Array | null {
@@ -81,14 +97,32 @@ async function drawStreams(gpu: GpuContext, sampler: GpuSampler, logits: GPUBuff
   return sampler.read();
 }
 
+/** The top-N against the reference: the best ids (ties to the lower id) and their logprobs. */
+function topProblems(top: { id: number; logprob: number }[], logprobs: Float64Array, n: number, name: string): string[] {
+  const problems: string[] = [];
+  const order = Array.from(logprobs.keys())
+    .filter((i) => logprobs[i] > -Infinity)
+    .sort((a, b) => logprobs[b] - logprobs[a] || a - b)
+    .slice(0, n);
+  if (top.map((t) => t.id).join() !== order.join()) problems.push(`${name}: top ids ${top.map((t) => t.id)}, reference ${order}`);
+  for (const t of top) {
+    if (Math.abs(t.logprob - logprobs[t.id]) > 1e-3) problems.push(`${name}: top logprob of ${t.id}: ${t.logprob} vs ${logprobs[t.id]}`);
+  }
+  return problems;
+}
+
 /** Many independent streams: chi-square against the exact distribution, no token outside its support. */
 export async function checkDistribution(gpu: GpuContext, c: SamplerCase, streams = 8192): Promise<string[]> {
   const problems: string[] = [];
   const logitsData = seededLogits(c.vocab, c.vocab * 31 + (c.params.seed ?? 0));
   const logits = createStorageBuffer(gpu.device, logitsData);
-  const sampler = await createSampler(gpu, c.vocab, { maxStreams: streams, maxCandidates: c.maxCandidates });
+  const sampler = await createSampler(gpu, c.vocab, { maxStreams: streams, maxCandidates: c.maxCandidates, refineAbove: c.refineAbove });
   try {
     const results = await drawStreams(gpu, sampler, logits, c, 1000, streams);
+    if (c.windowed) {
+      const state = await sampler.readSearchState();
+      if (state.overflow) problems.push(`the candidates overflowed (${state.candidates} > ${c.maxCandidates}): every logit was searched`);
+    }
     const counts = new Float64Array(c.vocab);
     const countsInput = new Array<number>(c.vocab).fill(0);
     for (const t of c.counts ?? []) countsInput[t]++;
@@ -104,6 +138,7 @@ export async function checkDistribution(gpu: GpuContext, c: SamplerCase, streams
       const expected = referenceSample(dist, c.params.seed ?? 0, 1000 + s);
       if (expected.token !== r.token && expected.margin > 1e-5) disagreements++;
     });
+    problems.push(...topProblems(results[0].top, dist.logprobs, c.params.top_logprobs ?? 0, c.name));
     if (disagreements > 0) problems.push(`${disagreements} of ${streams} draws differ from the reference draw for the same seed and step`);
     // chi-square, pooling bins with expected count < 5
     let chi = 0;
@@ -192,6 +227,41 @@ export async function checkLargeVocabulary(gpu: GpuContext, vocab = 151936, draw
         if (Math.abs(t.logprob - dist.logprobs[t.id]) > 1e-3) problems.push(`${JSON.stringify(params)} top logprob of ${t.id}: ${t.logprob} vs ${dist.logprobs[t.id]}`);
       }
       if (top.length !== (params.top_logprobs ?? 0)) problems.push(`${JSON.stringify(params)}: ${top.length} alternatives`);
+    }
+  } finally {
+    sampler.destroy();
+    logits.destroy();
+  }
+  return problems;
+}
+
+/** Top-p alone over a flat 152k vocabulary (kept sets of tens of thousands of tokens, more than MAX_CANDIDATES):
+ * the thresholds are searched over a window of candidates, never every logit, and each draw equals the reference
+ * draw. */
+export const FLAT_VOCABULARY_PARAMS: SamplingParams[] = [
+  { temperature: 1, top_p: 0.9, seed: 3031 },
+  { temperature: 1, top_p: 0.95, top_logprobs: 5, seed: 3032 },
+  { temperature: 1.3, top_p: 0.7, min_p: 0.01, seed: 3033 },
+];
+
+export async function checkFlatVocabulary(gpu: GpuContext, vocab = 151936, draws = 16): Promise<string[]> {
+  const problems: string[] = [];
+  const logitsData = seededLogits(vocab, 8, 3);
+  const logits = createStorageBuffer(gpu.device, logitsData);
+  const sampler = await createSampler(gpu, vocab, { maxStreams: draws });
+  try {
+    for (const params of FLAT_VOCABULARY_PARAMS) {
+      const results = await drawStreams(gpu, sampler, logits, { name: 'flat', vocab, params }, 11, draws);
+      const state = await sampler.readSearchState();
+      const dist = samplingDistribution(processLogits(logitsData, params), params);
+      const kept = dist.probs.reduce((n, p) => n + (p > 0 ? 1 : 0), 0);
+      if (state.overflow) problems.push(`${JSON.stringify(params)}: ${state.candidates} candidates overflowed: every logit was searched`);
+      if (!(state.candidates < kept)) problems.push(`${JSON.stringify(params)}: ${state.candidates} candidates for a kept set of ${kept}: not a window`);
+      results.forEach((r, s) => {
+        const expected = referenceSample(dist, params.seed ?? 0, 11 + s);
+        if (r.token !== expected.token && expected.margin > 1e-5) problems.push(`${JSON.stringify(params)} draw ${s}: ${r.token}, reference ${expected.token}`);
+      });
+      problems.push(...topProblems(results[0].top, dist.logprobs, params.top_logprobs ?? 0, JSON.stringify(params)));
     }
   } finally {
     sampler.destroy();
