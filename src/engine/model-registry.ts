@@ -4,7 +4,7 @@
 // bounded (the readers' limits, and JSON files read only up to a size), and a model whose files failed to open
 // is remembered as failed until they change (their size and a hash of their first and last bytes), so a
 // hostile file costs one open, not one per request.
-import { EngineError } from './types.ts';
+import { DomainError, EngineError } from './types.ts';
 import { type ChatFormatMarkers, DEFAULT_MARKERS } from '../common/chat.ts';
 import { toByteSource, type ByteSource } from '../model/byte-source.ts';
 import { readGguf } from '../model/gguf.ts';
@@ -70,7 +70,7 @@ export class ModelRegistry {
   resolve(name: string): ModelSource {
     const found = this.sources.find((s) => s.id === name || (s.aliases ?? []).includes(name));
     if (!found) {
-      throw new EngineError(`The model \`${name}\` does not exist (available: ${this.sources.map((s) => s.id).join(', ') || 'none'})`, 404, 'model_not_found', 'model');
+      throw new EngineError('not_found', `The model \`${name}\` does not exist (available: ${this.sources.map((s) => s.id).join(', ') || 'none'})`, { code: 'model_not_found', param: 'model' });
     }
     return found;
   }
@@ -166,8 +166,8 @@ async function modelFingerprint(source: ModelSource): Promise<string | null> {
 function isFileFault(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'AbortError' || error.name === 'TypeError' || error.name === 'NetworkError') return false;
-  const status = (error as { status?: unknown }).status;
-  if (typeof status === 'number' && status !== 400 && status !== 422) return false;
+  // A model file that is missing, failed to download or did not fit says nothing about the file's contents.
+  if (error instanceof DomainError && error.kind !== 'invalid_request') return false;
   return !/\bHTTP \d{3}\b|connection ended|no longer stored|no file size/.test(error.message);
 }
 

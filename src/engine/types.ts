@@ -12,7 +12,7 @@ export type { ChatFormatMarkers, ChatMessage, ChatTool, ChatToolCall } from '../
 export type { ChatFormat, ChatFormatName } from '../common/chat-format.ts';
 export type { ConstrainedTool, ConstraintSpec } from '../common/constraint-spec.ts';
 export type { SamplingParams } from '../common/sampling-params.ts';
-export { EngineError } from '../common/engine-error.ts';
+export { DomainError, EngineError, type ErrorKind } from '../common/engine-error.ts';
 
 export interface GenerateRequest {
   model: string;

@@ -243,7 +243,7 @@ export class WebGpuEngine implements Engine {
       try {
         template = ChatTemplate.select(tokenizer.chatTemplate, withTools);
       } catch (e) {
-        throw new EngineError((e as Error).message, 400, 'invalid_request_error');
+        throw new EngineError('invalid_request', (e as Error).message, { code: 'invalid_request_error' });
       }
       meta.templates.set(withTools, template);
     }
@@ -258,7 +258,7 @@ export class WebGpuEngine implements Engine {
         eosToken: tokenizer.eosToken,
       });
     } catch (e) {
-      throw new EngineError((e as Error).message, 400, 'invalid_request_error', 'input');
+      throw new EngineError('invalid_request', (e as Error).message, { code: 'invalid_request_error', param: 'input' });
     }
     return { text, tokens: tokenizer.encode(text, { addSpecialTokens: false }) };
   }
@@ -353,11 +353,10 @@ export class WebGpuEngine implements Engine {
   private checkFits(model: LoadedModel, promptTokens: number, minNew: number): void {
     if (promptTokens + minNew > model.contextLength) {
       throw new EngineError(
+        'invalid_request',
         `The prompt is ${promptTokens} tokens, more than model \`${model.source.id}\` can take: its context is ${model.contextLength} tokens` +
           (minNew ? ` (including at least ${minNew} to generate)` : ''),
-        400,
-        'context_length_exceeded',
-        'input',
+        { code: 'context_length_exceeded', param: 'input' },
       );
     }
   }
@@ -374,7 +373,7 @@ export class WebGpuEngine implements Engine {
           this.gpuContext = null;
           this.pipelines = null;
         }
-        throw new EngineError(`GPU failure (${error.code}): ${error.message}`, 500, 'server_error');
+        throw new EngineError('internal', `GPU failure (${error.code}): ${error.message}`);
       }
       throw error;
     }
@@ -404,9 +403,8 @@ export class WebGpuEngine implements Engine {
       taken: (result) => {
         if (result.nextToken >= model.opened.config.vocabSize) {
           throw new EngineError(
+            'internal',
             choice.constraint ? 'The constraint left no token the model may produce here' : `The model produced no valid token (id ${result.nextToken}): its logits are NaN`,
-            500,
-            'server_error',
           );
         }
         if (choice.sampler) choice.lastLogprob = new Float32Array(result.chosen.buffer, result.chosen.byteOffset + 4, 1)[0];
@@ -460,7 +458,7 @@ export class WebGpuEngine implements Engine {
       const meta = await this.modelMeta(source);
       const rendered = this.renderAndTokenize(meta, req);
       const prompt = rendered.tokens;
-      if (prompt.length === 0) throw new EngineError('The chat template rendered an empty prompt', 400, 'invalid_request_error', 'input');
+      if (prompt.length === 0) throw new EngineError('invalid_request', 'The chat template rendered an empty prompt', { code: 'invalid_request_error', param: 'input' });
       const model = await this.guard(() => this.loadedModel(source));
       this.checkFits(model, prompt.length, 1);
       const decoder = model.decoder;

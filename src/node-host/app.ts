@@ -2,7 +2,7 @@
 // Requests and back): the API key check, the choice between the local handler and the upstream, and the merged
 // model list. Everything else is the Responses handler itself, the same one the service worker mounts.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ApiError, errorResponse } from '../responses/errors.ts';
+import { DomainError, errorResponse } from '../responses/errors.ts';
 import type { ResponsesHandler } from '../responses/handler.ts';
 import { guardRequest, type RequestSource } from '../responses/request-guard.ts';
 import { readBodyBytes } from '../responses/request-checks.ts';
@@ -36,14 +36,14 @@ export function createApp(options: AppOptions): App {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const expectedKey = options.apiKey === undefined ? null : digest(`Bearer ${options.apiKey}`);
 
-  function authorized(request: Request): ApiError | null {
+  function authorized(request: Request): DomainError | null {
     if (expectedKey === null) return null;
     const given = request.headers.get('authorization');
     if (given === null || given.trim() === '') {
-      return new ApiError(401, "You didn't provide an API key. Provide it in an Authorization header: 'Authorization: Bearer YOUR_KEY'.", null, 'invalid_request_error', null);
+      return new DomainError('unauthorized', "You didn't provide an API key. Provide it in an Authorization header: 'Authorization: Bearer YOUR_KEY'.");
     }
     if (!timingSafeEqual(digest(given.trim()), expectedKey)) {
-      return new ApiError(401, 'Incorrect API key provided.', null, 'invalid_request_error', 'invalid_api_key');
+      return new DomainError('unauthorized', 'Incorrect API key provided.', { code: 'invalid_api_key' });
     }
     return null;
   }
@@ -84,9 +84,9 @@ export function createApp(options: AppOptions): App {
       }
       return await handler(request);
     } catch (error) {
-      if (error instanceof ApiError) return errorResponse(error);
-      if (signal.aborted) return errorResponse(new ApiError(499, 'The client closed the request.', null, 'invalid_request_error', 'client_closed_request'));
-      return errorResponse(new ApiError(502, `The upstream server could not be reached: ${error instanceof Error ? error.message : String(error)}`, null, 'server_error', 'upstream_unreachable'));
+      if (error instanceof DomainError) return errorResponse(error);
+      if (signal.aborted) return errorResponse(new DomainError('client_closed', 'The client closed the request.'));
+      return errorResponse(new DomainError('upstream', `The upstream server could not be reached: ${error instanceof Error ? error.message : String(error)}`));
     }
   };
 
@@ -125,7 +125,7 @@ function digest(text: string): Buffer {
 
 /** The body's bytes, at most `max` of them (413 past that, counted while it streams in). */
 function readBounded(request: Request, max: number): Promise<Uint8Array> {
-  return readBodyBytes(request, max, () => new ApiError(413, `The request body is larger than ${max} bytes.`, null, 'invalid_request_error', 'request_too_large'));
+  return readBodyBytes(request, max, () => new DomainError('too_large', `The request body is larger than ${max} bytes.`));
 }
 
 function parseObject(body: Uint8Array): { [key: string]: unknown } | null {

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { DomainError, toApiError } from '../responses/errors.ts';
 import type { App } from './app.ts';
 
 export interface ListenOptions {
@@ -59,7 +60,7 @@ export async function listen(options: ListenOptions, makeApp: (site: { origin: s
     try {
       const url = requestUrl(req);
       if (url === null) {
-        sendJson(res, 421, { error: { message: `This server does not answer for host '${String(req.headers.host).slice(0, 100)}'.`, type: 'invalid_request_error', param: null, code: 'misdirected_request' } });
+        sendError(res, new DomainError('misdirected', `This server does not answer for host '${String(req.headers.host).slice(0, 100)}'.`));
         return;
       }
       const request = toRequest(req, url, controller.signal);
@@ -67,7 +68,7 @@ export async function listen(options: ListenOptions, makeApp: (site: { origin: s
       await sendResponse(response, res);
     } catch (error) {
       if (!res.headersSent) {
-        sendJson(res, 500, { error: { message: `The server failed: ${error instanceof Error ? error.message : String(error)}`, type: 'server_error', param: null, code: null } });
+        sendError(res, new DomainError('internal', `The server failed: ${error instanceof Error ? error.message : String(error)}`));
       } else res.destroy();
     }
   }
@@ -173,7 +174,9 @@ async function sendResponse(response: Response, res: ServerResponse): Promise<vo
   }
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/** An error as the one error edge answers it (the same body every host gives). */
+function sendError(res: ServerResponse, error: unknown): void {
+  const { status, body } = toApiError(error);
   res.statusCode = status;
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify(body));

@@ -2,7 +2,7 @@
 // stored as queued, polled by id), streamed as SSE, or collected into one JSON response. store:true writes the
 // response with its input history in one put. Functions over the handler's context (handler-context.ts).
 import { EngineError, type GenerateRequest } from '../engine/types.ts';
-import { ApiError, badRequest, toApiError } from './errors.ts';
+import { MESSAGE_MAX_CHARS, badRequest, isClientError, quote, toApiError } from './errors.ts';
 import type { HandlerContext } from './handler-context.ts';
 import { checkPromptFits } from './context-check.ts';
 import { responseItemIds } from './item-references.ts';
@@ -116,7 +116,7 @@ async function persist(ctx: HandlerContext, c: Creation, final: ResponseObject, 
   if (!c.keepRecord) return;
   // A prompt the engine refused before any output (too long, …) answers a non-streamed request with a 4xx
   // and no response id: like a request check, it leaves nothing stored.
-  const refused = fault instanceof EngineError && fault.status < 500 && final.output.length === 0;
+  const refused = fault instanceof EngineError && isClientError(fault) && final.output.length === 0;
   if (refused && !c.body.stream && !c.body.background) return;
   await ctx.store.put({ id: c.id, response: toJson(final), history: toJson([...c.inputHistory, ...final.output]), inputItems: toJson(c.inputItems), createdAt: c.createdAt });
   c.recorded = true;
@@ -143,13 +143,13 @@ async function runInBackground(ctx: HandlerContext, c: Creation): Promise<Respon
 /** A non-streamed answer: the response, or for a failed one an error that names the stored record. */
 function answerCollected(c: Creation, outcome: PipelineOutcome): Response {
   if (outcome.response.status !== 'failed') return Response.json(outcome.response);
-  const error = toApiError(outcome.cause);
+  const { status, body } = toApiError(outcome.cause);
   // An engine fault is a 5xx that names the response, stored as failed (GET it by that id); a prompt the
   // engine refused (too long, …) keeps its 4xx and leaves nothing stored, like a request check.
-  let message = outcome.response.error?.message ?? error.message;
+  let message = outcome.response.error?.message ?? body.error.message;
   if (c.recorded) message += ` The response '${c.id}' is stored with status 'failed'.`;
-  else if (error.status >= 500 && !c.keepRecord) message += ` (response '${c.id}', not stored: store is false)`;
-  return Response.json(new ApiError(error.status, message, error.param, error.type, error.code).body(), { status: error.status });
+  else if (status >= 500 && !c.keepRecord) message += ` (response '${c.id}', not stored: store is false)`;
+  return Response.json({ error: { ...body.error, message: quote(message, MESSAGE_MAX_CHARS) } }, { status });
 }
 
 /** This request's input items as `input_items` lists them: each with an id, message content as parts. */
@@ -239,7 +239,7 @@ function sseResponse(pipeline: Pipeline, controller: AbortController, keepAliveM
             send(step.value.kind === 'event' ? sseFrame(step.value.event) : SSE_KEEPALIVE);
           }
         } catch (error) {
-          send(sseErrorFrame(toApiError(error).body(), nextSequence));
+          send(sseErrorFrame(toApiError(error).body, nextSequence));
         } finally {
           clearInterval(timer);
           if (!closed) {

@@ -7,7 +7,7 @@ import type { Engine } from '../engine/types.ts';
 import type { ResponseStore } from '../store/types.ts';
 import { COMPACTION_MAX_BYTES } from './compaction.ts';
 import { createResponse } from './create-response.ts';
-import { ApiError, badRequest, errorResponse, quote } from './errors.ts';
+import { DomainError, badRequest, errorResponse, quote } from './errors.ts';
 import type { HandlerContext } from './handler-context.ts';
 import { createItemResolver } from './item-references.ts';
 import { createAesGcmSealer } from './reasoning-seal.ts';
@@ -110,10 +110,7 @@ async function route(ctx: HandlerContext, request: Request): Promise<Response> {
     if (!run) return methodNotAllowed(method, Object.keys(r.methods));
     return run({ ctx, request, url, id });
   }
-  return Response.json(
-    new ApiError(404, `Unknown route: ${quote(method, 20)} ${quote(url.pathname)}`, null, 'invalid_request_error', 'unknown_route').body(),
-    { status: 404 },
-  );
+  return errorResponse(new DomainError('not_found', `Unknown route: ${quote(method, 20)} ${quote(url.pathname)}`, { code: 'unknown_route' }));
 }
 
 /** A percent-encoded id from the path; malformed encoding (`resp_%ZZ`) is the client's error, 400 naming the id. */
@@ -126,8 +123,5 @@ function decodePathId(raw: string): string {
 }
 
 function methodNotAllowed(method: string, allowed: string[]): Response {
-  return Response.json(
-    new ApiError(405, `Method ${quote(method, 20)} is not allowed here; use ${allowed.join(' or ')}.`, null, 'invalid_request_error', 'method_not_allowed').body(),
-    { status: 405, headers: { allow: allowed.join(', ') } },
-  );
+  return errorResponse(new DomainError('method_not_allowed', `Method ${quote(method, 20)} is not allowed here; use ${allowed.join(' or ')}.`), { allow: allowed.join(', ') });
 }

@@ -8,7 +8,7 @@
 // - an id from a `store:false` response: 400 naming the item and what to send instead;
 // - a stored item that no longer parses as an input item: 500 (the record is damaged, not the request).
 import type { JsonValue, ResponseStore } from '../store/types.ts';
-import { ApiError, badRequest, notFound, quote } from './errors.ts';
+import { DomainError, badRequest, notFound, quote } from './errors.ts';
 import { InputItem } from './schema.ts';
 import type { ItemResolver } from './translate.ts';
 
@@ -34,7 +34,7 @@ export function createItemResolver(store: ResponseStore): ItemResolver {
     async resolve(id, where) {
       const param = `${where}.id`;
       const owner = parseItemId(id);
-      const missing = (): ApiError => notFound(`Item with id '${quote(id)}' not found.`, param);
+      const missing = (): DomainError => notFound(`Item with id '${quote(id)}' not found.`, param);
       if (owner === null) throw missing();
       if (!owner.stored) {
         throw badRequest(
@@ -51,7 +51,7 @@ export function createItemResolver(store: ResponseStore): ItemResolver {
       if (found === undefined) throw missing();
       const parsed = InputItem.safeParse(found);
       if (!parsed.success || parsed.data.type === 'item_reference') {
-        throw new ApiError(500, `The stored item '${quote(id)}' cannot be read.`, param, 'server_error', 'history_corrupt');
+        throw new DomainError('internal', `The stored item '${quote(id)}' cannot be read.`, { param, code: 'history_corrupt' });
       }
       return parsed.data;
     },

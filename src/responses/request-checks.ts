@@ -1,9 +1,9 @@
 // The checks the spec requires before any token is generated, and the preparation of a generation from a
 // request body: body -> schema -> model -> tool_choice -> previous_response_id -> normalised history -> chat ->
-// constraint (checked by the engine). Anything rejected here throws an ApiError; nothing has been stored yet.
+// constraint (checked by the engine). Anything rejected here throws a DomainError; nothing has been stored yet.
 import { EngineError, type ChatMessage, type ConstraintSpec, type Engine, type ModelInfo } from '../engine/types.ts';
 import type { ResponseStore } from '../store/types.ts';
-import { ApiError, badRequest, fromZodError, notFound, quote } from './errors.ts';
+import { DomainError, badRequest, fromZodError, isClientError, notFound, quote } from './errors.ts';
 import { depthParam, findExcessDepth, MAX_JSON_DEPTH } from './json-depth.ts';
 import { isJsonMediaType, unsupportedMediaType } from './request-guard.ts';
 import { InputItem, LIMITS, type CreateResponseBody, type Tool, type ToolChoice } from './schema.ts';
@@ -71,11 +71,11 @@ export async function readBodyBytes(request: Request, maxBytes: number, tooLarge
   return bytes;
 }
 
-function tooLarge(): ApiError {
+function tooLarge(): DomainError {
   return badRequest(`The request body is larger than ${LIMITS.maxBodyBytes} bytes.`, 'input', 'input_too_large');
 }
 
-function tooDeep(param: string | null): ApiError {
+function tooDeep(param: string | null): DomainError {
   return badRequest(
     `${param === null ? 'The request body' : `'${param}'`} nests deeper than this server accepts (${MAX_JSON_DEPTH} levels of objects and arrays).`,
     param,
@@ -97,11 +97,11 @@ export async function resolveModel(engine: Engine, requested: string | null | un
   const models = await engine.listModels();
   if (requested === null || requested === undefined || requested === '') {
     const model = models.find((m) => m.loaded) ?? models[0];
-    if (model === undefined) throw new ApiError(503, 'No model is available on this runtime yet.', 'model', 'server_error', 'model_not_available');
+    if (model === undefined) throw new DomainError('unavailable', 'No model is available on this runtime yet.', { param: 'model', code: 'model_not_available' });
     return model;
   }
   const model = models.find((m) => m.id === requested || m.aliases.includes(requested));
-  if (model === undefined) throw new ApiError(404, `The model '${quote(requested)}' does not exist`, 'model', 'invalid_request_error', 'model_not_found');
+  if (model === undefined) throw new DomainError('not_found', `The model '${quote(requested)}' does not exist`, { param: 'model', code: 'model_not_found' });
   return model;
 }
 
@@ -144,7 +144,7 @@ export async function loadPreviousHistory(store: ResponseStore, id: string): Pro
   const record = await store.get(id);
   if (record === undefined) throw notFound(`Previous response with id '${quote(id)}' not found.`, 'previous_response_id');
   const parsed = InputItem.array().safeParse(record.history);
-  if (!parsed.success) throw new ApiError(500, `The stored history of '${quote(id)}' cannot be read.`, 'previous_response_id', 'server_error', 'history_corrupt');
+  if (!parsed.success) throw new DomainError('internal', `The stored history of '${quote(id)}' cannot be read.`, { param: 'previous_response_id', code: 'history_corrupt' });
   return parsed.data;
 }
 
@@ -177,7 +177,7 @@ function checkUnsupported(body: PromptFields): void {
   }
 }
 
-/** Every check and the translation, in the spec's order; throws ApiError on the first failure. */
+/** Every check and the translation, in the spec's order; throws a DomainError on the first failure. */
 export async function preparePrompt(engine: Engine, store: ResponseStore, sealers: Sealers, body: PromptFields): Promise<PreparedPrompt> {
   const model = await resolveModel(engine, body.model);
   checkUnsupported(body);
@@ -253,7 +253,7 @@ async function checkConstraint(engine: Engine, model: string, constraint: Constr
     await engine.checkConstraint(model, constraint);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof EngineError && error.status >= 500) throw error;
+    if (error instanceof EngineError && !isClientError(error)) throw error;
     throw badRequest(message, error instanceof EngineError && error.param ? error.param : param, error instanceof EngineError ? error.code : 'invalid_constraint');
   }
 }

@@ -10,7 +10,7 @@
 // - POST bodies must be `application/json` (any parameters): another declared type is a 415
 //   `unsupported_media_type`; a body with no type at all is refused the same way when it is read
 //   (request-checks.ts `readJsonBody`). `POST /v1/models/import` takes the raw model file and is exempt.
-import { ApiError } from './errors.ts';
+import { DomainError } from './errors.ts';
 
 export interface RequestSource {
   /** The origin this host serves /v1 from; default: the request URL's own origin (what a Node host was addressed as). */
@@ -27,7 +27,7 @@ export interface RequestSource {
 const RAW_BODY_ROUTES = /\/v1\/models\/import\/?$/;
 
 /** The 403 or 415 this request gets, or null when it may go on. */
-export function guardRequest(request: Request, source: RequestSource = {}): ApiError | null {
+export function guardRequest(request: Request, source: RequestSource = {}): DomainError | null {
   const own = source.origin ?? originOf(request.url);
   const allowed = (origin: string | null): boolean => origin !== null && origin !== 'null' && (origin === own || (source.allowedOrigins ?? []).includes(origin));
 
@@ -61,13 +61,13 @@ export function isJsonMediaType(contentType: string): boolean {
   return contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 
-export function unsupportedMediaType(type: string | null): ApiError {
+export function unsupportedMediaType(type: string | null): DomainError {
   const what = type === null ? 'a body without a Content-Type' : `Content-Type '${type.split(';', 1)[0]!.trim().slice(0, 100)}'`;
-  return new ApiError(415, `Unsupported media type: ${what}. Request bodies must be JSON, sent with Content-Type 'application/json'.`, null, 'invalid_request_error', 'unsupported_media_type');
+  return new DomainError('unsupported_media_type', `Unsupported media type: ${what}. Request bodies must be JSON, sent with Content-Type 'application/json'.`);
 }
 
-function crossSite(why: string): ApiError {
-  return new ApiError(403, `Cross-site request refused: ${why}.`, null, 'invalid_request_error', 'cross_site_request');
+function crossSite(why: string): DomainError {
+  return new DomainError('forbidden', `Cross-site request refused: ${why}.`, { code: 'cross_site_request' });
 }
 
 function originOf(url: string): string | null {

@@ -9,6 +9,7 @@
 // Text and reasoning segments are trimmed of surrounding whitespace (held back until a non-space follows).
 import type { GenerationEvent } from '../engine/types.ts';
 import { EngineError } from '../engine/types.ts';
+import { isClientError } from './errors.ts';
 import type { OutputParser, ParseEvent } from './output-parser.ts';
 import { responseItemIds } from './item-references.ts';
 import { summarizeReasoning } from './reasoning-summary.ts';
@@ -421,7 +422,7 @@ export async function* runPipeline(
 
 function faultBody(fault: unknown): { code: 'server_error' | 'invalid_prompt'; message: string } {
   if (fault instanceof EngineError) {
-    return { code: fault.status < 500 ? 'invalid_prompt' : 'server_error', message: fault.message };
+    return { code: isClientError(fault) ? 'invalid_prompt' : 'server_error', message: fault.message };
   }
   return { code: 'server_error', message: 'The model failed while generating this response.' };
 }

@@ -37,7 +37,7 @@ export interface Sealers {
 }
 
 export interface ItemResolver {
-  /** The stored item with this id, schema-checked; throws the ApiError for an unknown or unresolvable id. */
+  /** The stored item with this id, schema-checked; throws the DomainError for an unknown or unresolvable id. */
   resolve(id: string, where: string): Promise<InputItem>;
 }
 

@@ -15,7 +15,7 @@
 // starts, with a message that says what to do. `truncation: "disabled"` (the default) leaves the prompt whole and
 // the engine refuses an over-long one with its own 400, as before.
 import type { ChatMessage } from '../engine/types.ts';
-import { ApiError } from './errors.ts';
+import { DomainError } from './errors.ts';
 import { buildChat, type SourcedItem } from './translate.ts';
 
 export interface TruncationReport {
@@ -86,14 +86,12 @@ export async function fitToContext(request: FitRequest): Promise<{ messages: Cha
   }
   if (best === null) {
     const shortest = cuts.length > 0 ? (await candidate(cuts[cuts.length - 1]!)).tokens : wholeTokens;
-    throw new ApiError(
-      400,
+    throw new DomainError(
+      'invalid_request',
       `The prompt is ${shortest} tokens even with every earlier turn dropped (the instructions, the tools and the last ` +
         `user message stay), more than model \`${modelId}\` can take: its context is ${contextLength} tokens, with ${reserve} kept for the answer. ` +
         'Shorten the message or the instructions, offer fewer tools, lower max_output_tokens, or use a model with a longer context.',
-      'input',
-      'invalid_request_error',
-      'context_length_exceeded',
+      { param: 'input', code: 'context_length_exceeded' },
     );
   }
   return { messages: best.messages, report: { droppedItems: best.dropped, droppedTokens: wholeTokens - best.tokens, inputTokens: best.tokens } };

@@ -1,6 +1,7 @@
 // The ResponseStore interface: where the Responses core keeps response history.
 // src/store/indexeddb-store.ts implements it in the browser, src/store/memory-store.ts in Node tests.
 // Records are plain JSON values; their shapes are owned by src/responses (schemas there), so here they are opaque.
+import { DomainError } from '../common/engine-error.ts';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -28,12 +29,13 @@ export interface ResponseStore {
   reasoningKey(): Promise<CryptoKey>;
 }
 
-export class StoreError extends Error {
+/** A storage failure: kind `store_full` (quota) or `store_failed` (unavailable, failed), param `store`. */
+export class StoreError extends DomainError {
   constructor(
     message: string,
     readonly reason: 'unavailable' | 'quota' | 'failed',
   ) {
-    super(message);
+    super(reason === 'quota' ? 'store_full' : 'store_failed', message, { param: 'store', code: `store_${reason}` });
     this.name = 'StoreError';
   }
 }

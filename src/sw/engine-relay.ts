@@ -7,6 +7,8 @@
 // dropped (its page closed) and the next one is tried; with none left, the pages are asked to offer one; with no
 // page answering, the request gets an OpenAI-shaped 503 instead of hanging. Every answer it gives carries why the
 // engine runs in a page (header `fallbackReasonHeader`).
+import { DomainError } from '../common/engine-error';
+import { errorResponse } from '../responses/errors';
 import { fallbackReasonHeader, type EngineFallbackReason } from './engine-placement';
 import {
   engineHostWantedType,
@@ -88,7 +90,7 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions): E
         const message = 'The page hosting the engine stopped answering (closed?)';
         if (!settled) {
           settled = true;
-          resolve(relayError(502, message, reason));
+          resolve(relayError('upstream', message, reason));
         } else {
           try {
             body?.error(new Error(message));
@@ -138,7 +140,7 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions): E
           clearTimeout(timer);
           if (!settled) {
             settled = true;
-            resolve(relayError(502, `The engine worker failed: ${data.message}`, reason));
+            resolve(relayError('upstream', `The engine worker failed: ${data.message}`, reason));
           } else {
             body?.error(new Error(data.message));
           }
@@ -174,7 +176,7 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions): E
         }
         if (!host) {
           return relayError(
-            503,
+            'unavailable',
             `The engine runs in a page here (${detail}) and no open page of the app is hosting it: open the app in a tab.`,
             reason,
           );
@@ -190,9 +192,7 @@ export function createEngineRelay(scope: string, options: EngineRelayOptions): E
   };
 }
 
-function relayError(status: number, message: string, reason: EngineFallbackReason): Response {
-  return Response.json(
-    { error: { message, type: 'server_error', param: null, code: 'engine_unavailable' } },
-    { status, headers: { [fallbackReasonHeader]: reason } },
-  );
+/** The engine host failed (502) or there is none (503): `engine_unavailable`, with the reason in a header. */
+function relayError(kind: 'upstream' | 'unavailable', message: string, reason: EngineFallbackReason): Response {
+  return errorResponse(new DomainError(kind, message, { code: 'engine_unavailable' }), { [fallbackReasonHeader]: reason });
 }

@@ -30,7 +30,7 @@ export class StoredModelFileSource implements ByteSource {
       const blob = url
         ? await this.store.download(key, url, { expectedBytes: this.file.expectedBytes, sha256: this.file.sha256, onProgress: this.onProgress })
         : await this.store.open(key);
-      if (!blob) throw new ModelFileError(`The model file ${this.name} is no longer stored (deleted?)`, 404, 'model_file_missing');
+      if (!blob) throw new ModelFileError(`The model file ${this.name} is no longer stored (deleted?)`, 'not_found', 'model_file_missing');
       return new BlobSource(blob, this.name);
     })();
     this.blob.catch(() => (this.blob = null));

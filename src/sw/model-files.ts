@@ -9,18 +9,16 @@
 export const modelFilesCacheName = 'webgpu-responses-model-files-v1';
 
 import { sha256OfBlob } from './sha256';
+import { DomainError, type ErrorKind } from '../common/engine-error';
 
 const DEFAULT_PART_BYTES = 4 << 20;
 const GGUF_MAGIC = [0x47, 0x47, 0x55, 0x46];
 
 /** Why a file could not be stored; `status` is the HTTP status the /v1 routes answer with. */
-export class ModelFileError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly code: string,
-  ) {
-    super(message);
+/** A model file that is missing, bad, too large for the quota or failed to download; `code` says which. */
+export class ModelFileError extends DomainError {
+  constructor(message: string, kind: ErrorKind, code: string) {
+    super(kind, message, { code });
     this.name = 'ModelFileError';
   }
 }
@@ -158,7 +156,7 @@ export class ModelFileStore {
     const blobs: Blob[] = [];
     for (const part of await this.parts(key)) {
       const hit = await cache.match(part.request);
-      if (!hit) throw new ModelFileError(`A stored part of ${key} went missing (storage cleared?)`, 500, 'model_file_missing');
+      if (!hit) throw new ModelFileError(`A stored part of ${key} went missing (storage cleared?)`, 'internal', 'model_file_missing');
       blobs.push(await hit.blob());
     }
     return new Blob(blobs, { type: 'application/octet-stream' });
@@ -230,19 +228,19 @@ export class ModelFileStore {
     const blob = await this.partsBlob(key);
     if (blob.size !== check.expectedBytes) {
       await this.delete(key);
-      throw new ModelFileError(`${check.origin}: expected ${check.expectedBytes} bytes but got ${blob.size}; the stored copy was discarded`, 502, 'model_size_mismatch');
+      throw new ModelFileError(`${check.origin}: expected ${check.expectedBytes} bytes but got ${blob.size}; the stored copy was discarded`, 'upstream', 'model_size_mismatch');
     }
     const magic = new Uint8Array(await blob.slice(0, 4).arrayBuffer());
     if (!GGUF_MAGIC.every((b, i) => magic[i] === b)) {
       await this.delete(key);
-      throw new ModelFileError(`${check.origin}: not a GGUF file (it does not start with "GGUF")`, 400, 'unsupported_model_file');
+      throw new ModelFileError(`${check.origin}: not a GGUF file (it does not start with "GGUF")`, 'invalid_request', 'unsupported_model_file');
     }
     let sha256: string | undefined;
     if (check.sha256) {
       sha256 = await sha256OfBlob(blob);
       if (sha256 !== check.sha256.toLowerCase()) {
         await this.delete(key);
-        throw new ModelFileError(`${check.origin}: sha256 is ${sha256}, expected ${check.sha256}; the stored copy was discarded`, 502, 'model_checksum_mismatch');
+        throw new ModelFileError(`${check.origin}: sha256 is ${sha256}, expected ${check.sha256}; the stored copy was discarded`, 'upstream', 'model_checksum_mismatch');
       }
     }
     const record: CompleteRecord = { bytes: blob.size, sha256, origin: check.origin, completedAt: Math.floor(Date.now() / 1000) };
@@ -286,7 +284,7 @@ export class ModelFileStore {
       if (stored > 0 && response.status === 416) break;
       if (!response.ok || !response.body) {
         void response.body?.cancel().catch(() => {});
-        throw new ModelFileError(`Could not download ${url}: HTTP ${response.status}`, 502, 'model_download_failed');
+        throw new ModelFileError(`Could not download ${url}: HTTP ${response.status}`, 'upstream', 'model_download_failed');
       }
       if (stored > 0 && response.status !== 206) {
         // The server ignored the range: start over.
@@ -294,7 +292,7 @@ export class ModelFileStore {
         stored = 0;
       }
       total ??= serverLength(response, stored);
-      if (total === undefined) throw new ModelFileError(`Could not download ${url}: the server did not say how long the file is`, 502, 'model_download_failed');
+      if (total === undefined) throw new ModelFileError(`Could not download ${url}: the server did not say how long the file is`, 'upstream', 'model_download_failed');
       if (options.checkQuota && options.expectedBytes === undefined && attempt === 0) {
         await checkQuota(total - stored, url).catch((error: unknown) => {
           void response.body?.cancel().catch(() => {});
@@ -338,12 +336,12 @@ function serverLength(response: Response, stored: number): number | undefined {
 function downloadFailed(url: string, error: unknown): Error {
   if (error instanceof ModelFileError) return error;
   if (error instanceof DOMException && error.name === 'AbortError') return error;
-  return new ModelFileError(`The download of ${url} failed: ${(error as Error).message ?? String(error)}`, 502, 'model_download_failed');
+  return new ModelFileError(`The download of ${url} failed: ${(error as Error).message ?? String(error)}`, 'upstream', 'model_download_failed');
 }
 
 function quotaOr(error: unknown): unknown {
   if (error instanceof DOMException && error.name === 'QuotaExceededError') {
-    return new ModelFileError('The browser refused to store more model data for this site (storage quota exceeded).', 507, 'insufficient_storage');
+    return new ModelFileError('The browser refused to store more model data for this site (storage quota exceeded).', 'insufficient_storage', 'insufficient_storage');
   }
   return error;
 }
@@ -357,7 +355,7 @@ export async function checkQuota(bytes: number, what: string): Promise<void> {
     throw new ModelFileError(
       `Not enough storage for ${what}: it needs ${formatBytes(bytes)} more but only ${formatBytes(free)} is free for this site ` +
         `(quota ${formatBytes(estimate.quota)}). Delete other models or free disk space.`,
-      507,
+      'insufficient_storage',
       'insufficient_storage',
     );
   }

@@ -28,6 +28,8 @@ import { StoredModelFileSource } from './model-cache';
 import { checkQuota, ModelFileError, ModelFileStore, type FileWriteProgress } from './model-files';
 import type { ModelSource } from '../engine/model-registry';
 import { z } from 'zod';
+import { DomainError } from '../common/engine-error';
+import { errorResponse, toApiError, type ApiErrorBody } from '../responses/errors';
 
 export const modelEventsChannelName = 'webgpu-responses-models';
 
@@ -60,11 +62,7 @@ export interface ManagedModel {
 export type ModelEvent =
   | { type: 'model.download.progress'; model: string; file: string; loaded: number; total: number; resumed_from: number }
   | { type: 'model.download.completed'; model: string; file: string; bytes: number }
-  | { type: 'model.download.failed'; model: string; file: string; error: OpenAiErrorBody['error'] };
-
-interface OpenAiErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
-}
+  | { type: 'model.download.failed'; model: string; file: string; error: ApiErrorBody['error'] };
 
 interface KnownModel {
   entry: CatalogEntry;
@@ -170,19 +168,19 @@ class StoredModels implements ModelManager {
     if (!match) return null;
     const segments = match[1] === undefined ? [] : match[1].split('/').map(decodeSegment);
     // Malformed percent-encoding (`%ZZ`) in a model id is the client's error, not a 500.
-    if (segments.includes(null)) return errorBody(new ModelFileError('Invalid model id in the path: malformed percent-encoding', 400, 'invalid_model_id')).response();
+    if (segments.includes(null)) return errorResponse(new ModelFileError('Invalid model id in the path: malformed percent-encoding', 'invalid_request', 'invalid_model_id'));
     // Error messages quote the id: a path segment longer than any id is refused before it can be echoed.
-    if (segments.some((s) => s !== null && s.length > 256)) return errorBody(new ModelFileError('Invalid model id in the path: longer than 256 characters', 400, 'invalid_model_id')).response();
+    if (segments.some((s) => s !== null && s.length > 256)) return errorResponse(new ModelFileError('Invalid model id in the path: longer than 256 characters', 'invalid_request', 'invalid_model_id'));
     const rest = segments as string[];
     const method = request.method.toUpperCase();
     try {
       const found = MODEL_ROUTES.find((r) => r.matches(rest));
-      if (!found) return errorBody(new ModelFileError(`Unknown route: ${method} ${url.pathname}`, 404, 'unknown_route')).response();
+      if (!found) return errorResponse(new ModelFileError(`Unknown route: ${method} ${url.pathname}`, 'not_found', 'unknown_route'));
       const run = found.methods[method];
-      if (!run) return methodNotAllowed(method, Object.keys(found.methods));
+      if (!run) return errorResponse(new DomainError('method_not_allowed', `Method ${method} is not allowed here (use ${Object.keys(found.methods).join(' or ')})`), { allow: Object.keys(found.methods).join(', ') });
       return await run(this, { request, url, rest, loadedIds });
     } catch (error) {
-      return errorBody(error).response();
+      return errorResponse(asDomainError(error));
     }
   }
 
@@ -248,7 +246,7 @@ class StoredModels implements ModelManager {
 
   async find(id: string): Promise<KnownModel> {
     const model = (await this.known()).find((m) => m.entry.id === id || m.entry.aliases.includes(id));
-    if (!model) throw new ModelFileError(`The model '${id}' does not exist`, 404, 'model_not_found');
+    if (!model) throw new ModelFileError(`The model '${id}' does not exist`, 'not_found', 'model_not_found');
     return model;
   }
 
@@ -311,7 +309,7 @@ class StoredModels implements ModelManager {
         if (model.source !== 'bundled') this.changes++;
         this.emit(download, { type: 'model.download.completed', model: entry.id, file, bytes: blob.size });
       } catch (error) {
-        this.emit(download, { type: 'model.download.failed', model: entry.id, file, error: errorBody(error).body.error });
+        this.emit(download, { type: 'model.download.failed', model: entry.id, file, error: toApiError(asDomainError(error)).body.error });
       } finally {
         this.downloads.delete(entry.id);
       }
@@ -335,8 +333,8 @@ class StoredModels implements ModelManager {
     const text = await request.text();
     let model = (await this.known()).find((m) => m.entry.id === id || m.entry.aliases.includes(id));
     if (!model && text.trim() !== '') model = await this.addByUrl(id, text);
-    if (!model) throw new ModelFileError(`The model '${id}' does not exist (to download a model that is not in the catalog, send { "url": ... })`, 404, 'model_not_found');
-    if (!model.url) throw new ModelFileError(`The model '${id}' was imported from a local file: there is nothing to download`, 400, 'not_downloadable');
+    if (!model) throw new ModelFileError(`The model '${id}' does not exist (to download a model that is not in the catalog, send { "url": ... })`, 'not_found', 'model_not_found');
+    if (!model.url) throw new ModelFileError(`The model '${id}' was imported from a local file: there is nothing to download`, 'invalid_request', 'not_downloadable');
     const record = await this.store.completeRecord(model.key);
     const file = model.url;
     if (record) return eventStream([{ type: 'model.download.completed', model: model.entry.id, file, bytes: record.bytes }], null);
@@ -350,7 +348,7 @@ class StoredModels implements ModelManager {
   /** A download by URL: the body's model is kept as the user's, then found like any other. */
   private async addByUrl(id: string, text: string): Promise<KnownModel> {
     const parsed = downloadBodySchema.safeParse(safeJson(text));
-    if (!parsed.success) throw new ModelFileError(`Bad download request: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`, 400, 'invalid_request');
+    if (!parsed.success) throw new ModelFileError(`Bad download request: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`, 'invalid_request', 'invalid_request');
     checkNewId(id, await this.known());
     const body = parsed.data;
     if (body.bytes !== undefined) await checkQuota(body.bytes, `model '${id}'`);
@@ -380,7 +378,7 @@ class StoredModels implements ModelManager {
     const name = url.searchParams.get('name') ?? 'model.gguf';
     const id = url.searchParams.get('id') ?? idFromFileName(name);
     checkNewId(id, await this.known());
-    if (!request.body) throw new ModelFileError('The import request has no body: send the GGUF file as the body', 400, 'missing_body');
+    if (!request.body) throw new ModelFileError('The import request has no body: send the GGUF file as the body', 'invalid_request', 'missing_body');
     const length = Number(request.headers.get('content-length') ?? url.searchParams.get('bytes') ?? NaN);
     if (Number.isFinite(length)) await checkQuota(length, `'${name}'`);
     const key = `${userPrefix}${id}`;
@@ -459,10 +457,10 @@ function eventStream(initial: ModelEvent[], download: Download | null): Response
 
 function checkNewId(id: string, models: KnownModel[]): void {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id) || id === 'catalog' || id === 'import') {
-    throw new ModelFileError(`'${id}' cannot be a model id: use letters, digits, '.', '_' and '-' (pass ?id=)`, 400, 'invalid_model_id');
+    throw new ModelFileError(`'${id}' cannot be a model id: use letters, digits, '.', '_' and '-' (pass ?id=)`, 'invalid_request', 'invalid_model_id');
   }
   if (models.some((m) => m.entry.id === id || m.entry.aliases.includes(id))) {
-    throw new ModelFileError(`A model '${id}' already exists: delete it first or use another id`, 409, 'model_exists');
+    throw new ModelFileError(`A model '${id}' already exists: delete it first or use another id`, 'conflict', 'model_exists');
   }
 }
 
@@ -496,22 +494,12 @@ function idFromFileName(name: string): string {
     .slice(0, 128);
 }
 
-function methodNotAllowed(method: string, allowed: string[]): Response {
-  return Response.json(
-    { error: { message: `Method ${method} is not allowed here (use ${allowed.join(' or ')})`, type: 'invalid_request_error', param: null, code: 'method_not_allowed' } },
-    { status: 405, headers: { allow: allowed.join(', ') } },
-  );
-}
-
-function errorBody(error: unknown): { body: OpenAiErrorBody; response: () => Response } {
-  const status = error instanceof ModelFileError ? error.status : error instanceof DOMException && error.name === 'AbortError' ? 499 : 500;
-  const body: OpenAiErrorBody = {
-    error: {
-      message: error instanceof DOMException && error.name === 'AbortError' ? 'The download was stopped' : (error as Error).message ?? String(error),
-      type: status < 500 ? 'invalid_request_error' : 'server_error',
-      param: null,
-      code: error instanceof ModelFileError ? error.code : status === 499 ? 'download_cancelled' : 'server_error',
-    },
-  };
-  return { body, response: () => Response.json(body, { status: status === 499 ? 409 : status }) };
+/**
+ * What the model routes throw, as the error vocabulary has it: a stopped download is a 409 `download_cancelled`;
+ * an unexpected failure keeps its message (a download's cause is worth reading). toApiError answers it.
+ */
+function asDomainError(error: unknown): DomainError {
+  if (error instanceof DomainError) return error;
+  if (error instanceof DOMException && error.name === 'AbortError') return new DomainError('conflict', 'The download was stopped', { code: 'download_cancelled' });
+  return new DomainError('internal', error instanceof Error ? error.message : String(error));
 }

@@ -6,6 +6,7 @@
 // is disposed once the requests it already accepted are done. If the engine cannot start, every /v1 request gets
 // an OpenAI-shaped 503 that says why, and the next request tries again.
 import { createResponsesHandler, type ResponsesHandler } from '../responses/handler';
+import { DomainError } from '../common/engine-error';
 import { errorResponse } from '../responses/errors';
 import { guardRequest } from '../responses/request-guard';
 import { createIndexedDbStore } from '../store/indexeddb-store';
@@ -101,8 +102,5 @@ export function createRuntime(scope: string, options: RuntimeOptions = {}): Runt
 }
 
 function engineUnavailable(error: unknown): Response {
-  return Response.json(
-    { error: { message: `The in-browser engine could not start: ${(error as Error).message}`, type: 'server_error', param: null, code: 'engine_unavailable' } },
-    { status: 503 },
-  );
+  return errorResponse(new DomainError('unavailable', `The in-browser engine could not start: ${(error as Error).message}`, { code: 'engine_unavailable' }));
 }

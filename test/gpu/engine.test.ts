@@ -248,14 +248,14 @@ describe('WebGPU engine', () => {
   test('clear errors: unknown model 404, invalid schema 400, prompt longer than the context 400', async () => {
     const engine = engineFor({ contextLength: 32 });
     try {
-      await expect(collect(engine.generate({ ...request(CHAT), model: 'nope' }))).rejects.toMatchObject({ name: 'EngineError', status: 404, param: 'model' });
+      await expect(collect(engine.generate({ ...request(CHAT), model: 'nope' }))).rejects.toMatchObject({ name: 'EngineError', kind: 'not_found', param: 'model' });
       await expect(engine.checkConstraint('tiny', { kind: 'json_schema', schema: { type: 'foo' } })).rejects.toMatchObject({ status: 400, param: 'text.format.schema' });
       await expect(engine.checkConstraint('tiny', { kind: 'json_schema', schema: null })).resolves.toBeUndefined();
       await expect(engine.checkConstraint('tiny', { kind: 'none' })).resolves.toBeUndefined();
       const long: ChatMessage[] = [{ role: 'user', content: 'word '.repeat(100) }];
       const error = await collect(engine.generate(request(long))).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EngineError);
-      expect(error).toMatchObject({ status: 400, code: 'context_length_exceeded' });
+      expect(error).toMatchObject({ kind: 'invalid_request', code: 'context_length_exceeded' });
       expect((error as Error).message).toMatch(/context is 32 tokens/);
       // The engine still serves requests that fit.
       const ok = await collect(engine.generate(request([{ role: 'user', content: 'hi' }], { maxTokens: 3 })));

@@ -118,7 +118,7 @@ export class FakeEngine implements Engine {
     if (constraint.kind === 'json_schema' && constraint.schema !== null) {
       const type = constraint.schema.type;
       if (type !== undefined && !['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'].includes(String(type))) {
-        throw new EngineError(`Unsupported JSON schema type '${String(type)}'.`, 400, 'invalid_constraint', 'text.format.schema');
+        throw new EngineError('invalid_request', `Unsupported JSON schema type '${String(type)}'.`, { code: 'invalid_constraint', param: 'text.format.schema' });
       }
     }
     if (constraint.kind === 'tools') {
@@ -128,10 +128,10 @@ export class FakeEngine implements Engine {
           try {
             new RegExp(tool.grammar.definition);
           } catch {
-            throw new EngineError(`The regex of custom tool '${tool.name}' does not compile.`, 400, 'invalid_grammar', 'tools');
+            throw new EngineError('invalid_request', `The regex of custom tool '${tool.name}' does not compile.`, { code: 'invalid_grammar', param: 'tools' });
           }
         } else if (!/^\s*start\s*:/m.test(tool.grammar.definition)) {
-          throw new EngineError(`The Lark grammar of custom tool '${tool.name}' has no 'start' rule.`, 400, 'invalid_grammar', 'tools');
+          throw new EngineError('invalid_request', `The Lark grammar of custom tool '${tool.name}' has no 'start' rule.`, { code: 'invalid_grammar', param: 'tools' });
         }
       }
     }

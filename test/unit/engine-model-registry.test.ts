@@ -12,7 +12,7 @@ describe('ModelRegistry', () => {
     ]);
     expect(registry.resolve('alpha').id).toBe('a');
     expect(registry.resolve('b').id).toBe('b');
-    expect(() => registry.resolve('c')).toThrow(expect.objectContaining({ status: 404, code: 'model_not_found', param: 'model' }));
+    expect(() => registry.resolve('c')).toThrow(expect.objectContaining({ kind: 'not_found', code: 'model_not_found', param: 'model' }));
     expect(() => registry.resolve('c')).toThrow(/available: a, b/);
   });
 

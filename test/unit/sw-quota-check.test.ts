@@ -16,7 +16,7 @@ describe('checkQuota', () => {
     estimateOf(100 << 20, 90 << 20);
     const error = await checkQuota(20 << 20, "model 'big'").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelFileError);
-    expect(error).toMatchObject({ status: 507, code: 'insufficient_storage' });
+    expect(error).toMatchObject({ kind: 'insufficient_storage', code: 'insufficient_storage' });
     expect((error as Error).message).toBe(
       "Not enough storage for model 'big': it needs 20.0 MiB more but only 10.0 MiB is free for this site (quota 100.0 MiB). Delete other models or free disk space.",
     );

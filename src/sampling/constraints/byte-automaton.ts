@@ -281,7 +281,7 @@ class AutomatonBuilder {
 
 /** Compiles a grammar into a byte-level pushdown automaton; throws ConstraintError for unusable grammars. */
 export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT_COMPILE_BUDGET): ByteAutomaton {
-  if (!grammar.rules.has(grammar.start)) throw new ConstraintError(`The grammar has no start rule '${grammar.start}'`);
+  if (!grammar.rules.has(grammar.start)) throw new ConstraintError(`The grammar has no start rule '${grammar.start}'`, { subject: 'grammar' });
   checkRegionsDoNotNest(grammar);
   checkGrammarSize(grammar, budget);
   const b = new AutomatonBuilder(grammar, budget);
@@ -356,7 +356,7 @@ export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT
     }
   }
   const startIndex = names.indexOf(grammar.start);
-  if (!productive[startIndex]) throw new ConstraintError(`The grammar's start rule '${grammar.start}' cannot match any text`);
+  if (!productive[startIndex]) throw new ConstraintError(`The grammar's start rule '${grammar.start}' cannot match any text`, { subject: 'grammar' });
 
   // Prune edges into states that cannot finish.
   const byteEdges: Int32Array[] = [];
@@ -431,7 +431,7 @@ export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT
     for (const callee of leftCalls[r]) {
       if (colour[callee] === 1) {
         const cycle = [...path.slice(path.indexOf(callee)), callee].map((i) => names[i]).join(' -> ');
-        throw new ConstraintError(`Left-recursive grammar rule (${cycle}) is not supported; write it with repetition (* or +)`);
+        throw new ConstraintError(`Left-recursive grammar rule (${cycle}) is not supported; write it with repetition (* or +)`, { subject: 'grammar' });
       }
       if (colour[callee] === 0) visitRule(callee, [...path, callee]);
     }

@@ -8,8 +8,13 @@ export interface ConstraintErrorDetails {
   keyword?: string;
   /** JSON path of the offending schema node, e.g. `$.properties.items.items`. */
   jsonPath?: string;
-  /** 0-based character offset in a regex or grammar text. */
+  /** 0-based character offset in a regex or grammar text (the error is then about a grammar). */
   position?: number;
+  /**
+   * What the request got wrong, when it is not a JSON Schema: a grammar (a custom tool's, or the compiled
+   * grammar's rules), or `tool_choice` (a tool it names that is not declared, a call it needs that cannot be made).
+   */
+  subject?: 'grammar' | 'tool_choice';
 }
 
 export class ConstraintError extends Error {
@@ -17,17 +22,19 @@ export class ConstraintError extends Error {
   readonly keyword?: string;
   readonly jsonPath?: string;
   readonly position?: number;
+  readonly subject?: 'grammar' | 'tool_choice';
 
   constructor(message: string, details: ConstraintErrorDetails = {}) {
     super(message);
     this.keyword = details.keyword;
     this.jsonPath = details.jsonPath;
     this.position = details.position;
+    this.subject = details.subject ?? (details.position !== undefined ? 'grammar' : undefined);
   }
 
   /** The same error (same class and bound) with `prefix` before its message, e.g. the tool it belongs to. */
-  withPrefix(prefix: string): ConstraintError {
-    return new ConstraintError(prefix + this.message, { keyword: this.keyword, jsonPath: this.jsonPath, position: this.position });
+  withPrefix(prefix: string, subject = this.subject): ConstraintError {
+    return new ConstraintError(prefix + this.message, { keyword: this.keyword, jsonPath: this.jsonPath, position: this.position, subject });
   }
 }
 
@@ -57,7 +64,7 @@ export class ConstraintTooLargeError extends ConstraintError {
 
   override withPrefix(prefix: string, toolName = this.toolName): ConstraintTooLargeError {
     return new ConstraintTooLargeError(prefix + this.message, {
-      keyword: this.keyword, jsonPath: this.jsonPath, position: this.position, bound: this.bound, limit: this.limit, toolName,
+      keyword: this.keyword, jsonPath: this.jsonPath, position: this.position, subject: this.subject, bound: this.bound, limit: this.limit, toolName,
     });
   }
 }

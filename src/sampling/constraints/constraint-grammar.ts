@@ -96,14 +96,14 @@ function toolsGrammar(
   let tools = spec.tools;
   if (spec.mode === 'named') {
     tools = tools.filter((t) => t.name === spec.name);
-    if (tools.length === 0) throw new ConstraintError(`Tool '${spec.name ?? ''}' is not declared in tools`);
+    if (tools.length === 0) throw new ConstraintError(`Tool '${spec.name ?? ''}' is not declared in tools`, { subject: 'tool_choice' });
   }
   const maxCalls = callLimit(spec);
   if (spec.mode !== 'auto' && maxCalls === 0) {
-    throw new ConstraintError('tool_choice requires a tool call, but the turn may make no tool calls (max_tool_calls is 0)');
+    throw new ConstraintError('tool_choice requires a tool call, but the turn may make no tool calls (max_tool_calls is 0)', { subject: 'tool_choice' });
   }
   if (tools.length === 0) {
-    if (spec.mode !== 'auto') throw new ConstraintError('tool_choice requires a tool call, but no function or custom tool is declared');
+    if (spec.mode !== 'auto') throw new ConstraintError('tool_choice requires a tool call, but no function or custom tool is declared', { subject: 'tool_choice' });
     rules.set('start', repeat({ kind: 'chars', set: [0, 0x10ffff] }, 0));
     return { rules, start: 'start' };
   }
@@ -264,12 +264,12 @@ export function customToolGrammar(toolName: string, grammar: { syntax: 'lark' | 
     let parsed: Grammar;
     if (grammar.syntax === 'lark') parsed = parseLark(grammar.definition);
     else if (grammar.syntax === 'regex') parsed = { rules: new Map([['start', parseRegex(grammar.definition)]]), start: 'start' };
-    else throw new ConstraintError(`Unknown grammar syntax '${String(grammar.syntax)}'`);
+    else throw new ConstraintError(`Unknown grammar syntax '${String(grammar.syntax)}'`, { subject: 'grammar' });
     compileGrammar(parsed); // on its own, so left recursion or an empty language is reported for this tool
     return parsed;
   } catch (e) {
     if (e instanceof ConstraintTooLargeError) throw e.withPrefix(`Custom tool '${toolName}': `, toolName);
-    if (e instanceof ConstraintError) throw e.withPrefix(`Custom tool '${toolName}': `);
+    if (e instanceof ConstraintError) throw e.withPrefix(`Custom tool '${toolName}': `, 'grammar');
     throw e;
   }
 }

@@ -41,7 +41,7 @@ function measure(check: () => void): { error: EngineError; ms: number; heapGrowt
 describe('constraint cost bound', () => {
   it(`a custom regex tool ${HOSTILE} (tool_choice required) is a 400 naming the tool and the bound, in well under a second`, () => {
     const { error, ms, heapGrowth } = measure(() => checkConstraintForRequest(customRegexTool(HOSTILE)));
-    expect(error.status).toBe(400);
+    expect(error.kind).toBe('invalid_request');
     expect(error.code).toBe('invalid_grammar');
     expect(error.param).toBe('tools');
     expect(error.message).toContain("Custom tool 'evil'");
@@ -53,7 +53,7 @@ describe('constraint cost bound', () => {
   it('the same pattern as a JSON Schema pattern (text.format) is a 400 naming the schema path', () => {
     const spec: ConstraintSpec = { kind: 'json_schema', schema: { type: 'object', properties: { s: { type: 'string', pattern: HOSTILE } }, required: ['s'] } };
     const { error, ms, heapGrowth } = measure(() => checkConstraintForRequest(spec));
-    expect(error.status).toBe(400);
+    expect(error.kind).toBe('invalid_request');
     expect(error.code).toBe('invalid_json_schema');
     expect(error.param).toBe('text.format.schema');
     expect(error.message).toContain('$.properties.s.pattern');
@@ -69,7 +69,7 @@ describe('constraint cost bound', () => {
       tools: [{ type: 'function', name: 'lookup', strict: true, parameters: { type: 'object', properties: { s: { type: 'string', pattern: HOSTILE } }, required: ['s'], additionalProperties: false } }],
     };
     const { error, ms } = measure(() => checkConstraintForRequest(spec));
-    expect(error.status).toBe(400);
+    expect(error.kind).toBe('invalid_request');
     expect(error.param).toBe('tools');
     expect(error.message).toContain("Tool 'lookup'");
     expect(ms).toBeLessThan(300);

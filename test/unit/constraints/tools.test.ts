@@ -147,11 +147,11 @@ describe('request-time check', () => {
     };
     const schema = grab({ kind: 'json_schema', schema: { type: 'object', properties: { a: { type: 'string', format: 'date' } } } });
     expect(schema).toBeInstanceOf(EngineError);
-    expect(schema).toMatchObject({ status: 400, param: 'text.format.schema', code: 'unsupported_json_schema_keyword' });
+    expect(schema).toMatchObject({ kind: 'invalid_request', param: 'text.format.schema', code: 'unsupported_json_schema_keyword' });
     expect((schema as Error).message).toContain('$.properties.a.format');
     const grammar = grab({ kind: 'tools', mode: 'auto', tools: [{ type: 'custom', name: 'g', grammar: { syntax: 'lark', definition: 'start: ("a"' } }] });
-    expect(grammar).toMatchObject({ status: 400, param: 'tools', code: 'invalid_grammar' });
-    expect(grab({ kind: 'tools', mode: 'named', name: 'x', tools: [] })).toMatchObject({ status: 400, param: 'tool_choice' });
+    expect(grammar).toMatchObject({ kind: 'invalid_request', param: 'tools', code: 'invalid_grammar' });
+    expect(grab({ kind: 'tools', mode: 'named', name: 'x', tools: [] })).toMatchObject({ kind: 'invalid_request', param: 'tool_choice' });
     expect(grab({ kind: 'json_schema', schema: { type: 'object' } })).toBeNull();
   });
 });

@@ -296,7 +296,7 @@ describe('keep-alive', () => {
 });
 
 describe('engine errors with an HTTP meaning', () => {
-  const tooLong = (): FakeScript => ({ tokens: ['x'], failAt: 0, fault: new EngineError('The prompt is 9000 tokens; this model takes 4096.', 400, 'context_length_exceeded', 'input') });
+  const tooLong = (): FakeScript => ({ tokens: ['x'], failAt: 0, fault: new EngineError('invalid_request', 'The prompt is 9000 tokens; this model takes 4096.', { code: 'context_length_exceeded', param: 'input' }) });
 
   it('a non-streamed request gets the engine status and message, and nothing is stored', async () => {
     const { handler, store } = setup([tooLong()]);

@@ -1,6 +1,6 @@
 // The sealer alone: round trips, purposes kept apart, and every way a blob can be bad is a 400 naming the item.
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/responses/errors.ts';
+import { DomainError, toApiError, type ApiErrorBody } from '../../../src/responses/errors.ts';
 import { createAesGcmSealer, DEFAULT_MAX_SEALED_BYTES } from '../../../src/responses/reasoning-seal.ts';
 import { createMemoryStore } from '../../../src/store/memory-store.ts';
 
@@ -8,12 +8,14 @@ const store = createMemoryStore();
 const reasoning = createAesGcmSealer(() => store.reasoningKey(), { purpose: 'reasoning' });
 const compaction = createAesGcmSealer(() => store.reasoningKey(), { purpose: 'compaction' });
 
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+/** The rejection as the wire answers it: its status and error body fields. */
+async function rejection(promise: Promise<unknown>): Promise<ApiErrorBody['error'] & { status: number }> {
   try {
     await promise;
   } catch (error) {
-    expect(error).toBeInstanceOf(ApiError);
-    return error as ApiError;
+    expect(error).toBeInstanceOf(DomainError);
+    const { status, body } = toApiError(error);
+    return { status, ...body.error };
   }
   throw new Error('expected a rejection');
 }

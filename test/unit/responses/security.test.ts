@@ -106,14 +106,14 @@ describe('who may call (item 1)', () => {
     const request = new Request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     const own = { origin: 'http://local' };
     expect(guardRequest(request, own)).toBeNull();
-    expect(guardRequest(request, { ...own, isNavigation: true })?.status).toBe(403);
-    expect(guardRequest(request, { ...own, clientUrl: 'http://evil.example/page.html' })?.status).toBe(403);
+    expect(guardRequest(request, { ...own, isNavigation: true })?.kind).toBe('forbidden');
+    expect(guardRequest(request, { ...own, clientUrl: 'http://evil.example/page.html' })?.kind).toBe('forbidden');
     expect(guardRequest(request, { ...own, clientUrl: 'http://local/index.html' })).toBeNull();
     // A referrer as a service worker's FetchEvent carries it (Node's Request keeps only same-origin referrers).
     const referred = { ...request, mode: 'cors', referrer: 'http://evil.example/form.html', headers: request.headers, method: 'POST', url } as unknown as Request;
     expect(guardRequest(referred, own)?.code).toBe('cross_site_request');
     const navigation = { mode: 'navigate', referrer: '', headers: new Headers(), method: 'GET', url } as unknown as Request;
-    expect(guardRequest(navigation, own)?.status).toBe(403);
+    expect(guardRequest(navigation, own)?.kind).toBe('forbidden');
     // The model import route takes the raw file.
     expect(guardRequest(new Request('http://local/v1/models/import?name=a.gguf', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'GGUF' }), own)).toBeNull();
   });

@@ -20,7 +20,7 @@ class ContextEngine extends FakeEngine {
   override async *generate(req: GenerateRequest): AsyncIterable<GenerationEvent> {
     const length = (await this.tokenizePrompt(req)).length;
     if (length + 1 > this.model.contextLength) {
-      throw new EngineError(`The prompt is ${length} tokens, more than model \`${this.model.id}\` can take`, 400, 'context_length_exceeded', 'input');
+      throw new EngineError('invalid_request', `The prompt is ${length} tokens, more than model \`${this.model.id}\` can take`, { code: 'context_length_exceeded', param: 'input' });
     }
     yield* super.generate(req);
   }
