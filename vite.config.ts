@@ -1,8 +1,9 @@
-// Three builds from one config, chosen by --mode:
+// Four builds from one config, chosen by --mode:
 //   (default) the demo page (index.html + src/demo) into dist/app, with a precache manifest for the service worker;
 //   sw        the service worker (src/sw/service-worker.ts) as one classic script, dist/app/sw.js, served from the
 //             root so that its scope covers /v1/;
-//   lib       the embeddable library (src/index.ts) into dist/lib.
+//   lib       the embeddable library (src/index.ts) into dist/lib;
+//   node      the Node host of `webgpu-responses serve` (src/node-host/serve-main.ts) into dist/node/serve-main.js.
 import { defineConfig, type Plugin } from 'vite';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -93,6 +94,20 @@ export default defineConfig(({ mode }) => {
         emptyOutDir: false,
         target: 'es2022',
         lib: { entry: 'src/sw/service-worker.ts', formats: ['iife'], name: 'webgpuResponsesServiceWorker', fileName: () => 'sw.js' },
+      },
+    };
+  }
+  if (mode === 'node') {
+    // `webgpu-responses serve` for the published package: the Node host as one ES module with the shaders
+    // inlined; its dependencies stay imports (runtime dependencies only; tools/cli.mjs loads it).
+    return {
+      publicDir: false,
+      build: {
+        ssr: 'src/node-host/serve-main.ts',
+        outDir: process.env.WEBGPU_RESPONSES_NODE_OUT_DIR ?? 'dist/node',
+        emptyOutDir: true,
+        target: 'node20',
+        rolldownOptions: { output: { entryFileNames: 'serve-main.js' } },
       },
     };
   }

@@ -13,7 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, openAsBlob, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -96,15 +96,7 @@ async function serveCommand(args) {
   const err = (line) => process.stderr.write(`webgpu-responses: ${line}\n`);
   let served;
   try {
-    // Vite's SSR loader resolves the shaders' `?raw` imports; once the modules are evaluated it is closed (src
-    // imports nothing dynamically).
-    const vite = await startVite({ server: { middlewareMode: true, hmr: false, ws: false, watch: null }, appType: 'custom' });
-    let main;
-    try {
-      main = await vite.ssrLoadModule('/src/node-host/serve-main.ts');
-    } finally {
-      await vite.close();
-    }
+    const main = await loadServeMain();
     const { create, globals } = await import('webgpu');
     Object.assign(globalThis, globals);
     const gpu = create([]);
@@ -203,8 +195,33 @@ function print(result) {
   }
 }
 
+/**
+ * serve-main.ts, one of two ways. The published package (no vite.config.ts: it is not in package.json `files`)
+ * runs the build, dist/node/serve-main.js (`vite build --mode node`, run by `npm run build` and before `npm pack`:
+ * the shaders inlined, only runtime dependencies imported), so `serve` needs no dev dependency. A development
+ * checkout runs the sources through Vite's SSR loader, which resolves the shaders' `?raw` imports (closed once
+ * the modules are evaluated: src imports nothing dynamically), so a stale build is never served;
+ * WEBGPU_RESPONSES_SERVE_BUNDLE=FILE runs that build instead (the tests of the packaged path use it).
+ */
+async function loadServeMain() {
+  const bundle = process.env.WEBGPU_RESPONSES_SERVE_BUNDLE || (existsSync(join(ROOT, 'vite.config.ts')) ? null : join(ROOT, 'dist/node/serve-main.js'));
+  if (bundle !== null) {
+    if (!existsSync(bundle)) throw new Error(`${bundle} is missing: build it with \`npm run build\` (vite build --mode node).`);
+    return import(pathToFileURL(resolve(bundle)).href);
+  }
+  const vite = await startVite({ server: { middlewareMode: true, hmr: false, ws: false, watch: null }, appType: 'custom' });
+  try {
+    return await vite.ssrLoadModule('/src/node-host/serve-main.ts');
+  } finally {
+    await vite.close();
+  }
+}
+
 async function startVite(extra) {
-  const { createServer } = await import('vite');
+  // logits and generate load the sources through Vite, a dev dependency: they are tools of a development checkout.
+  const { createServer } = await import('vite').catch((error) => {
+    throw new Error(`this command needs a development checkout of webgpu-responses (npm ci there: vite is a dev dependency): ${error.message}`);
+  });
   return createServer({
     root: ROOT,
     configFile: false,

@@ -1,7 +1,8 @@
 // `webgpu-responses serve`: the Responses handler and the WebGPU engine on Node (Dawn through the `webgpu`
 // package), a file-backed store, an optional upstream for the models it cannot serve. tools/cli.mjs parses the
-// command line, sets up Dawn and loads this module through Vite (which resolves the shaders' `?raw` imports),
-// then calls runServe.
+// command line, sets up Dawn and loads this module (the published package: its build, dist/node/serve-main.js, made
+// by `vite build --mode node` with the shaders inlined; a development checkout: the sources through Vite, which
+// resolves the shaders' `?raw` imports), then calls runServe.
 import { appendFileSync, openAsBlob, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';

@@ -15,11 +15,14 @@ export interface Served {
   stderr: () => string;
 }
 
-/** Starts serve with these arguments (after `serve --port 0`); resolves with its URL once it listens. */
-export async function startServe(args: string[], startMs = 90_000): Promise<Served> {
+/**
+ * Starts serve with these arguments (after `serve --port 0`); resolves with its URL once it listens. `env` is
+ * added to this process's environment.
+ */
+export async function startServe(args: string[], startMs = 90_000, env: NodeJS.ProcessEnv = {}): Promise<Served> {
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
     cwd: ROOT,
-    env: { ...process.env },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
