@@ -105,6 +105,32 @@ describe('AI SDK (ai + @ai-sdk/openai, Responses API)', () => {
     }
   });
 
+  test('a call cut off by maxOutputTokens: incomplete (max_output_tokens), the call item incomplete, no tool run', async () => {
+    let executed = 0;
+    const counted = tool({ ...calculator, execute: async ({ expression }) => (executed++, evaluate(expression)) });
+    const ask = (maxOutputTokens: number) =>
+      generateText({ model: provider()('toy-qwen3'), prompt: 'What is 2 + 3?', tools: { calculator: counted }, toolChoice: 'required', maxOutputTokens, temperature: 0 });
+    // The whole forced call first, to learn how many tokens it takes; then four fewer: the cut falls inside its arguments.
+    const whole = await ask(200);
+    expect(whole.finishReason).toBe('tool-calls');
+    const tokens = whole.usage.outputTokens!;
+    executed = 0;
+    const cut = await ask(tokens - 4);
+    expect(cut.finishReason).toBe('length');
+    expect(cut.steps).toHaveLength(1);
+    expect(executed).toBe(0);
+    const stored = (await (await fetch(`${served.url}/v1/responses/${cut.response.id}`, { headers: { authorization: `Bearer ${API_KEY}` } })).json()) as {
+      status: string;
+      incomplete_details: unknown;
+      output: { type: string; status?: string; arguments?: string }[];
+    };
+    expect(stored.status).toBe('incomplete');
+    expect(stored.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    const call = stored.output.find((i) => i.type === 'function_call')!;
+    expect(call.status).toBe('incomplete');
+    expect(() => JSON.parse(call.arguments!)).toThrow();
+  });
+
   test('streamText: the text streams in deltas and the stream ends with a finish reason', async () => {
     const stream = streamText({ model: provider()('toy-qwen3'), prompt: 'Hello!', maxOutputTokens: 20, temperature: 0 });
     const deltas: string[] = [];
