@@ -7,7 +7,9 @@
 //   x[i0]' = x[i0] cos - x[i1] sin,  x[i1]' = x[i0] sin + x[i1] cos.
 //   NEOX = false: pairs (2p, 2p + 1) (GGUF `llama`, whose converter permuted q/k rows);
 //   NEOX = true:  pairs (p, p + head_dim/2) (Qwen2/Qwen3, and every Hugging Face layout).
-// inv_freq[p] = theta^(-2p/head_dim) / freq_factor[p] (and any linear scaling) is computed on the CPU once per
+// Partial rotary (rot_dims < head_dim, phi3): only the first rot_dims values of a head rotate, pairs taken within
+// them (NEOX: (p, p + rot_dims/2)); the rest pass through (normalised with QK_NORM, and copied to the cache).
+// inv_freq[p] = theta^(-2p/rot_dims) / freq_factor[p] (and any linear scaling) is computed on the CPU once per
 // model (src/model/rope-frequencies.ts: plain theta, Llama-3 scaling, GGUF rope_freqs), so every variant is one
 // kernel. cos/sin are computed here to f32 accuracy (see rotation()).
 //
@@ -20,7 +22,7 @@
 //   3 v_cache  array<f32>  this layer's V cache, same layout (when WRITE_KV_CACHE).
 //   4 q_norm   array<f32>  [head_dim] RMSNorm weights of q heads (read only when QK_NORM; bind any buffer otherwise).
 //   5 k_norm   array<f32>  [head_dim] of k heads (likewise).
-//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, eps: f32 }.
+//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, eps: f32, rot_dims } (rot_dims 0: head_dim).
 // Overrides: WORKGROUP_SIZE; NEOX; WRITE_KV_CACHE; QK_NORM. head_dim must be even; pos0 + m <= max_seq.
 // Dispatch: 1-D, ceil(m * (n_heads + 2 * n_kv_heads) / WORKGROUP_SIZE) workgroups; one invocation per head of a
 //   token (q heads, then k heads, then v heads for the cache copy), which owns its head: it may read the whole
@@ -34,6 +36,7 @@ struct Params {
   pos0: u32,
   max_seq: u32,
   eps: f32,
+  rot_dims: u32,
 }
 
 @group(0) @binding(0) var<storage, read> inv_freq: array<f32>;
@@ -109,7 +112,8 @@ fn main(
   let head_dim = params.head_dim;
   let n_heads = params.n_heads;
   let n_kv = params.n_kv_heads;
-  let pairs = head_dim / 2u;
+  let rot_dims = select(head_dim, params.rot_dims, params.rot_dims > 0u && params.rot_dims < head_dim);
+  let pairs = rot_dims / 2u;
   let slots = n_heads + 2u * n_kv;
   let index = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE + lid;
   if (index >= params.m * slots) {
@@ -145,6 +149,17 @@ fn main(
       if (WRITE_KV_CACHE && !is_q) {
         k_cache[cache + i.x] = a_rotated;
         k_cache[cache + i.y] = b_rotated;
+      }
+    }
+    // Past the rotary dimensions: unrotated.
+    for (var i = rot_dims; i < head_dim; i++) {
+      var a = qkv[base + i];
+      if (QK_NORM) {
+        a = a * scale * select(k_norm[i], q_norm[i], is_q);
+        qkv[base + i] = a;
+      }
+      if (WRITE_KV_CACHE && !is_q) {
+        k_cache[cache + i] = a;
       }
     }
   } else if (WRITE_KV_CACHE) {

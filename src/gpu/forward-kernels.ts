@@ -303,6 +303,8 @@ export class ForwardKernels {
       kvCache?: { kCache: Binding; vCache: Binding; maxSeq: number };
       /** RMS-normalise each q and k head with these weights ([headDim] each) before rotating it (Qwen3). */
       qkNorm?: { q: Binding; k: Binding; eps: number };
+      /** Rotate only the first ropeDims values of each head (partial rotary, phi3); default headDim. */
+      ropeDims?: number;
     },
   ): void {
     if (a.m === 0) return;
@@ -313,7 +315,9 @@ export class ForwardKernels {
     const heads = a.m * (a.nHeads + 2 * a.nKvHeads);
     requireBytes('rope', 'qkv', a.qkv, heads * a.headDim * 4);
     const norm = a.qkNorm;
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0, { f32: norm?.eps ?? 0 });
+    const ropeDims = a.ropeDims ?? a.headDim;
+    if (ropeDims % 2 !== 0 || ropeDims <= 0 || ropeDims > a.headDim) throw new RangeError(`rope: ${ropeDims} rotary dimensions must be even, in 2..${a.headDim}`);
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0, { f32: norm?.eps ?? 0 }, ropeDims);
     const bindings = [a.invFreq, a.qkv, cache?.kCache ?? this.unused[1], cache?.vCache ?? this.unused[2], norm?.q ?? this.unused[0], norm?.k ?? this.unused[0], params];
     const kernel = this.ropeKernel(a.style, cache !== undefined, norm !== undefined);
     batch.dispatch(this.pipeline(kernel), bindings, Math.ceil(heads / this.shapes.elementwise.WORKGROUP_SIZE));

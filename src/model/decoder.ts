@@ -20,7 +20,7 @@ import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
 import { KvCache } from './kv-cache.ts';
-import type { ModelConfig } from './model-config.ts';
+import { layerUsesRope, type ModelConfig } from './model-config.ts';
 import { ropeInverseFrequencies } from './rope-frequencies.ts';
 
 /** Weight types as they sit in GPU memory (BF16 arrives widened to F32). */
@@ -137,6 +137,8 @@ export class Decoder {
   private readonly kernels: Kernels;
   private readonly fk: ForwardKernels;
   private readonly invFreq: GPUBuffer;
+  /** All-zero inverse frequencies (no rotation) for the layers without RoPE (SmolLM3's NoPE layers), or null. */
+  private readonly noRopeFreq: GPUBuffer | null;
   // Activations, f32, sized for maxBatch tokens.
   private readonly x: GPUBuffer;
   private readonly xn: GPUBuffer;
@@ -193,7 +195,8 @@ export class Decoder {
     this.invFreq = createStorageBuffer(
       device,
       ropeInverseFrequencies({
-        headDim: c.headDim,
+        // Partial rotary: the frequencies of the rotated dimensions only (theta^(-2p / ropeDims)).
+        headDim: c.ropeDims ?? c.headDim,
         theta: c.ropeTheta,
         freqFactors: weights.ropeFreqFactors,
         llama3: !weights.ropeFreqFactors && c.ropeScaling?.type === 'llama3'
@@ -203,6 +206,7 @@ export class Decoder {
       }),
       'rope inv_freq',
     );
+    this.noRopeFreq = c.noRopeLayers?.length ? createStorageBuffer(device, new Float32Array((c.ropeDims ?? c.headDim) / 2), 'no-rope inv_freq') : null;
     this.x = buf('x', B * c.hidden);
     this.xn = buf('xn', B * c.hidden);
     const qDim = c.heads * c.headDim;
@@ -406,7 +410,8 @@ export class Decoder {
       this.op(batch, L.qNorm ? 'q/k norm + rope + kv store' : 'rope + kv store');
       fk.rope(batch, {
         style: c.ropeStyle,
-        invFreq: this.invFreq,
+        invFreq: layerUsesRope(c, l) ? this.invFreq : this.noRopeFreq!,
+        ropeDims: c.ropeDims,
         qkv: this.qkv,
         m,
         nHeads: c.heads,
@@ -553,6 +558,7 @@ export class Decoder {
     this.destroyed = true;
     for (const b of [this.invFreq, this.x, this.xn, this.qkv, ...this.qkvBias.filter((b) => b !== null), this.attn, this.act, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
     this.logitsAll?.destroy();
+    this.noRopeFreq?.destroy();
     this.gate?.destroy();
     this.up?.destroy();
     this.kv.destroy();

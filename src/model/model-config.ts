@@ -1,12 +1,12 @@
-// The normalized configuration of a decoder model (llama / mistral / qwen2 / qwen3 family), read from GGUF
+// The normalized configuration of a decoder model (llama / mistral / qwen2 / qwen3 family, phi3, smollm3), read from GGUF
 // metadata or a Hugging Face config.json, and the mapping of Hugging Face tensor names to the GGUF names
 // that the engine uses for both formats.
 
 import { ggufMetadata, type GgufFile, type GgufMetadataValue } from './gguf.ts';
 
-export type ModelArch = 'llama' | 'qwen2' | 'qwen3';
+export type ModelArch = 'llama' | 'qwen2' | 'qwen3' | 'phi3' | 'smollm3';
 
-export const SUPPORTED_ARCHITECTURES = ['llama', 'mistral', 'qwen2', 'qwen3'] as const;
+export const SUPPORTED_ARCHITECTURES = ['llama', 'mistral', 'qwen2', 'qwen3', 'phi3', 'smollm3'] as const;
 
 export type RopeScaling =
   /** Llama 3.x: per-frequency divisors from these parameters (see llama3RopeFactors). */
@@ -14,7 +14,7 @@ export type RopeScaling =
   /** Positions divided by `factor`. */
   | { type: 'linear'; factor: number };
 
-export interface ModelConfig {
+export interface ModelConfig extends RopeLayout {
   arch: ModelArch;
   /** Where the config came from. */
   format: 'gguf' | 'safetensors';
@@ -48,10 +48,41 @@ export interface ModelConfig {
   eosTokenIds: number[];
 }
 
+/**
+ * Dimensions of each q/k head that RoPE rotates, from the first (partial rotary: phi3's `rope.dimension_count`,
+ * HF `partial_rotary_factor`; the rest pass through unrotated), and layers that apply no RoPE at all (SmolLM3's
+ * NoPE layers): ModelConfig.ropeDims / noRopeLayers, absent for full RoPE on every layer.
+ */
+export interface RopeLayout {
+  ropeDims?: number;
+  noRopeLayers?: readonly number[];
+}
+
+/** Whether layer `layer` rotates q and k (SmolLM3 leaves every 4th layer without RoPE). */
+export function layerUsesRope(c: RopeLayout, layer: number): boolean {
+  return !c.noRopeLayers?.includes(layer);
+}
+
+/** SmolLM3's NoPE layers as llama.cpp places them (n_no_rope_layer_step 4: layer l when (l + 1) % 4 == 0). */
+function smollm3NoRopeLayers(layers: number, interval = 4): number[] {
+  return Array.from({ length: layers }, (_, l) => l).filter((l) => (l + 1) % interval === 0);
+}
+
+/** Partial rotary (a `rope.dimension_count` below the head size) and SmolLM3's NoPE layers, from GGUF. */
+function ggufRopeLayout(arch: ModelArch, ropeDims: number | undefined, headDim: number, layers: number): RopeLayout {
+  const out: RopeLayout = {};
+  if (ropeDims !== undefined && ropeDims < headDim) {
+    if (ropeDims % 2 !== 0 || ropeDims <= 0) throw new Error(`Model config: rope.dimension_count ${ropeDims} must be even and positive`);
+    out.ropeDims = ropeDims;
+  }
+  if (arch === 'smollm3') out.noRopeLayers = smollm3NoRopeLayers(layers);
+  return out;
+}
+
 function normalizeArch(name: string): ModelArch {
   const a = name.toLowerCase();
   if (a === 'llama' || a === 'mistral') return 'llama';
-  if (a === 'qwen2' || a === 'qwen3') return a;
+  if (a === 'qwen2' || a === 'qwen3' || a === 'phi3' || a === 'smollm3') return a;
   throw new Error(`Unsupported model architecture "${name}" (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`);
 }
 
@@ -111,7 +142,8 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
     vocabSize,
     contextLength: positiveInt(num('context_length'), key('context_length')),
     ropeTheta: optNum(key('rope.freq_base')) ?? 10000,
-    ropeStyle: arch === 'llama' ? 'interleaved' : 'neox',
+    // SmolLM3's converter permutes q/k rows as llama's does; phi3 is NEOX like qwen.
+    ropeStyle: arch === 'llama' || arch === 'smollm3' ? 'interleaved' : 'neox',
     ropeScaling,
     ropeFreqsTensor: names.has('rope_freqs.weight'),
     rmsEps: optNum(key('attention.layer_norm_rms_epsilon')) ?? 1e-6,
@@ -120,6 +152,7 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
     qkNorm: names.has('blk.0.attn_q_norm.weight'),
     bosTokenId: optNum('tokenizer.ggml.bos_token_id') ?? null,
     eosTokenIds: [...new Set([eos, eot, eom].filter((x): x is number => x !== undefined))],
+    ...ggufRopeLayout(arch, optNum(key('rope.dimension_count')), optNum(key('attention.key_length')) ?? hidden / heads, positiveInt(num('block_count'), key('block_count'))),
   };
 }
 
@@ -159,15 +192,24 @@ export function modelConfigFromHf(
   const bos = ids(config.bos_token_id)[0] ?? ids(options.generationConfig?.bos_token_id)[0] ?? null;
   const tied = names ? !names.has('lm_head.weight') : config.tie_word_embeddings === true;
   const qkvBias = names ? names.has('model.layers.0.self_attn.q_proj.bias') : arch === 'qwen2' || config.attention_bias === true;
+  const headDim = config.head_dim === undefined || config.head_dim === null ? hidden / heads : positiveInt(config.head_dim, 'head_dim');
+  const layers = positiveInt(config.num_hidden_layers, 'num_hidden_layers');
+  const rotary = optionalNumber(config.partial_rotary_factor, 'partial_rotary_factor');
+  const ropeDims = rotary !== undefined && rotary < 1 ? Math.round(headDim * rotary) : undefined;
+  if (ropeDims !== undefined && (ropeDims % 2 !== 0 || ropeDims <= 0)) throw new Error(`Model config: partial_rotary_factor ${rotary} gives ${ropeDims} rotary dimensions (must be even and positive)`);
+  // SmolLM3: no_rope_layers[l] is 1 where layer l uses RoPE, 0 where it does not.
+  const noRope = Array.isArray(config.no_rope_layers)
+    ? (config.no_rope_layers as unknown[]).flatMap((v, l) => (v === 0 ? [l] : []))
+    : arch === 'smollm3' ? smollm3NoRopeLayers(layers, typeof config.no_rope_layer_interval === 'number' ? config.no_rope_layer_interval : 4) : [];
   return {
     arch,
     format: 'safetensors',
-    layers: positiveInt(config.num_hidden_layers, 'num_hidden_layers'),
+    layers,
     hidden,
     intermediate: positiveInt(config.intermediate_size, 'intermediate_size'),
     heads,
     kvHeads,
-    headDim: config.head_dim === undefined || config.head_dim === null ? hidden / heads : positiveInt(config.head_dim, 'head_dim'),
+    headDim,
     vocabSize: positiveInt(config.vocab_size, 'vocab_size'),
     contextLength: positiveInt(config.max_position_embeddings ?? 4096, 'max_position_embeddings'),
     ropeTheta: optionalNumber(config.rope_theta ?? ropeParameters?.rope_theta, 'rope_theta') ?? 10000,
@@ -180,6 +222,8 @@ export function modelConfigFromHf(
     qkNorm: arch === 'qwen3',
     bosTokenId: bos,
     eosTokenIds: eos,
+    ...(ropeDims !== undefined ? { ropeDims } : {}),
+    ...(noRope.length > 0 ? { noRopeLayers: noRope } : {}),
   };
 }
 
@@ -212,6 +256,10 @@ const HF_LAYER_NAMES: Record<string, string> = {
   'self_attn.q_norm.weight': 'attn_q_norm.weight',
   'self_attn.k_norm.weight': 'attn_k_norm.weight',
   'self_attn.o_proj.weight': 'attn_output.weight',
+  // phi3: q, k and v in one matrix (the decoder's concatenated q/k/v), gate and up in one (GGUF's fused ffn_up;
+  // the weight loader splits it in two, see splitFusedGateUp).
+  'self_attn.qkv_proj.weight': 'attn_qkv.weight',
+  'mlp.gate_up_proj.weight': 'ffn_up.weight',
   'post_attention_layernorm.weight': 'ffn_norm.weight',
   'mlp.gate_proj.weight': 'ffn_gate.weight',
   'mlp.up_proj.weight': 'ffn_up.weight',

@@ -92,19 +92,43 @@ export interface LoadedWeights {
 
 /** The tensors of a GGUF file, under their GGUF names. */
 export function ggufTensorSources(file: GgufFile): TensorSource[] {
-  return file.tensors.map((t) => ({ name: t.name, type: t.type, shape: t.shape, source: file.source, offset: t.offset, byteLength: t.byteLength }));
+  return splitFusedGateUp(file.tensors.map((t) => ({ name: t.name, type: t.type, shape: t.shape, source: file.source, offset: t.offset, byteLength: t.byteLength })));
 }
 
 /** The tensors of a safetensors checkpoint, renamed to GGUF names where a mapping exists. */
 export function safetensorsTensorSources(checkpoint: SafetensorsCheckpoint): TensorSource[] {
-  return checkpoint.tensors.map((t) => ({
+  return splitFusedGateUp(checkpoint.tensors.map((t) => ({
     name: ggufNameOfHfTensor(t.name) ?? t.name,
     type: t.type,
     shape: t.shape,
     source: t.source,
     offset: t.offset,
     byteLength: t.byteLength,
-  }));
+  })));
+}
+
+/**
+ * phi3's fused feed-forward input: blk.N.ffn_up.weight [2·I, hidden] holding the gate rows, then the up rows
+ * (GGUF as llama.cpp's converter writes it; HF `gate_up_proj`), with no ffn_gate beside it and ffn_down
+ * [hidden, I]. Split at load into blk.N.ffn_gate.weight and blk.N.ffn_up.weight of I rows each (two byte ranges
+ * of the same file: rows are whole blocks), so the decoder stacks them as for any SwiGLU layer.
+ */
+export function splitFusedGateUp(sources: TensorSource[]): TensorSource[] {
+  const names = new Set(sources.map((s) => s.name));
+  const byName = new Map(sources.map((s) => [s.name, s]));
+  return sources.flatMap((s) => {
+    const m = /^blk\.(\d+)\.ffn_up\.weight$/.exec(s.name);
+    if (!m || names.has(`blk.${m[1]}.ffn_gate.weight`) || s.shape.length !== 2) return [s];
+    const down = byName.get(`blk.${m[1]}.ffn_down.weight`);
+    const width = down?.shape.at(-1);
+    if (width === undefined || s.shape[0] !== 2 * width || s.byteLength % 2 !== 0) return [s];
+    const half = s.byteLength / 2;
+    const shape = [width, s.shape[1]!];
+    return [
+      { ...s, name: `blk.${m[1]}.ffn_gate.weight`, shape, byteLength: half },
+      { ...s, name: s.name, shape, offset: s.offset + half, byteLength: half },
+    ];
+  });
 }
 
 /** Pending writes beyond which the loader waits for the queue, so staging memory stays bounded. */

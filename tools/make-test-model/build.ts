@@ -17,8 +17,8 @@ import { encodeTensor } from './quantize.ts';
 import { SeededRandom } from './random.ts';
 import { encodeSafetensorsCheckpoint, type SafetensorsWriteTensor } from './safetensors-writer.ts';
 
-export type TestModelArch = 'llama' | 'qwen2' | 'qwen3' | 'gpt-oss';
-export const TEST_MODEL_ARCHS: readonly TestModelArch[] = ['llama', 'qwen2', 'qwen3', 'gpt-oss'];
+export type TestModelArch = 'llama' | 'qwen2' | 'qwen3' | 'gpt-oss' | 'phi3' | 'smollm3';
+export const TEST_MODEL_ARCHS: readonly TestModelArch[] = ['llama', 'qwen2', 'qwen3', 'gpt-oss', 'phi3', 'smollm3'];
 
 export interface Llama3RopeScaling {
   factor: number;
@@ -64,6 +64,8 @@ export interface TestModelOptions {
   /** gpt-oss: YaRN RoPE scaling factor (default 32) over `yarnOriginalContext` positions (default 4096); 0 turns it off. */
   yarnFactor?: number;
   yarnOriginalContext?: number;
+  /** phi3: dimensions of each q/k head that RoPE rotates (partial rotary; default headDim). */
+  ropeDims?: number;
   /**
    * Dequantization probe: every layer matrix is zero, token t < hidden embeds to a scaled one-hot vector
    * that the final norm maps exactly to e_t, so the logits of token t are column t of output.weight.
@@ -120,6 +122,7 @@ export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['opt
     shards: o.shards ?? 1,
     probe: o.probe ?? false,
     ropeScaling: o.ropeScaling ?? null,
+    ropeDims: o.ropeDims ?? o.headDim ?? hidden / heads,
     experts: o.experts ?? 8,
     expertsUsed: o.expertsUsed ?? 2,
     window: o.window ?? 128,
@@ -134,6 +137,9 @@ export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['opt
   if (!TEST_MODEL_ARCHS.includes(resolved.arch)) throw new Error(`Unknown test model architecture "${resolved.arch}"`);
   if (resolved.ropeScaling && resolved.arch !== 'llama') throw new Error('ropeScaling is only for arch llama');
   if (resolved.heads % resolved.kvHeads !== 0) throw new Error('heads must be a multiple of kvHeads');
+  if (resolved.ropeDims !== resolved.headDim && (resolved.arch !== 'phi3' || resolved.ropeDims % 2 !== 0 || resolved.ropeDims <= 0 || resolved.ropeDims > resolved.headDim)) {
+    throw new Error('ropeDims (partial rotary) is for arch phi3: even, at most headDim');
+  }
   if (resolved.headDim % 2 !== 0) throw new Error('headDim must be even');
   if (resolved.probe && resolved.tiedEmbeddings) throw new Error('probe needs an output.weight (tiedEmbeddings false)');
   return resolved;
@@ -228,11 +234,24 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
     wide('ffn_down_exps.weight', [experts, hidden, intermediate], 1 / Math.sqrt(intermediate));
     wide('ffn_down_exps.bias', [experts, hidden], 0.1);
   }
-  for (let l = 0; l < o.layers && o.arch !== 'gpt-oss'; l++) {
+  for (let l = 0; l < o.layers && o.arch === 'phi3'; l++) {
+    // phi3 (llama.cpp's converter): q, k, v in one attn_qkv [q; k; v] and gate, up in one ffn_up [gate; up]; NEOX
+    // RoPE, so no row permutation. HF names as Phi-3's checkpoints (qkv_proj, gate_up_proj).
     const g = `blk.${l}.`;
     const h = `model.layers.${l}.`;
     norm(g + 'attn_norm.weight', h + 'input_layernorm.weight', hidden);
-    const permute = o.arch === 'llama';
+    matrix(g + 'attn_qkv.weight', h + 'self_attn.qkv_proj.weight', qDim + 2 * kvDim, hidden, o.type);
+    matrix(g + 'attn_output.weight', h + 'self_attn.o_proj.weight', hidden, qDim, o.type);
+    norm(g + 'ffn_norm.weight', h + 'post_attention_layernorm.weight', hidden);
+    matrix(g + 'ffn_up.weight', h + 'mlp.gate_up_proj.weight', 2 * intermediate, hidden, o.type);
+    matrix(g + 'ffn_down.weight', h + 'mlp.down_proj.weight', hidden, intermediate, o.type);
+  }
+  for (let l = 0; l < o.layers && o.arch !== 'gpt-oss' && o.arch !== 'phi3'; l++) {
+    const g = `blk.${l}.`;
+    const h = `model.layers.${l}.`;
+    norm(g + 'attn_norm.weight', h + 'input_layernorm.weight', hidden);
+    // SmolLM3's converter is llama's: q/k rows permuted for interleaved RoPE.
+    const permute = o.arch === 'llama' || o.arch === 'smollm3';
     matrix(g + 'attn_q.weight', h + 'self_attn.q_proj.weight', qDim, hidden, o.type, permute ? heads : undefined);
     matrix(g + 'attn_k.weight', h + 'self_attn.k_proj.weight', kvDim, hidden, o.type, permute ? kvHeads : undefined);
     matrix(g + 'attn_v.weight', h + 'self_attn.v_proj.weight', kvDim, hidden, o.type);
@@ -385,7 +404,8 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<stri
   const quantized = [o.type, o.embeddingType, o.outputType].some((t) => TENSOR_TYPE_LAYOUTS[t].blockElements > 1);
   const meta: Record<string, GgufWriteValue> = {
     'general.architecture': gv.str(a),
-    'general.name': gv.str(`test-${a}-${o.type.toLowerCase()}-seed${o.seed}`),
+    // Not "phi3" in the name: llama.cpp sets token attributes of Phi-3's own vocabulary (</s>, <|endoftext|>) by name.
+    'general.name': gv.str(`test-${a === 'phi3' ? 'phi' : a}-${o.type.toLowerCase()}-seed${o.seed}`),
     [`${a}.context_length`]: gv.u32(o.contextLength),
     [`${a}.embedding_length`]: gv.u32(o.hidden),
     [`${a}.block_count`]: gv.u32(o.layers),
@@ -396,7 +416,7 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<stri
     [`${a}.attention.value_length`]: gv.u32(o.headDim),
     [`${a}.attention.layer_norm_rms_epsilon`]: gv.f32(o.rmsEps),
     [`${a}.rope.freq_base`]: gv.f32(o.ropeTheta),
-    [`${a}.rope.dimension_count`]: gv.u32(o.headDim),
+    [`${a}.rope.dimension_count`]: gv.u32(o.ropeDims),
     [`${a}.vocab_size`]: gv.u32(vocab.tokens.length),
     'tokenizer.chat_template': gv.str(CHATML_TOOLS_TEMPLATE),
     ...ggufTokenizerMetadata(vocab),
@@ -417,7 +437,7 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<stri
 }
 
 function hfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, unknown> {
-  const architectures = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[o.arch];
+  const architectures = ({ llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM', phi3: 'Phi3ForCausalLM', smollm3: 'SmolLM3ForCausalLM' } as Record<string, string>)[o.arch];
   const dtype = o.type === 'F16' ? 'float16' : o.type === 'BF16' ? 'bfloat16' : 'float32';
   return {
     architectures: [architectures],
@@ -447,5 +467,8 @@ function hfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, 
     bos_token_id: vocab.bosId,
     eos_token_id: vocab.eosId,
     torch_dtype: dtype,
+    ...(o.arch === 'phi3' && o.ropeDims !== o.headDim ? { partial_rotary_factor: o.ropeDims / o.headDim } : {}),
+    // SmolLM3: 1 where the layer uses RoPE; every 4th layer has none (as its checkpoints and llama.cpp place them).
+    ...(o.arch === 'smollm3' ? { no_rope_layers: Array.from({ length: o.layers }, (_, l) => ((l + 1) % 4 === 0 ? 0 : 1)), no_rope_layer_interval: 4 } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { readRealTokenizer, TEST_MODEL_ARCHS, writeTestModel, type TestModelArch
 const { values } = parseArgs({
   options: {
     arch: { type: 'string' },
+    'rope-dims': { type: 'string' },
     type: { type: 'string', default: 'F32' },
     out: { type: 'string' },
     seed: { type: 'string' },
@@ -40,11 +41,12 @@ const { values } = parseArgs({
 function fail(message: string): never {
   console.error(`make-test-model: ${message}`);
   console.error(
-    'usage: cli.ts --arch llama|qwen2|qwen3|gpt-oss --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
+    'usage: cli.ts --arch llama|qwen2|qwen3|gpt-oss|phi3|smollm3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
       '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--tokenizer bpe|spm|DIR] [--context-length N] [--rope-theta X]\n' +
       '  [--llama3-rope-scaling factor,low,high,originalContext]\n' +
       '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]\n' +
-      '  gpt-oss: [--experts N] [--experts-used N] [--window N] [--yarn-factor X (0: none)] [--yarn-original-context N]; --intermediate is per expert',
+      '  gpt-oss: [--experts N] [--experts-used N] [--window N] [--yarn-factor X (0: none)] [--yarn-original-context N]; --intermediate is per expert\n' +
+      '  phi3: [--rope-dims N] (partial rotary: the q/k dimensions RoPE rotates)',
   );
   process.exit(2);
 }
@@ -87,6 +89,7 @@ try {
       heads: int(values.heads, '--heads'),
       kvHeads: int(values['kv-heads'], '--kv-heads'),
       headDim: int(values['head-dim'], '--head-dim'),
+      ropeDims: int(values['rope-dims'], '--rope-dims'),
       merges: int(values.merges, '--merges'),
       tokenizer: values.tokenizer === 'spm' ? 'spm' : 'bpe',
       contextLength: int(values['context-length'], '--context-length'),

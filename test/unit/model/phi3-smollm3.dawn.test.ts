@@ -1,0 +1,155 @@
+// The phi3 and smollm3 architectures on the WebGPU decoder (Node, Dawn) against llama.cpp's logits on generated
+// models (tools/make-test-model --arch phi3|smollm3) of several widths and head counts: phi3's fused attn_qkv
+// (bound as the concatenated q/k/v) and fused ffn_up (gate rows then up rows, split at load), NEOX RoPE, partial
+// rotary (rope.dimension_count below the head size, Phi-4-mini's 0.75); smollm3's NoPE layers (every 4th layer
+// without RoPE) and its permuted q/k (interleaved RoPE). The Hugging Face folder of each model loads to the same
+// logits as its GGUF. Each case also runs with the architecture's feature taken away (full rotary for a partial
+// phi3, RoPE on every smollm3 layer) and must then miss llama.cpp: the comparison sees what it tests.
+// Tolerances: F32 2e-3, F16 1e-2 (llama.cpp converts activations to F16 for F16 weights).
+// Dawn needs a Vulkan driver (LD_LIBRARY_PATH / VK_ICD_FILENAMES, see vitest.config.ts); without an adapter these
+// tests fail, saying why.
+import { openAsBlob, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { create, globals } from 'webgpu';
+import { acquireGpu, type GpuContext } from '../../../src/gpu/device.ts';
+import { PipelineCache } from '../../../src/gpu/pipeline-cache.ts';
+import { openModel } from '../../../src/engine/model-registry.ts';
+import { uploadTensors, type UploadedTensors } from '../../../src/engine/upload-weights.ts';
+import { Decoder } from '../../../src/model/decoder.ts';
+import { assembleDecoderWeights } from '../../../src/model/decoder-weights.ts';
+import { readGguf } from '../../../src/model/gguf.ts';
+import { BlobSource } from '../../../src/model/byte-source.ts';
+import { modelConfigFromGguf, type ModelConfig } from '../../../src/model/model-config.ts';
+import { ggufTensorSources, type TensorSource } from '../../../src/model/weight-loader.ts';
+import { runLlamaOracle, type LlamaOracleResult } from '../../support/llama-oracle.ts';
+import { makeTestModel, type TestModel, type TestModelOptions } from '../../support/test-models.ts';
+
+Object.assign(globalThis, globals);
+const dawn = create([]);
+
+const TOLERANCE: Record<string, number> = { F32: 2e-3, F16: 1e-2 };
+const PROMPT = [11, 300, 42, 7, 99, 250, 3, 180, 64, 12, 77, 201, 5, 140, 33, 260, 18, 91];
+const GREEDY = 8;
+
+interface Case {
+  name: string;
+  options: TestModelOptions;
+  /** The config with the architecture's feature taken away (must then miss llama.cpp). */
+  broken: (c: ModelConfig) => ModelConfig;
+  /** Expected config fields. */
+  expect: Partial<ModelConfig>;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'phi3 F32, partial rotary 12 of 16, 4:2 GQA',
+    options: { arch: 'phi3', type: 'F32', seed: 31, hidden: 64, heads: 4, kvHeads: 2, layers: 2, ropeDims: 12 },
+    broken: (c) => ({ ...c, ropeDims: undefined }),
+    expect: { arch: 'phi3', ropeStyle: 'neox', ropeDims: 12 },
+  },
+  {
+    name: 'phi3 F16, 96 wide, 3 heads of 32, 1 KV head, partial rotary 24, 3 layers',
+    options: { arch: 'phi3', type: 'F16', seed: 32, hidden: 96, heads: 3, kvHeads: 1, headDim: 32, intermediate: 160, layers: 3, ropeDims: 24 },
+    broken: (c) => ({ ...c, ropeDims: undefined }),
+    expect: { arch: 'phi3', ropeDims: 24, kvHeads: 1 },
+  },
+  {
+    name: 'phi3 F32, full rotary, MHA',
+    options: { arch: 'phi3', type: 'F32', seed: 33, hidden: 64, heads: 2, kvHeads: 2, layers: 2 },
+    broken: (c) => ({ ...c, ropeStyle: 'interleaved' }),
+    expect: { arch: 'phi3' },
+  },
+  {
+    name: 'smollm3 F32, 4 layers (layer 3 NoPE)',
+    options: { arch: 'smollm3', type: 'F32', seed: 34, hidden: 64, heads: 4, kvHeads: 2, layers: 4 },
+    broken: (c) => ({ ...c, noRopeLayers: undefined }),
+    expect: { arch: 'smollm3', ropeStyle: 'interleaved', noRopeLayers: [3] },
+  },
+  {
+    name: 'smollm3 F16, 8 layers (3 and 7 NoPE), 128 wide, 4:1 GQA, tied embeddings',
+    options: { arch: 'smollm3', type: 'F16', seed: 35, hidden: 128, heads: 4, kvHeads: 1, layers: 8, tiedEmbeddings: true },
+    broken: (c) => ({ ...c, noRopeLayers: [3] }),
+    expect: { arch: 'smollm3', noRopeLayers: [3, 7], tiedEmbeddings: true },
+  },
+];
+
+let gpu: GpuContext | null = null;
+let pipelines: PipelineCache;
+let missing = '';
+const models = new Map<string, { model: TestModel; oracle: LlamaOracleResult }>();
+
+beforeAll(async () => {
+  const generated: TestModel[] = [];
+  for (const c of CASES) generated.push(await makeTestModel(c.options));
+  const oracle = runLlamaOracle(generated.map((m) => ({ model: m.ggufPath, tokens: PROMPT, greedy: GREEDY })));
+  CASES.forEach((c, i) => models.set(c.name, { model: generated[i]!, oracle: oracle[i]! }));
+  try {
+    gpu = await acquireGpu({ gpu: dawn, label: 'phi3/smollm3 tests' });
+    pipelines = new PipelineCache(gpu.device);
+  } catch (error) {
+    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as vitest.config.ts does`;
+  }
+}, 600_000);
+afterAll(() => gpu?.destroy());
+
+async function logitsOf(config: ModelConfig, sources: TensorSource[], tokens: number[]): Promise<Float32Array[]> {
+  if (!gpu) throw new Error(missing);
+  const uploaded: UploadedTensors = await uploadTensors(gpu.device, sources);
+  try {
+    const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+    const decoder = await Decoder.create(gpu, config, weights, { maxSeq: 64, pipelines });
+    try {
+      return (await decoder.forward(tokens, { logits: 'all' })).logits!;
+    } finally {
+      decoder.destroy();
+    }
+  } finally {
+    uploaded.destroy();
+  }
+}
+
+function maxDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
+  expect(a.length).toBe(b.length);
+  let max = 0;
+  for (let r = 0; r < a.length; r++) {
+    expect(a[r]!.length).toBe(b[r]!.length);
+    for (let i = 0; i < a[r]!.length; i++) {
+      const d = Math.abs(a[r]![i]! - b[r]![i]!);
+      max = Number.isNaN(d) ? Infinity : Math.max(max, d);
+    }
+  }
+  return max;
+}
+
+describe.each(CASES)('$name', (c) => {
+  test("logits equal llama.cpp's; the HF folder loads to the same; without the feature they do not", async () => {
+    const { model, oracle } = models.get(c.name)!;
+    const file = await readGguf(new BlobSource(await openAsBlob(model.ggufPath), 'model.gguf'));
+    const config = modelConfigFromGguf(file);
+    expect(config).toMatchObject(c.expect);
+    if (c.options.ropeDims === undefined) expect(config.ropeDims).toBeUndefined();
+    const sources = ggufTensorSources(file);
+    if (c.options.arch === 'phi3') {
+      // The fused ffn_up is split in two halves of the same bytes; attn_qkv stays one matrix.
+      expect(sources.filter((s) => s.name === 'blk.0.ffn_gate.weight' || s.name === 'blk.0.ffn_up.weight').map((s) => s.shape)).toEqual([[config.intermediate, config.hidden], [config.intermediate, config.hidden]]);
+      expect(sources.some((s) => s.name === 'blk.0.attn_qkv.weight')).toBe(true);
+    }
+    const sequence = [...PROMPT, ...oracle.greedy!.slice(0, -1)];
+    const theirs = [...oracle.logits, ...oracle.greedyLogits!];
+    const ours = await logitsOf(config, sources, sequence);
+    const diff = maxDiff(ours, theirs);
+
+    const opened = await openModel({ id: `hf-${c.name}`, hfDir: Object.fromEntries(await Promise.all(readdirSync(model.hfDir).map(async (n) => [n, await openAsBlob(join(model.hfDir, n))] as const))) });
+    expect(opened.config).toMatchObject({ ...c.expect, ropeStyle: 'neox' });
+    const hf = await logitsOf(opened.config, opened.tensors, sequence);
+    const hfDiff = maxDiff(hf, ours);
+
+    const broken = await logitsOf(c.broken(config), sources, sequence);
+    const brokenDiff = maxDiff(broken, theirs);
+    console.log(`${c.name}: max |GPU - llama.cpp| = ${diff.toExponential(2)} over ${sequence.length} positions; HF vs GGUF ${hfDiff.toExponential(2)}; without the feature ${brokenDiff.toFixed(3)}`);
+    expect(diff).toBeLessThan(TOLERANCE[c.options.type]!);
+    expect(hfDiff).toBeLessThan(TOLERANCE[c.options.type]!);
+    expect(brokenDiff).toBeGreaterThan(10 * TOLERANCE[c.options.type]!);
+  }, 300_000);
+});
