@@ -97,7 +97,8 @@ class NeedMoreBytes extends Error {
 
 class HeaderCursor {
   private readonly view: DataView;
-  private readonly decoder = new TextDecoder('utf-8', { fatal: false });
+  // ignoreBOM: a string that starts with U+FEFF keeps it (Gemma and Llama 2 have such tokens).
+  private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   pos = 0;
   constructor(
     private readonly bytes: Uint8Array,

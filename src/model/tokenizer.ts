@@ -65,7 +65,8 @@ export class ModelTokenizer {
    * Encode a rendered chat prompt with addSpecialTokens false: the template writes its own markers.
    */
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
-    return this.hf.encode(text, { add_special_tokens: options.addSpecialTokens ?? false }).ids;
+    // Lone surrogates (valid in a JS string, e.g. from JSON "\ud800") become U+FFFD, as UTF-8 has them (llama.cpp).
+    return this.hf.encode(wellFormed(text), { add_special_tokens: options.addSpecialTokens ?? false }).ids;
   }
 
   /** Text of token ids (may contain U+FFFD where the ids end inside a UTF-8 character). */
@@ -83,6 +84,11 @@ export class ModelTokenizer {
   tokenText(id: number): string | undefined {
     return this.hf.id_to_token(id);
   }
+}
+
+/** `text` with each lone surrogate replaced by U+FFFD (String.prototype.toWellFormed). */
+export function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 function parseChatTemplateField(value: unknown): string | Record<string, string> | null {
@@ -105,6 +111,17 @@ const LLAMA3_SPLIT =
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const QWEN2_SPLIT =
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// Tekken (Mistral Nemo and later) and gpt-4o (gpt-oss, o200k): llama.cpp's adaptation of the tokenizer.json
+// patterns ("a letter that is not a-z" for \p{Lu}..., marks not letters), which is what a GGUF is tokenized with.
+const TEKKEN_SPLIT =
+  "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const GPT4O_SPLIT =
+  "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/** llama.cpp pre-tokenizer names whose vocabulary tries a whole pre-token before merging (ignore_merges). */
+const IGNORE_MERGES_PRE = new Set(['llama3', 'llama-v3', 'llama-bpe', 'falcon3', 'falcon-h1', 'pixtral', 'midm-2.0', 'lfm2', 'tekken']);
+/** llama.cpp pre-tokenizer names that add BOS when the GGUF has no tokenizer.ggml.add_bos_token. */
+const ADD_BOS_PRE = new Set([...IGNORE_MERGES_PRE, 'chameleon']);
 
 /** Pre-tokenizer of each llama.cpp `tokenizer.ggml.pre` name this runtime knows (others: GPT-2's). */
 function bpePreTokenizer(pre: string): Record<string, unknown> {
@@ -113,11 +130,27 @@ function bpePreTokenizer(pre: string): Record<string, unknown> {
   switch (pre) {
     case 'qwen2':
     case 'deepseek-r1-qwen':
+    case 'kormo':
+    case 'megrez':
+    case 'stablelm2':
       return { type: 'Sequence', pretokenizers: [split(QWEN2_SPLIT), byteLevel(false)] };
     case 'llama3':
+    case 'llama-v3':
     case 'llama-bpe':
+    case 'falcon3':
+    case 'falcon-h1':
+    case 'pixtral':
+    case 'midm-2.0':
+    case 'lfm2':
     case 'smaug-bpe':
+    case 'dbrx':
       return { type: 'Sequence', pretokenizers: [split(LLAMA3_SPLIT), byteLevel(false)] };
+    case 'tekken':
+      return { type: 'Sequence', pretokenizers: [split(TEKKEN_SPLIT), byteLevel(false)] };
+    case 'gpt-4o':
+    case 'llama4':
+    case 'minimax-m2':
+      return { type: 'Sequence', pretokenizers: [split(GPT4O_SPLIT), byteLevel(false)] };
     case 'smollm':
       return { type: 'Sequence', pretokenizers: [split('\\p{N}'), byteLevel(true)] };
     default:
@@ -168,7 +201,7 @@ export function tokenizerSourceFromGguf(metadata: Record<string, GgufMetadataVal
   if (model === 'gpt2') {
     const pre = typeof metadata['tokenizer.ggml.pre'] === 'string' ? (metadata['tokenizer.ggml.pre'] as string) : 'default';
     const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
-    addBos ??= false;
+    addBos ??= ADD_BOS_PRE.has(pre);
     tokenizerJson = {
       version: '1.0',
       added_tokens: addedTokens,
@@ -178,7 +211,7 @@ export function tokenizerSourceFromGguf(metadata: Record<string, GgufMetadataVal
       decoder: byteLevel,
       model: {
         type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-        fuse_unk: false, byte_fallback: false, ignore_merges: pre === 'llama-bpe' || pre === 'llama3',
+        fuse_unk: false, byte_fallback: false, ignore_merges: IGNORE_MERGES_PRE.has(pre),
         vocab, merges: stringArray(metadata, 'tokenizer.ggml.merges'),
       },
     };

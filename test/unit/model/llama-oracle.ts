@@ -11,8 +11,8 @@ function llama(): Promise<Llama> {
 }
 
 /** Load a GGUF in llama.cpp; dispose() the result when done. */
-export async function loadLlamaModel(path: string): Promise<LlamaModel> {
-  return (await llama()).loadModel({ modelPath: path, gpuLayers: 0 });
+export async function loadLlamaModel(path: string, options: { vocabOnly?: boolean } = {}): Promise<LlamaModel> {
+  return (await llama()).loadModel({ modelPath: path, gpuLayers: 0, vocabOnly: options.vocabOnly });
 }
 
 /** llama.cpp's token ids of `text` (specialTokens: whether control tokens in the text are parsed). */
