@@ -22,6 +22,8 @@ const MODELS: { id: string; template: string; format: ChatFormatName }[] = [
   { id: 'toy-llama3', template: 'llama-3.2-3b-instruct.jinja', format: 'llama3' },
   { id: 'toy-mistral', template: 'mistral-7b-instruct-v0.3.jinja', format: 'mistral' },
   { id: 'toy-gemma3', template: 'gemma-3-1b-it.jinja', format: 'gemma3' },
+  { id: 'toy-mistral-v11', template: 'devstral-small-2507.jinja', format: 'mistral-v11' },
+  { id: 'toy-phi4', template: 'phi-4-mini-instruct.jinja', format: 'phi4' },
 ];
 
 let engine: WebGpuEngine | null = null;
