@@ -25,6 +25,7 @@ const USAGE = `usage:
   webgpu-responses serve    [--port 8080] [--host 127.0.0.1] [--model [ID=]FILE|DIR|URL ...] [--api-key KEY]
                             [--upstream URL] [--upstream-api-key KEY] [--store DIR (default ~/.webgpu-responses/store)]
                             [--context-length N] [--allow-origin ORIGIN ...] [--log-requests FILE.jsonl]
+                            [--reasoning-events openai|open-responses]
                             (the API on Node, the engine on Dawn)
 options: --backend chromium|node (default chromium), --context-length N,
   --bench-flags (Chromium: --enable-dawn-features=allow_unsafe_apis,disable_robustness; benchmarks only),
@@ -68,6 +69,7 @@ async function serveCommand(args) {
         'allow-origin': { type: 'string', multiple: true, default: [] },
         'keep-alive-ms': { type: 'string' },
         'log-requests': { type: 'string' },
+        'reasoning-events': { type: 'string', default: 'openai' },
         help: { type: 'boolean', default: false },
       },
     }).values;
@@ -84,6 +86,7 @@ async function serveCommand(args) {
   if (contextLength !== undefined && !(Number.isInteger(contextLength) && contextLength > 0)) fail('--context-length must be a positive integer');
   if (opts.upstream !== undefined && !/^https?:\/\//.test(opts.upstream)) fail('--upstream must be an http(s) URL');
   if (opts['api-key'] === '') fail('--api-key must not be empty');
+  if (opts['reasoning-events'] !== 'openai' && opts['reasoning-events'] !== 'open-responses') fail('--reasoning-events must be openai or open-responses');
 
   if (needsSwiftShaderRerun()) {
     const child = spawn(process.execPath, process.argv.slice(1), { stdio: 'inherit', env: swiftShaderEnv() });
@@ -115,6 +118,7 @@ async function serveCommand(args) {
         allowOrigins: opts['allow-origin'],
         logRequests: opts['log-requests'],
         keepAliveMs: opts['keep-alive-ms'] === undefined ? undefined : Number(opts['keep-alive-ms']),
+        reasoningEvents: opts['reasoning-events'],
       },
       gpu,
       { out, err },

@@ -9,6 +9,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine.ts';
 import type { ModelFileInput, ModelSource } from '../engine/model-registry.ts';
 import { createResponsesHandler } from '../responses/handler.ts';
+import type { ReasoningEventNames } from '../responses/stream-events.ts';
 import { createFileStore, type FileStore } from '../store/file-store.ts';
 import { createApp } from './app.ts';
 import { listen, type NodeServer } from './server.ts';
@@ -31,6 +32,11 @@ export interface ServeOptions {
   logRequests?: string;
   /** SSE keep-alive interval. */
   keepAliveMs?: number;
+  /**
+   * Reasoning text event names: `openai` (default, `response.reasoning_text.*`, as the `openai` SDK types them) or
+   * `open-responses` (`response.reasoning.*`, the Open Responses names: its compliance suite rejects others).
+   */
+  reasoningEvents?: ReasoningEventNames;
 }
 
 export interface Served {
@@ -72,7 +78,7 @@ export async function runServe(options: ServeOptions, gpu: GPU, io: ServeIo): Pr
 
   const server = await listen({ port: options.port, host: options.host }, ({ origin, aliases }) => {
     const allowedOrigins = [...aliases, ...(options.allowOrigins ?? [])];
-    const handler = createResponsesHandler({ engine, store, origin, allowedOrigins, keepAliveMs: options.keepAliveMs });
+    const handler = createResponsesHandler({ engine, store, origin, allowedOrigins, keepAliveMs: options.keepAliveMs, reasoningEvents: options.reasoningEvents });
     const logRequest = options.logRequests
       ? (entry: object) => appendFileSync(options.logRequests!, `${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`)
       : undefined;
