@@ -12,7 +12,9 @@
 // - tool results are `<|start|>functions.x to=assistant<|channel|>commentary<|message|>…<|end|>` with the output as
 //   it is (the template JSON-quotes it);
 // - analysis (reasoning) of earlier turns is dropped once a final answer follows it; the reasoning of the turn in
-//   progress (calls not yet answered by a final message) is kept, as `<|channel|>analysis`.
+//   progress (calls not yet answered by a final message) is kept, as `<|channel|>analysis`;
+// - code the model sent to its `python` tool (a code_interpreter_call, replayed as a call of `python` that no
+//   declared function answers) is `<|channel|>analysis to=python code`, what it printed `<|start|>python to=assistant`.
 // Where the template and this renderer mean the same, they write the same text (test/unit/chat-formats/
 // harmony-render.test.ts renders both). Plain functions over the shared chat vocabulary only.
 import type { ChatMessage, ChatTool } from './chat.ts';
@@ -89,6 +91,8 @@ export function renderHarmonyPrompt(messages: readonly ChatMessage[], tools: rea
   }
   out += harmonyDeveloperMessage(instructions.join('\n\n'), tools);
   const rest = messages.slice(first);
+  // A call of `python` that no declared function answers is code for Harmony's python tool (a code_interpreter_call).
+  const python = !tools.some((t) => t.function.name === 'python');
   // Reasoning is kept only after the last final answer (an assistant message without calls).
   const lastFinal = rest.findLastIndex((m) => m.role === 'assistant' && !(m.tool_calls && m.tool_calls.length > 0));
   for (const [i, m] of rest.entries()) {
@@ -101,7 +105,8 @@ export function renderHarmonyPrompt(messages: readonly ChatMessage[], tools: rea
         out += `${T.start}user${T.message}${m.content}${T.end}`;
         break;
       case 'tool':
-        out += `${T.start}functions.${m.name ?? ''} to=assistant${T.channel}commentary${T.message}${m.content}${T.end}`;
+        if (python && m.name === 'python') out += `${T.start}python to=assistant${T.channel}analysis${T.message}${m.content}${T.end}`;
+        else out += `${T.start}functions.${m.name ?? ''} to=assistant${T.channel}commentary${T.message}${m.content}${T.end}`;
         break;
       case 'assistant': {
         const calls = m.tool_calls ?? [];
@@ -113,6 +118,10 @@ export function renderHarmonyPrompt(messages: readonly ChatMessage[], tools: rea
         if (m.content) out += `${T.start}assistant${T.channel}commentary${T.message}${m.content}${T.end}`;
         for (const call of calls) {
           const args = typeof call.function.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function.arguments);
+          if (python && call.function.name === 'python') {
+            out += `${T.start}assistant${T.channel}analysis to=python code${T.message}${args}${T.call}`;
+            continue;
+          }
           out += `${T.start}assistant${T.channel}commentary to=functions.${call.function.name} ${T.constrain}json${T.message}${args}${T.call}`;
         }
         break;

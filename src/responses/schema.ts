@@ -114,6 +114,20 @@ export const ReasoningItem = z.object({
 });
 export type ReasoningItem = z.infer<typeof ReasoningItem>;
 
+/**
+ * Code a Harmony model (gpt-oss) sent to its `python` tool, as this runtime answers it (stream-events.ts): replayed to
+ * the model as that message, `outputs`' logs as the tool's answer. This runtime runs no code itself.
+ */
+export const CodeInterpreterCallItem = z.object({
+  type: z.literal('code_interpreter_call'),
+  id: z.string().nullish(),
+  code: text.nullish(),
+  container_id: z.string().nullish(),
+  outputs: z.array(z.looseObject({ type: z.string(), logs: text.optional() })).nullish(),
+  status: z.enum(['in_progress', 'completed', 'incomplete', 'interpreting', 'failed']).nullish(),
+});
+export type CodeInterpreterCallItem = z.infer<typeof CodeInterpreterCallItem>;
+
 export const CompactionItem = z.object({
   type: z.literal('compaction'),
   id: z.string().nullish(),
@@ -130,7 +144,6 @@ export const HOSTED_ITEM_TYPES = [
   'tool_search_call',
   'tool_search_output',
   'image_generation_call',
-  'code_interpreter_call',
   'local_shell_call',
   'local_shell_call_output',
   'shell_call',
@@ -250,6 +263,7 @@ export const InputItem = z.discriminatedUnion('type', [
   CustomToolCallOutputItem,
   ReasoningItem,
   CompactionItem,
+  CodeInterpreterCallItem,
   ItemReferenceItem,
   AdditionalToolsItem,
 ]);
@@ -472,6 +486,17 @@ export const OutputCustomToolCall = z.object({
 });
 export type OutputCustomToolCall = z.infer<typeof OutputCustomToolCall>;
 
+/** Code a Harmony model sent to `python` (no container runs it here: `outputs` empty). */
+export const OutputCodeInterpreterCall = z.object({
+  id: z.string(),
+  type: z.literal('code_interpreter_call'),
+  code: z.string().nullable(),
+  container_id: z.string(),
+  outputs: z.array(z.object({ type: z.literal('logs'), logs: z.string() })).nullable(),
+  status: z.enum(['in_progress', 'completed', 'incomplete', 'interpreting', 'failed']),
+});
+export type OutputCodeInterpreterCall = z.infer<typeof OutputCodeInterpreterCall>;
+
 export const OutputCompaction = z.object({
   id: z.string(),
   type: z.literal('compaction'),
@@ -486,6 +511,7 @@ export const OutputItem = z.discriminatedUnion('type', [
   OutputFunctionCall,
   OutputCustomToolCall,
   OutputCompaction,
+  OutputCodeInterpreterCall,
 ]);
 export type OutputItem = z.infer<typeof OutputItem>;
 
@@ -596,6 +622,10 @@ export const StreamEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('response.function_call_arguments.done'), ...at, name: z.string(), arguments: z.string(), ...seq }),
   z.object({ type: z.literal('response.custom_tool_call_input.delta'), ...at, delta: z.string(), ...seq }),
   z.object({ type: z.literal('response.custom_tool_call_input.done'), ...at, input: z.string(), ...seq }),
+  z.object({ type: z.literal('response.code_interpreter_call.in_progress'), ...at, ...seq }),
+  z.object({ type: z.literal('response.code_interpreter_call_code.delta'), ...at, delta: z.string(), ...seq }),
+  z.object({ type: z.literal('response.code_interpreter_call_code.done'), ...at, code: z.string(), ...seq }),
+  z.object({ type: z.literal('response.code_interpreter_call.completed'), ...at, ...seq }),
 ]);
 export type StreamEvent = z.infer<typeof StreamEvent>;
 /** A stream event before the emitter numbers it. */

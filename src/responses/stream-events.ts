@@ -15,6 +15,7 @@ import { responseItemIds } from './item-references.ts';
 import { summarizeReasoning } from './reasoning-summary.ts';
 import type { ReasoningSealer } from './reasoning-seal.ts';
 import type {
+  OutputCodeInterpreterCall,
   OutputCustomToolCall,
   OutputFunctionCall,
   OutputItem,
@@ -73,7 +74,8 @@ type Open =
   | { kind: 'message'; index: number; item: OutputMessage; text: string }
   | { kind: 'reasoning'; index: number; item: OutputReasoning; text: string }
   | { kind: 'function'; index: number; item: OutputFunctionCall }
-  | { kind: 'custom'; index: number; item: OutputCustomToolCall };
+  | { kind: 'custom'; index: number; item: OutputCustomToolCall }
+  | { kind: 'code'; index: number; item: OutputCodeInterpreterCall };
 
 /** Holds surrounding whitespace back so that a segment's text is trimmed however it was split. */
 class TrimmedSegment {
@@ -107,7 +109,7 @@ class ResponseEmitter {
   private dropping = false;
 
   /** Output item ids name their response (item-references.ts), so an `item_reference` finds them in the store. */
-  private readonly itemId: (prefix: 'msg' | 'rs' | 'fc' | 'ctc') => string;
+  private readonly itemId: (prefix: 'msg' | 'rs' | 'fc' | 'ctc' | 'ci') => string;
 
   constructor(private readonly options: PipelineOptions) {
     this.itemId = responseItemIds(options.response.id, options.response.store);
@@ -206,6 +208,28 @@ class ResponseEmitter {
       case 'call.end':
         if (this.dropping) this.dropping = false;
         else out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
+        break;
+      case 'code.start': {
+        // Harmony's `python` recipient: the code as a code_interpreter_call (this runtime runs none: no outputs).
+        out.push(...this.endTextSegment('commentary', 'completed'));
+        const index = this.output.length;
+        const item: OutputCodeInterpreterCall = { id: this.itemId('ci'), type: 'code_interpreter_call', code: '', container_id: 'auto', outputs: [], status: 'in_progress' };
+        this.open = { kind: 'code', index, item };
+        this.output.push(structuredClone(item));
+        out.push(
+          { type: 'response.output_item.added', output_index: index, item: structuredClone(item) },
+          { type: 'response.code_interpreter_call.in_progress', item_id: item.id, output_index: index },
+        );
+        break;
+      }
+      case 'code.delta':
+        if (this.open?.kind === 'code') {
+          this.open.item.code += event.text;
+          out.push({ type: 'response.code_interpreter_call_code.delta', item_id: this.open.item.id, output_index: this.open.index, delta: event.text });
+        }
+        break;
+      case 'code.end':
+        if (this.open?.kind === 'code') out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
         break;
     }
     return out;
@@ -319,6 +343,17 @@ class ResponseEmitter {
         this.output[open.index] = item;
         return [
           { type: 'response.function_call_arguments.done', item_id: item.id, output_index: open.index, name: item.name, arguments: item.arguments },
+          { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
+        ];
+      }
+      case 'code': {
+        this.open = null;
+        const item: OutputCodeInterpreterCall = { ...open.item, status };
+        this.output[open.index] = item;
+        const at = { item_id: item.id, output_index: open.index };
+        return [
+          { type: 'response.code_interpreter_call_code.done', ...at, code: item.code ?? '' },
+          ...(status === 'completed' ? [{ type: 'response.code_interpreter_call.completed' as const, ...at }] : []),
           { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
         ];
       }

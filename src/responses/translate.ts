@@ -101,6 +101,12 @@ export async function normaliseItems(
         out.push({ item: { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text }] }, origin: where });
         break;
       }
+      case 'code_interpreter_call': {
+        // Its code and the logs it printed (the wire-only id, container and status dropped).
+        const logs = (item.outputs ?? []).filter((o) => o.type === 'logs').map((o) => ({ type: 'logs', logs: o.logs ?? '' }));
+        out.push({ item: { type: 'code_interpreter_call', code: item.code ?? '', ...(logs.length > 0 ? { outputs: logs } : {}) }, origin: where });
+        break;
+      }
       case 'compaction': {
         if (depth >= MAX_COMPACTION_DEPTH) throw badRequest(`Compaction in '${where}' is nested too deeply.`, where);
         const sealed = await sealers.compaction.open(item.encrypted_content, `${where}.encrypted_content`);
@@ -329,6 +335,18 @@ export function buildChat(items: readonly SourcedItem[], instructions: string | 
       case 'custom_tool_call':
         addCall({ id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name), arguments: { input: item.input } } });
         break;
+      case 'code_interpreter_call': {
+        // Code sent to Harmony's `python` tool: a call of `python` whose arguments are the code (the Harmony
+        // renderer writes it back as `to=python`), what it printed that call's result.
+        const id = `python_${calls.size}`;
+        addCall({ id, type: 'function', function: { name: 'python', arguments: item.code ?? '' } });
+        const logs = (item.outputs ?? []).map((o) => o.logs ?? '').join('');
+        if (logs) {
+          flush();
+          messages.push({ role: 'tool', content: logs, tool_call_id: id, name: 'python' });
+        }
+        break;
+      }
       case 'additional_tools':
         break;
       case 'item_reference':

@@ -7,7 +7,8 @@
 //   content parts per type; `Tool` (= FunctionTool, with description/parameters/strict required, nullable).
 // - the streaming events of the document's `text/event-stream` union, each with `sequence_number`.
 // Where this project serves more than the document defines, the extension is named here and still checked for
-// shape (EXTENSIONS below): custom/namespace/hosted tools, a forced custom tool choice, `custom_tool_call` items, the `openai` SDK's reasoning
+// shape (EXTENSIONS below): custom/namespace/hosted tools, a forced custom tool choice, `custom_tool_call` and `code_interpreter_call` items (and
+// the latter's events), the `openai` SDK's reasoning
 // event names (`response.reasoning_text.*`, where the document says `response.reasoning.*`) and custom tool input
 // events. Two quirks of the document are read by intent: `JsonSchemaResponseFormat.schema` is typed `null` there (a
 // generator artifact; any JSON is accepted), and `ReasoningEffortEnum` lists `minimal` in its descriptions but not
@@ -108,7 +109,17 @@ const CustomToolCallExtension = z.looseObject({
   input: z.string(),
 });
 
-export const ItemField = z.discriminatedUnion('type', [Message, FunctionCall, FunctionCallOutput, ReasoningBody, CompactionBody, CustomToolCallExtension]);
+/** Extension: OpenAI's code interpreter call (a Harmony model's `python` recipient), which the document does not define. */
+const CodeInterpreterCallExtension = z.looseObject({
+  type: z.literal('code_interpreter_call'),
+  id: z.string(),
+  code: nullable(z.string()),
+  container_id: z.string(),
+  outputs: nullable(z.array(z.looseObject({ type: z.string() }))),
+  status: z.enum(['in_progress', 'completed', 'incomplete', 'interpreting', 'failed']),
+});
+
+export const ItemField = z.discriminatedUnion('type', [Message, FunctionCall, FunctionCallOutput, ReasoningBody, CompactionBody, CustomToolCallExtension, CodeInterpreterCallExtension]);
 
 // ---------------------------------------------------------------- tools, tool choice, text, reasoning, usage
 
@@ -229,12 +240,26 @@ export const StreamingEvent = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('response.reasoning_text.done'), ...seq, ...at, content_index: int, text: z.string() }),
   z.looseObject({ type: z.literal('response.custom_tool_call_input.delta'), ...seq, ...at, delta: z.string() }),
   z.looseObject({ type: z.literal('response.custom_tool_call_input.done'), ...seq, ...at, input: z.string() }),
+  // Extensions: the code interpreter call's events (OpenAI's names and fields).
+  z.looseObject({ type: z.literal('response.code_interpreter_call.in_progress'), ...seq, ...at }),
+  z.looseObject({ type: z.literal('response.code_interpreter_call_code.delta'), ...seq, ...at, delta: z.string() }),
+  z.looseObject({ type: z.literal('response.code_interpreter_call_code.done'), ...seq, ...at, code: z.string() }),
+  z.looseObject({ type: z.literal('response.code_interpreter_call.completed'), ...seq, ...at }),
 ]);
 
 /** The extensions StreamingEvent, ItemField and Tool admit beyond the document (for reports). */
 export const EXTENSIONS = {
-  events: ['response.reasoning_text.delta', 'response.reasoning_text.done', 'response.custom_tool_call_input.delta', 'response.custom_tool_call_input.done'],
-  items: ['custom_tool_call'],
+  events: [
+    'response.reasoning_text.delta',
+    'response.reasoning_text.done',
+    'response.custom_tool_call_input.delta',
+    'response.custom_tool_call_input.done',
+    'response.code_interpreter_call.in_progress',
+    'response.code_interpreter_call_code.delta',
+    'response.code_interpreter_call_code.done',
+    'response.code_interpreter_call.completed',
+  ],
+  items: ['custom_tool_call', 'code_interpreter_call'],
   tools: ['custom', 'namespace', 'hosted tool kinds'],
   toolChoice: ['{type:"custom", name}'],
 } as const;

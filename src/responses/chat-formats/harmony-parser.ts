@@ -97,8 +97,8 @@ export class HarmonyParser {
         events.push({ kind: 'call.end', complete: true });
         break;
       case 'code':
+        // Ended by `<|call|>` (a stop) or cut off: the pipeline closes it with the response's status.
         if (rest) events.push({ kind: 'code.delta', text: rest });
-        events.push({ kind: 'code.end', complete: false });
         break;
     }
     return events;

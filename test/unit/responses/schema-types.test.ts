@@ -2,6 +2,7 @@
 // is what the openai SDK types, and at run time that the SDK-shaped objects it builds parse.
 import type {
   Response as SdkResponse,
+  ResponseCodeInterpreterToolCall,
   ResponseCustomToolCall,
   ResponseFunctionToolCall,
   ResponseOutputMessage,
@@ -13,6 +14,7 @@ import type {
 import { describe, expect, it } from 'vitest';
 import {
   InputItem,
+  type OutputCodeInterpreterCall,
   type OutputCompaction,
   type OutputCustomToolCall,
   type OutputFunctionCall,
@@ -30,6 +32,7 @@ function sdkAssignability(): void {
   const f: ResponseFunctionToolCall = {} as OutputFunctionCall;
   const c: ResponseCustomToolCall = {} as OutputCustomToolCall;
   const k: ResponseCompactionItem = {} as OutputCompaction;
+  const ci: ResponseCodeInterpreterToolCall = {} as OutputCodeInterpreterCall;
   const u: ResponseUsage = {} as Usage;
   // `output_text` is computed by the SDK on its side; tools and tool_choice accept hosted kinds loosely; `usage` is
   // null until known and a JSON schema format's `description` null when not given, as the API sends them (and the
@@ -39,7 +42,7 @@ function sdkAssignability(): void {
   const ot: Omit<NonNullable<SdkResponse['text']>, 'format'> = {} as Omit<ResponseObject['text'], 'format'>;
   // The Open Responses names of the reasoning text events (sent only when the host asks) are not the SDK's.
   const e: ResponseStreamEvent = {} as Exclude<StreamEvent, { response: unknown } | { type: 'response.reasoning.delta' | 'response.reasoning.done' }>;
-  void [m, r, f, c, k, u, o, ou, ot, e];
+  void [m, r, f, c, k, ci, u, o, ou, ot, e];
   // The checks above bite: if the project's types widened to `any`/`unknown` these would stop being errors and
   // `@ts-expect-error` itself would fail the typecheck.
   // @ts-expect-error a function call is not an SDK message
@@ -60,6 +63,7 @@ describe('schema types match the SDK', () => {
       { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}', status: 'incomplete' },
       { id: 'ctc_1', type: 'custom_tool_call', call_id: 'call_2', name: 'g', input: 'raw' },
       { id: 'cmp_1', type: 'compaction', encrypted_content: 'blob' },
+      { id: 'ci_1', type: 'code_interpreter_call', code: 'print(1)', container_id: 'auto', outputs: [], status: 'completed' },
     ];
     for (const item of items) expect(InputItem.safeParse(item).success).toBe(true);
   });
