@@ -13,14 +13,18 @@
 //                                splits > 1: partial records [m, n_heads, splits] of head_dim/4 + 1 vec4 each:
 //                                (running max, softmax denominator, 0, 0), then the unnormalised Σ weight·V;
 //                                attention_combine.wgsl merges them into the result (flash-decoding).
-//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32, splits, split_len, q_stride }
-//              (q_stride a multiple of 4).
+//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32, splits, split_len, q_stride,
+//              window } (q_stride a multiple of 4; window 0: none, else query t attends to its last `window`
+//              positions [pos0 + t + 1 - window, pos0 + t], llama.cpp's standard sliding window (gpt-oss)).
+//   5 sinks    array<f32>  [n_heads] (read when SINKS): a learned logit per head that joins the softmax's
+//              denominator with no value (gpt-oss's attention sinks): out = Σ_p e^(s_p) V_p / (e^(sink) + Σ_p e^(s_p)).
+//              Split 0 starts its online softmax from it, so split attention and attention_combine need nothing more.
 //              Split s of query t covers positions [s*split_len, min((s+1)*split_len, pos0 + t + 1)) (may be
 //              empty); split_len a multiple of 4 when splits > 1.
 // head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
 // Overrides: WORKGROUP_SIZE; HEAD_DIM: 0 = take params.head_dim, else the head dim as a constant (must equal
 //   params.head_dim), so that the loops over the head have a fixed trip count: faster where the compiler can
-//   then keep the query and the accumulator in registers.
+//   then keep the query and the accumulator in registers; SINKS: read `sinks` (else bind any buffer).
 // Dispatch: 1-D, ceil(m * n_heads * splits / WORKGROUP_SIZE) workgroups; one invocation per (query, head,
 //   split), which keeps its query and its output accumulator (HEAD_DIM floats each) in private memory and walks
 //   its positions once, four at a time.
@@ -36,6 +40,7 @@ struct Params {
   splits: u32,
   split_len: u32,
   q_stride: u32,
+  window: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
@@ -43,9 +48,11 @@ struct Params {
 @group(0) @binding(2) var<storage, read> v_cache: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> sinks: array<f32>;
 
 override WORKGROUP_SIZE: u32 = 64;
 override HEAD_DIM: u32 = 0;
+override SINKS: bool = false;
 
 const MAX_HEAD_DIM4: u32 = 64u;
 // Finite stand-in for -infinity (WGSL need not support infinities): exp(NEG_LARGE - s) is 0 for any score s.
@@ -72,7 +79,9 @@ fn main(
   let q_base = t * (params.q_stride / 4u) + head * hd4;
   // Positions [begin, end) of this split; the causal limit is pos0 + t.
   let end = min(params.pos0 + t + 1u, select(params.pos0 + t + 1u, (split + 1u) * params.split_len, splits > 1u));
-  let begin = split * params.split_len;
+  // The sliding window's first position (0 without one).
+  let first = select(0u, max(params.pos0 + t + 1u, params.window) - params.window, params.window > 0u);
+  let begin = max(split * params.split_len, first);
 
   var query = array<vec4<f32>, MAX_HEAD_DIM4>();
   var acc = array<vec4<f32>, MAX_HEAD_DIM4>();
@@ -81,6 +90,10 @@ fn main(
   }
   var running_max = NEG_LARGE;
   var denominator = 0.0;
+  if (SINKS && split == 0u) {
+    running_max = sinks[head];
+    denominator = 1.0;
+  }
   let cache_base = kv_head * params.max_seq * hd4;
   // Four positions per step: one pass over the query for four scores, one rescale of the accumulator per four
   // values. Positions past the end are masked to weight 0 (their rows clamped to the last one).

@@ -4,7 +4,7 @@
 // quantized odd cases) are read on their own and widened to f32 on the CPU (they are tiny); rope_freqs stays
 // on the CPU (the decoder folds it into its inverse frequencies). Where they share a type, each layer's q, k and v
 // matrices load as one concatenated matrix (blk.N.attn_qkv.weight) and its SwiGLU gate and up matrices stacked
-// (blk.N.ffn_gate_up.weight), so that the decoder runs each set as one dispatch.
+// (blk.N.ffn_gate_up.weight; gpt-oss experts: blk.N.ffn_gate_up_exps.weight), so that the decoder runs each set as one dispatch.
 import { createStorageBuffer } from '../gpu/transfer.ts';
 import { gpuWeightType, type GpuTensor } from '../model/decoder-weights.ts';
 import { dequantizeGguf } from '../model/dequantize.ts';
@@ -41,6 +41,11 @@ export function gateUpName(layer: number): string {
   return `blk.${layer}.ffn_gate_up.weight`;
 }
 
+/** The name of a layer's stacked gate and up experts (gpt-oss). */
+export function gateUpExpsName(layer: number): string {
+  return `blk.${layer}.ffn_gate_up_exps.weight`;
+}
+
 /** The name of a layer's concatenated q, k and v matrices. */
 export function qkvName(layer: number): string {
   return `blk.${layer}.attn_qkv.weight`;
@@ -63,6 +68,11 @@ function layerGroups(sources: readonly TensorSource[]): TensorGroup[] {
     }
     if (gate && up && up.type === gate.type && up.shape.join() === gate.shape.join()) {
       groups.push({ name: gateUpName(layer), members: [gate.name, up.name] });
+    }
+    // Experts (gpt-oss): gate and up stacked per part of whole experts; the decoder needs them so (same type and shape).
+    const [gateExps, upExps] = ['ffn_gate_exps', 'ffn_up_exps'].map((n) => byName.get(`blk.${layer}.${n}.weight`));
+    if (gateExps && upExps && upExps.type === gateExps.type && upExps.shape.join() === gateExps.shape.join()) {
+      groups.push({ name: gateUpExpsName(layer), members: [gateExps.name, upExps.name] });
     }
   }
   return groups;

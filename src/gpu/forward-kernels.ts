@@ -1,7 +1,8 @@
 // The forward-pass kernels beyond the row reductions (kernels.ts) as calls: the weight products (matmul/matvec
 // for every GPU weight format of src/common/weight-formats.ts, dequantization fused; optional bias and
 // residual), embedding lookup from a table of any of those formats, RoPE with the KV-cache store, causal GQA attention (split over positions for long
-// decodes), SwiGLU, argmax. Each method records its dispatches (one; split attention and argmax over more
+// decodes; sliding window and attention sinks), SwiGLU, argmax, and the mixture-of-experts router choice and expert
+// products (gpt-oss). Each method records its dispatches (one; split attention and argmax over more
 // than one workgroup's values: two) into a ComputeBatch with this adapter's shapes, the params uniform and the
 // workgroup count; `prepare()` compiles the pipelines first so that recording never waits.
 // Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
@@ -85,6 +86,10 @@ export interface ForwardKernelNeeds {
   ropes?: readonly { style: RopeStyle; writeKvCache: boolean; qkNorm: boolean }[];
   /** Head dimensions to compile attention for as a constant (faster); any other runs the generic pipeline. */
   headDims?: readonly number[];
+  /** Attention with sinks (gpt-oss) too, for the generic pipeline and these head dims. */
+  attentionSinks?: boolean;
+  /** The mixture-of-experts router choice and the expert products of these weight types (gpt-oss). */
+  experts?: readonly ProductWeightType[];
 }
 
 export interface ForwardKernelsOptions {
@@ -132,6 +137,7 @@ export class ForwardKernels {
   /** The product kernels with this device's K_SPLIT reduction. */
   readonly productSplit: 'workgroup' | 'subgroup';
   private readonly productKernels: shaders.ProductKernelSet;
+  private readonly expertKernels: shaders.ProductKernelSet;
 
   constructor(
     readonly gpu: GpuContext,
@@ -146,6 +152,7 @@ export class ForwardKernels {
     this.productSplit = options.productSplit ?? (K_SPLIT > 1 && subgroupsFit ? 'subgroup' : 'workgroup');
     if (this.productSplit === 'subgroup' && !gpu.features.subgroups) throw new RangeError('product split: subgroup reductions need the subgroups feature');
     this.productKernels = this.productSplit === 'subgroup' ? shaders.productKernelsSubgroupSplit : shaders.productKernelsWorkgroupSplit;
+    this.expertKernels = this.productSplit === 'subgroup' ? shaders.expertKernelsSubgroupSplit : shaders.expertKernelsWorkgroupSplit;
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     const usage = 0x80 /* STORAGE */ | 0x08; /* COPY_DST */
     this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
@@ -166,8 +173,17 @@ export class ForwardKernels {
   }
 
   /** headDim 0: the generic pipeline (head dim from the params). */
-  private attentionKernel(headDim: number): Prepared {
-    return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim } };
+  private attentionKernel(headDim: number, sinks = false): Prepared {
+    return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim, SINKS: sinks } };
+  }
+
+  private expertKernel(type: ProductWeightType, weighted: boolean): Prepared {
+    const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.product;
+    return { kernel: this.expertKernels[type], constants: { WORKGROUP_SIZE, K_SPLIT, WEIGHTED: weighted } };
+  }
+
+  private moeRouteKernel(): Prepared {
+    return { kernel: shaders.moeRoute, constants: { ...this.shapes.elementwise } };
   }
 
   private argmaxKernel(stage: 0 | 1): Prepared {
@@ -180,6 +196,9 @@ export class ForwardKernels {
       this.attentionKernel(0),
       { kernel: shaders.attentionCombine, constants: { ...this.shapes.elementwise } },
       ...(needs.headDims ?? []).map((headDim) => this.attentionKernel(headDim)),
+      ...(needs.attentionSinks ? [0, ...(needs.headDims ?? [])].map((headDim) => this.attentionKernel(headDim, true)) : []),
+      ...(needs.experts?.length ? [this.moeRouteKernel()] : []),
+      ...(needs.experts ?? []).flatMap((type) => [this.expertKernel(type, false), this.expertKernel(type, true)]),
       ...(needs.swiglu ? [{ kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } }] : []),
       this.argmaxKernel(0),
       this.argmaxKernel(1),
@@ -330,29 +349,38 @@ export class ForwardKernels {
    */
   attention(
     batch: ComputeBatch,
-    a: { q: Binding; qStride?: number; kCache: Binding; vCache: Binding; out: Binding; m: number; nHeads: number; nKvHeads: number; headDim: number; pos0: number; maxSeq: number; scale?: number },
+    a: {
+      q: Binding; qStride?: number; kCache: Binding; vCache: Binding; out: Binding; m: number; nHeads: number; nKvHeads: number; headDim: number; pos0: number; maxSeq: number; scale?: number;
+      /** Sliding window: query t attends to positions [pos0 + t + 1 - window, pos0 + t] only (0 or absent: no window). */
+      window?: number;
+      /** Attention sinks: a logit per head [nHeads] f32 in the softmax's denominator. */
+      sinks?: Binding;
+    },
   ): void {
     if (a.m === 0) return;
     if (a.headDim % 4 !== 0 || a.headDim > 256) throw new RangeError(`attention: head dim ${a.headDim} must be a multiple of 4, at most 256`);
     if (a.nHeads % a.nKvHeads !== 0) throw new RangeError(`attention: ${a.nHeads} heads is not a multiple of ${a.nKvHeads} KV heads`);
     if (a.pos0 + a.m > a.maxSeq) throw new RangeError(`attention: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${a.maxSeq}`);
     const scale = a.scale ?? 1 / Math.sqrt(a.headDim);
-    const specialised = this.attentionKernel(a.headDim);
-    const pipeline = this.pipelines.peek(specialised.kernel, specialised.constants) ?? this.pipeline(this.attentionKernel(0));
+    const sinks = a.sinks !== undefined;
+    if (sinks) requireBytes('attention', 'sinks', a.sinks!, a.nHeads * 4);
+    const specialised = this.attentionKernel(a.headDim, sinks);
+    const pipeline = this.pipelines.peek(specialised.kernel, specialised.constants) ?? this.pipeline(this.attentionKernel(0, sinks));
     const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.shapes.attention;
     const positions = a.pos0 + 1;
     const splits = a.m === 1 && SPLIT_POSITIONS > 0 && positions > SPLIT_POSITIONS ? Math.ceil(positions / SPLIT_POSITIONS) : 1;
     const qStride = a.qStride ?? a.nHeads * a.headDim;
     if (qStride % 4 !== 0 || qStride < a.nHeads * a.headDim) throw new RangeError(`attention: q stride ${qStride} must be a multiple of 4, at least ${a.nHeads * a.headDim}`);
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale }, splits, splits > 1 ? SPLIT_POSITIONS : 0, qStride);
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale }, splits, splits > 1 ? SPLIT_POSITIONS : 0, qStride, a.window ?? 0);
     const invocations = a.m * a.nHeads * splits;
+    const sinkBinding = a.sinks ?? this.unused[0];
     if (splits === 1) {
-      batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, a.out, params], Math.ceil(invocations / WORKGROUP_SIZE));
+      batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, a.out, params, sinkBinding], Math.ceil(invocations / WORKGROUP_SIZE));
       return;
     }
     if (SPLIT_POSITIONS % 4 !== 0) throw new RangeError(`attention: SPLIT_POSITIONS ${SPLIT_POSITIONS} must be a multiple of 4`);
     const partials = this.scratchFor(invocations * (a.headDim + 4) * 4);
-    batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, partials, params], Math.ceil(invocations / WORKGROUP_SIZE));
+    batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, partials, params, sinkBinding], Math.ceil(invocations / WORKGROUP_SIZE));
     const combine = { kernel: shaders.attentionCombine, constants: { ...this.shapes.elementwise } };
     const rows = a.m * a.nHeads;
     batch.dispatch(this.pipeline(combine), [partials, a.out, this.params(rows, splits, a.headDim)], Math.ceil((rows * a.headDim) / 4 / this.shapes.elementwise.WORKGROUP_SIZE));
@@ -376,6 +404,65 @@ export class ForwardKernels {
     const params = this.params(a.width, a.m);
     const p = { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } };
     batch.dispatch(this.pipeline(p), [a.gate, a.up, a.out, params], Math.ceil((a.m * a.width) / this.shapes.elementwise.WORKGROUP_SIZE));
+  }
+
+  /**
+   * The router's choice (gpt-oss): for each of m tokens, the `used` largest of its `experts` logits ([m, experts]
+   * f32) into ids [m, used] u32 (largest first) and the softmax over those chosen logits into weights [m, used].
+   */
+  moeRoute(batch: ComputeBatch, a: { logits: Binding; ids: Binding; weights: Binding; m: number; experts: number; used: number }): void {
+    if (a.m === 0) return;
+    if (a.used < 1 || a.used > Math.min(16, a.experts)) throw new RangeError(`moe route: ${a.used} experts used of ${a.experts} (1..min(16, experts))`);
+    requireBytes('moe route', 'logits', a.logits, a.m * a.experts * 4);
+    requireBytes('moe route', 'ids', a.ids, a.m * a.used * 4);
+    requireBytes('moe route', 'weights', a.weights, a.m * a.used * 4);
+    const params = this.params(a.m, a.experts, a.used);
+    batch.dispatch(this.pipeline(this.moeRouteKernel()), [a.logits, a.ids, a.weights, params], Math.ceil(a.m / this.shapes.elementwise.WORKGROUP_SIZE));
+  }
+
+  /**
+   * The expert products of one part of an expert tensor (experts [expertStart, expertStart + expertCount) of
+   * `experts`, n rows of k each, in `weights`), for the experts moeRoute chose (shaders/matmul_experts.wgsl):
+   * 'gated': `weights` holds the part's gate experts then its up experts; y [m·used, n] gets swiglu_oai(gate·x +
+   * bias, up·x + bias) per (token, slot) whose expert is in the part (bias: gate biases [experts, n] then up biases).
+   * 'weighted': x is [m·used, k]; y [m, n] += Σ_slots route weight · (W_e·x_slot + bias[e]) over the part's experts.
+   */
+  expertProduct(
+    batch: ComputeBatch,
+    a: {
+      mode: 'gated' | 'weighted';
+      type: ProductWeightType;
+      weights: Binding;
+      expertStart: number;
+      expertCount: number;
+      experts: number;
+      x: Binding;
+      y: Binding;
+      bias: Binding;
+      ids: Binding;
+      routeWeights: Binding;
+      m: number;
+      used: number;
+      n: number;
+      k: number;
+    },
+  ): void {
+    if (a.m === 0 || a.n === 0) return;
+    const gated = a.mode === 'gated';
+    const block = PRODUCT_BLOCK_ELEMENTS[a.type];
+    if (a.k % block !== 0) throw new RangeError(`${a.type} expert product: k = ${a.k} is not a multiple of the block size ${block}`);
+    if (a.expertStart + a.expertCount > a.experts) throw new RangeError(`${a.type} expert product: experts ${a.expertStart}+${a.expertCount} of ${a.experts}`);
+    const what = `${a.type} expert product`;
+    requireBytes(what, 'weights', a.weights, (((gated ? 2 : 1) * a.expertCount * a.n * a.k) / block) * PRODUCT_BLOCK_BYTES[a.type]);
+    requireBytes(what, 'x', a.x, (gated ? a.m : a.m * a.used) * a.k * 4);
+    requireBytes(what, 'y', a.y, (gated ? a.m * a.used : a.m) * a.n * 4);
+    requireBytes(what, 'bias', a.bias, (gated ? 2 : 1) * a.experts * a.n * 4);
+    requireBytes(what, 'ids', a.ids, a.m * a.used * 4);
+    requireBytes(what, 'route weights', a.routeWeights, a.m * a.used * 4);
+    const params = this.params(a.n, a.k, a.m, a.used, a.expertStart, a.expertCount, a.experts);
+    const rowsPerGroup = (4 * this.shapes.product.WORKGROUP_SIZE) / this.shapes.product.K_SPLIT;
+    const workgroups = Math.ceil(a.n / rowsPerGroup) * (gated ? a.m * a.used : a.m);
+    batch.dispatch(this.pipeline(this.expertKernel(a.type, !gated)), [a.weights, a.x, a.bias, a.y, params, a.ids, a.routeWeights], workgroups);
   }
 
   /** Values one argmax stage-0 workgroup reduces. */

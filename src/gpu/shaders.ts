@@ -33,6 +33,8 @@ import decodeIq4ValuesCode from '../../shaders/decode_iq4_values.wgsl?raw';
 import embeddingCode from '../../shaders/embedding.wgsl?raw';
 import ropeCode from '../../shaders/rope.wgsl?raw';
 import attentionCode from '../../shaders/attention.wgsl?raw';
+import matmulExpertsCode from '../../shaders/matmul_experts.wgsl?raw';
+import moeRouteCode from '../../shaders/moe_route.wgsl?raw';
 import attentionCombineCode from '../../shaders/attention_combine.wgsl?raw';
 import swigluCode from '../../shaders/swiglu.wgsl?raw';
 import argmaxCode from '../../shaders/argmax.wgsl?raw';
@@ -109,6 +111,21 @@ function productKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {
 }
 export const productKernelsWorkgroupSplit = productKernels('workgroup');
 export const productKernelsSubgroupSplit = productKernels('subgroup');
+
+/** The mixture-of-experts products of each GPU weight format (shaders/matmul_experts.wgsl as the skeleton). */
+function expertKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {
+  const make = (format: GpuWeightFormatName): KernelSource => {
+    const name = `matmul_experts_${format.toLowerCase()}`;
+    const typeCode = composeWgsl(decoderCode(format), part(WEIGHT_FORMAT[format].product!));
+    return split === 'workgroup'
+      ? { name, code: composeWgsl(typeCode, matmulSplitWorkgroupCode, matmulExpertsCode) }
+      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', typeCode, matmulSplitSubgroupCode, matmulExpertsCode) };
+  };
+  return Object.fromEntries(GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, make(f)])) as Record<GpuWeightFormatName, KernelSource>;
+}
+export const expertKernelsWorkgroupSplit = expertKernels('workgroup');
+export const expertKernelsSubgroupSplit = expertKernels('subgroup');
+export const moeRoute: KernelSource = { name: 'moe_route', code: moeRouteCode };
 /** The embedding lookup of each GPU weight format. */
 export const embeddingKernels: Readonly<Record<GpuWeightFormatName, KernelSource>> = Object.fromEntries(
   GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, { name: `embedding_${f.toLowerCase()}`, code: composeWgsl(decoderCode(f), embeddingCode) }]),

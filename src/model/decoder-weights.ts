@@ -1,6 +1,6 @@
 // Assembles the decoder's weights (DecoderWeights) from GPU tensors named as in GGUF (token_embd.weight,
 // blk.N.attn_q.weight, ...; Hugging Face names map onto these in model-config.ts), whatever loaded them.
-import type { DecoderLayerWeights, DecoderWeights, GateUpWeights, GpuMatrix, GpuVector, GpuWeightType, QkvWeights } from './decoder.ts';
+import type { DecoderLayerWeights, DecoderWeights, GateUpWeights, GpuExperts, GpuMatrix, GpuVector, GpuWeightType, MoeWeights, QkvWeights } from './decoder.ts';
 import type { ModelConfig } from './model-config.ts';
 import { WEIGHT_FORMAT } from '../common/weight-formats.ts';
 
@@ -64,6 +64,46 @@ function gateUpWeights(lookup: GpuTensorLookup, layer: number, c: ModelConfig): 
   };
 }
 
+/** An f32 vector of `length` values: a vector tensor, or an F32 matrix in one buffer read flat (expert biases [experts, n]). */
+function flatVector(lookup: GpuTensorLookup, name: string, length: number): GpuVector {
+  const t = lookup(name);
+  if (!t) throw new Error(`The model has no tensor ${name}`);
+  const v: GpuVector = t.kind === 'vector' ? t : t.type === 'F32' && t.parts.length === 1 && (t.stacked ?? 1) === 1 ? { name, buffer: t.parts[0].buffer, length: t.rows * t.cols } : (null as never);
+  if (!v) throw new Error(`Tensor ${name} should be f32 values in one buffer`);
+  return checkVector(v, length)!;
+}
+
+/** Expert matrices [experts, rows, cols] from a loaded tensor of experts·rows rows whose parts hold whole experts. */
+function expertMatrices(lookup: GpuTensorLookup, name: string, experts: number, rows: number, cols: number, stacked: number): GpuExperts {
+  const m = need(lookup, name, 'matrix');
+  checkMatrix(m, experts * rows, cols);
+  if ((m.stacked ?? 1) !== stacked) throw new Error(`Tensor ${name} should stack ${stacked} matrices, it stacks ${m.stacked ?? 1}`);
+  const parts = m.parts.map((p) => {
+    if (p.rowStart % rows !== 0 || p.rowCount % rows !== 0) throw new Error(`Tensor ${name}: a buffer holds rows ${p.rowStart}..${p.rowStart + p.rowCount}, not whole experts of ${rows} rows`);
+    return { buffer: p.buffer, expertStart: p.rowStart / rows, expertCount: p.rowCount / rows };
+  });
+  return { name, type: m.type, experts, rows, cols, stacked, parts };
+}
+
+/** A layer's mixture-of-experts feed-forward (gpt-oss; gate and up experts stacked as the weights upload groups them). */
+function moeWeights(lookup: GpuTensorLookup, layer: number, c: ModelConfig & { moe: NonNullable<ModelConfig['moe']> }): MoeWeights {
+  const p = `blk.${layer}.`;
+  const { experts } = c.moe;
+  const I = c.intermediate;
+  if (!lookup(p + 'ffn_gate_up_exps.weight')) {
+    throw new Error(`Layer ${layer}: the gate and up experts (${p}ffn_gate_exps.weight, ${p}ffn_up_exps.weight) must share one type and shape, which this runtime stacks`);
+  }
+  return {
+    router: checkMatrix(need(lookup, p + 'ffn_gate_inp.weight', 'matrix'), experts, c.hidden),
+    routerBias: flatVector(lookup, p + 'ffn_gate_inp.bias', experts),
+    gateUp: expertMatrices(lookup, p + 'ffn_gate_up_exps.weight', experts, I, c.hidden, 2),
+    gateBias: flatVector(lookup, p + 'ffn_gate_exps.bias', experts * I),
+    upBias: flatVector(lookup, p + 'ffn_up_exps.bias', experts * I),
+    down: expertMatrices(lookup, p + 'ffn_down_exps.weight', experts, c.hidden, I, 1),
+    downBias: flatVector(lookup, p + 'ffn_down_exps.bias', experts * c.hidden),
+  };
+}
+
 /** The decoder's weights from loaded tensors, with every shape checked against the config. */
 export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLookup, ropeFreqFactors?: Float32Array): DecoderWeights {
   const c = config;
@@ -84,9 +124,13 @@ export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLoo
       qNorm: checkVector(optional(lookup, p + 'attn_q_norm.weight', 'vector'), c.headDim),
       kNorm: checkVector(optional(lookup, p + 'attn_k_norm.weight', 'vector'), c.headDim),
       wo: checkMatrix(need(lookup, p + 'attn_output.weight', 'matrix'), c.hidden, qDim),
-      ffnNorm: checkVector(need(lookup, p + 'ffn_norm.weight', 'vector'), c.hidden)!,
-      gateUp: gateUpWeights(lookup, l, c),
-      wDown: checkMatrix(need(lookup, p + 'ffn_down.weight', 'matrix'), c.hidden, c.intermediate),
+      bo: checkVector(optional(lookup, p + 'attn_output.bias', 'vector'), c.hidden),
+      sinks: c.attentionSinks ? checkVector(need(lookup, p + 'attn_sinks.weight', 'vector'), c.heads) : undefined,
+      // gpt-oss names the norm before the feed-forward post_attention_norm.
+      ffnNorm: checkVector(need(lookup, p + (c.moe ? 'post_attention_norm.weight' : 'ffn_norm.weight'), 'vector'), c.hidden)!,
+      ...(c.moe
+        ? { moe: moeWeights(lookup, l, { ...c, moe: c.moe }) }
+        : { gateUp: gateUpWeights(lookup, l, c), wDown: checkMatrix(need(lookup, p + 'ffn_down.weight', 'matrix'), c.hidden, c.intermediate) }),
     });
   }
   const tokenEmbedding = checkMatrix(need(lookup, 'token_embd.weight', 'matrix'), c.vocabSize, c.hidden);

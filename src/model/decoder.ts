@@ -1,8 +1,9 @@
-// The decoder graph of the llama / qwen2 / qwen3 family on WebGPU: the activations, the KV cache and the
+// The decoder graph of the llama / qwen2 / qwen3 family and gpt-oss on WebGPU: the activations, the KV cache and the
 // dispatch sequence of one forward step, recorded into ONE command buffer per step:
 //   embedding -> per layer [rmsnorm, q/k/v products (+bias), q/k RMSNorm (qwen3) + RoPE + KV-cache store,
 //   causal GQA attention, output product + residual, rmsnorm, gate/up products with SwiGLU (one dispatch), down product +
-//   residual] -> final rmsnorm -> LM head -> argmax.
+//   residual] -> final rmsnorm -> LM head -> argmax. gpt-oss: q/k/v/o biases, YaRN RoPE, attention sinks, a sliding
+//   window on alternate layers, and the mixture-of-experts feed-forward of moe-ffn.ts in place of gate/up/down.
 // A step runs m tokens at positions [pos0, pos0 + m): prefill uses matmuls over the prompt (in chunks of at
 // most `maxBatch` tokens), decode is m = 1 and reads its input token from the GPU buffer the previous step's
 // argmax wrote, so the only thing that comes back to the CPU per token is that id (and the logits, when a
@@ -20,8 +21,11 @@ import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
 import { KvCache } from './kv-cache.ts';
-import { layerUsesRope, type ModelConfig } from './model-config.ts';
-import { ropeInverseFrequencies } from './rope-frequencies.ts';
+import { layerUsesRope, layerWindow, type ModelConfig } from './model-config.ts';
+import { MoeFeedForward, type MoeWeights } from './moe-ffn.ts';
+
+export type { GpuExperts, MoeWeights } from './moe-ffn.ts';
+import { ropeInverseFrequencies, yarnMagnitude } from './rope-frequencies.ts';
 
 /** Weight types as they sit in GPU memory (BF16 arrives widened to F32). */
 /** The weight formats GPU buffers hold (src/common/weight-formats.ts). */
@@ -73,9 +77,15 @@ export interface DecoderLayerWeights {
   qNorm?: GpuVector;
   kNorm?: GpuVector;
   wo: GpuMatrix;
+  /** The output projection's bias (gpt-oss). */
+  bo?: GpuVector;
+  /** Attention-sink logits [heads] (gpt-oss). */
+  sinks?: GpuVector;
   ffnNorm: GpuVector;
-  gateUp: GateUpWeights;
-  wDown: GpuMatrix;
+  /** The dense feed-forward (absent in mixture-of-experts layers, which have `moe`). */
+  gateUp?: GateUpWeights;
+  wDown?: GpuMatrix;
+  moe?: MoeWeights;
 }
 
 export interface DecoderWeights {
@@ -126,9 +136,14 @@ function gateUpMatrices(g: GateUpWeights): GpuMatrix[] {
   return 'stacked' in g ? [g.stacked] : [g.gate, g.up];
 }
 
+/** A layer's feed-forward matrices that the dense product kernels read (a mixture of experts: the router). */
+function ffnMatrices(l: DecoderLayerWeights): GpuMatrix[] {
+  return l.moe ? [l.moe.router] : [...gateUpMatrices(l.gateUp!), l.wDown!];
+}
+
 /** The matrices the product kernels read (the token embedding is only looked up, unless it is the LM head). */
 function productMatrices(w: DecoderWeights): GpuMatrix[] {
-  return [w.lmHead, ...w.layers.flatMap((l) => [...qkvMatrices(l.qkv), l.wo, ...gateUpMatrices(l.gateUp), l.wDown])];
+  return [w.lmHead, ...w.layers.flatMap((l) => [...qkvMatrices(l.qkv), l.wo, ...ffnMatrices(l)])];
 }
 
 export class Decoder {
@@ -151,6 +166,10 @@ export class Decoder {
   private readonly gate: GPUBuffer | null;
   private readonly up: GPUBuffer | null;
   private readonly act: GPUBuffer;
+  /** The mixture-of-experts feed-forward (gpt-oss), or null. */
+  private readonly moe: MoeFeedForward | null;
+  /** The attention scale: 1/sqrt(headDim), times YaRN's magnitude squared (it scales q and k both). */
+  private readonly attentionScale: number;
   /** The last position's hidden state, for the last-only LM head. */
   private readonly xLast: GPUBuffer;
   private readonly logits: GPUBuffer;
@@ -203,10 +222,12 @@ export class Decoder {
           ? { ...c.ropeScaling, originalMaxPositions: c.ropeScaling.originalContextLength }
           : undefined,
         linearScale: c.ropeScaling?.type === 'linear' ? c.ropeScaling.factor : undefined,
+        yarn: c.ropeScaling?.type === 'yarn' ? c.ropeScaling : undefined,
       }),
       'rope inv_freq',
     );
     this.noRopeFreq = c.noRopeLayers?.length ? createStorageBuffer(device, new Float32Array((c.ropeDims ?? c.headDim) / 2), 'no-rope inv_freq') : null;
+    this.attentionScale = (c.ropeScaling?.type === 'yarn' ? yarnMagnitude(c.ropeScaling.factor) ** 2 : 1) / Math.sqrt(c.headDim);
     this.x = buf('x', B * c.hidden);
     this.xn = buf('xn', B * c.hidden);
     const qDim = c.heads * c.headDim;
@@ -223,10 +244,13 @@ export class Decoder {
     });
     device.queue.submit([biasCopies.finish()]);
     this.attn = buf('attn', B * c.heads * c.headDim);
-    const separateGateUp = weights.layers.some((l) => !('stacked' in l.gateUp));
+    const separateGateUp = weights.layers.some((l) => l.gateUp && !('stacked' in l.gateUp));
     this.gate = separateGateUp ? buf('gate', B * c.intermediate) : null;
     this.up = separateGateUp ? buf('up', B * c.intermediate) : null;
     this.act = buf('act', B * c.intermediate);
+    const moeLayers = weights.layers.map((l) => l.moe).filter((m) => m !== undefined);
+    if (moeLayers.length && (moeLayers.length !== c.layers || !c.moe)) throw new Error('A mixture-of-experts model needs experts in every layer and its config.moe');
+    this.moe = c.moe ? new MoeFeedForward(device, { ...c, moe: c.moe }, moeLayers, B) : null;
     this.xLast = buf('x last', c.hidden);
     this.logits = buf('logits', c.vocabSize);
     this.tokenIds = buf('token ids', B);
@@ -238,7 +262,8 @@ export class Decoder {
   /** Builds the decoder: allocates activations and the KV cache, compiles every pipeline it will use. */
   static async create(gpu: GpuContext, config: ModelConfig, weights: DecoderWeights, options: DecoderOptions): Promise<Decoder> {
     if (config.headDim % 4 !== 0) throw new GpuError('limit-exceeded', `head dim ${config.headDim} is not a multiple of 4`);
-    for (const m of productMatrices(weights)) {
+    const experts = weights.layers.flatMap((l) => (l.moe ? [l.moe.gateUp, l.moe.down] : []));
+    for (const m of [...productMatrices(weights), ...experts]) {
       const block = PRODUCT_BLOCK_ELEMENTS[m.type];
       if (m.cols % block !== 0) {
         throw new GpuError('limit-exceeded', `${m.name}: rows of ${m.cols} weights are not a multiple of ${block}, which the ${m.type} product kernel needs`);
@@ -255,18 +280,23 @@ export class Decoder {
     const products: { type: GpuWeightType; variant: ProductVariant }[] = [{ type: w.lmHead.type, variant: 'plain' }];
     for (const l of w.layers) {
       for (const m of qkvMatrices(l.qkv)) products.push({ type: m.type, variant: l.bq || l.bk || l.bv ? 'bias' : 'plain' });
-      products.push({ type: l.wo.type, variant: 'accumulate' }, { type: l.wDown.type, variant: 'accumulate' });
-      for (const m of gateUpMatrices(l.gateUp)) products.push({ type: m.type, variant: 'stacked' in l.gateUp ? 'gated' : 'plain' });
+      products.push({ type: l.wo.type, variant: l.bo ? 'bias+accumulate' : 'accumulate' });
+      if (l.wDown) products.push({ type: l.wDown.type, variant: 'accumulate' });
+      if (l.gateUp) for (const m of gateUpMatrices(l.gateUp)) products.push({ type: m.type, variant: 'stacked' in l.gateUp ? 'gated' : 'plain' });
     }
+    const moe = this.moe?.needs();
+    if (moe) products.push(...moe.products);
     const unique = new Map(products.map((p) => [`${p.type} ${p.variant}`, p]));
     await Promise.all([
       this.kernels.prepare(),
       this.fk.prepare({
         products: [...unique.values()],
-        swiglu: w.layers.some((l) => !('stacked' in l.gateUp)),
+        swiglu: w.layers.some((l) => l.gateUp && !('stacked' in l.gateUp)),
         embeddingTypes: [this.weights.tokenEmbedding.type as EmbeddingTableType],
         ropes: [...new Set(w.layers.map((l) => Boolean(l.qNorm && l.kNorm)))].map((qkNorm) => ({ style: this.config.ropeStyle, writeKvCache: true, qkNorm })),
         headDims: [this.config.headDim],
+        attentionSinks: w.layers.some((l) => l.sinks),
+        experts: moe?.experts,
       }),
     ]);
   }
@@ -275,7 +305,7 @@ export class Decoder {
   weightBytesPerToken(): number {
     const w = this.weights;
     const bytes = (m: GpuMatrix) => m.parts.reduce((s, p) => s + p.buffer.size, 0);
-    return productMatrices(w).reduce((s, m) => s + bytes(m), w.tokenEmbedding.cols * 4 /* ~ one row */);
+    return productMatrices(w).reduce((s, m) => s + bytes(m), w.tokenEmbedding.cols * 4 /* ~ one row */) + (this.moe?.expertBytesPerToken() ?? 0);
   }
 
   /**
@@ -434,12 +464,21 @@ export class Decoder {
         headDim: c.headDim,
         pos0,
         maxSeq: this.kv.shape.maxSeq,
+        scale: this.attentionScale,
+        window: layerWindow(c, l),
+        sinks: L.sinks?.buffer,
       });
       this.op(batch, 'output product + residual');
-      this.product(batch, L.wo, this.attn, this.x, m, { accumulate: true });
+      this.product(batch, L.wo, this.attn, this.x, m, { accumulate: true, bias: L.bo?.buffer });
       this.op(batch, 'rmsnorm');
       this.kernels.rmsnorm(batch, { x: this.x, weight: L.ffnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
+      if (this.moe) {
+        this.op(batch, 'mixture of experts');
+        this.moe.record(batch, fk, (mw, x, y, rows, bias) => this.product(batch, mw, x, y, rows, { bias }), l, this.xn, this.x, m);
+        continue;
+      }
       this.op(batch, 'gate/up products + swiglu');
+      if (!L.gateUp || !L.wDown) throw new Error(`Layer ${l} has no feed-forward weights`);
       if ('stacked' in L.gateUp) {
         this.product(batch, L.gateUp.stacked, this.xn, this.act, m, { gated: true });
       } else {
@@ -559,6 +598,7 @@ export class Decoder {
     for (const b of [this.invFreq, this.x, this.xn, this.qkv, ...this.qkvBias.filter((b) => b !== null), this.attn, this.act, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
     this.logitsAll?.destroy();
     this.noRopeFreq?.destroy();
+    this.moe?.destroy();
     this.gate?.destroy();
     this.up?.destroy();
     this.kv.destroy();

@@ -1,18 +1,20 @@
-// The normalized configuration of a decoder model (llama / mistral / qwen2 / qwen3 family, phi3, smollm3), read from GGUF
+// The normalized configuration of a decoder model (llama / mistral / qwen2 / qwen3 family, phi3, smollm3, gpt-oss), read from GGUF
 // metadata or a Hugging Face config.json, and the mapping of Hugging Face tensor names to the GGUF names
 // that the engine uses for both formats.
 
 import { ggufMetadata, type GgufFile, type GgufMetadataValue } from './gguf.ts';
 
-export type ModelArch = 'llama' | 'qwen2' | 'qwen3' | 'phi3' | 'smollm3';
+export type ModelArch = 'llama' | 'qwen2' | 'qwen3' | 'gpt-oss' | 'phi3' | 'smollm3';
 
-export const SUPPORTED_ARCHITECTURES = ['llama', 'mistral', 'qwen2', 'qwen3', 'phi3', 'smollm3'] as const;
+export const SUPPORTED_ARCHITECTURES = ['llama', 'mistral', 'qwen2', 'qwen3', 'gpt-oss', 'phi3', 'smollm3'] as const;
 
 export type RopeScaling =
   /** Llama 3.x: per-frequency divisors from these parameters (see llama3RopeFactors). */
   | { type: 'llama3'; factor: number; lowFreqFactor: number; highFreqFactor: number; originalContextLength: number }
   /** Positions divided by `factor`. */
-  | { type: 'linear'; factor: number };
+  | { type: 'linear'; factor: number }
+  /** YaRN (gpt-oss): frequencies between interpolation and extrapolation, magnitude scaled (see yarnRope). */
+  | { type: 'yarn'; factor: number; originalContextLength: number; betaFast: number; betaSlow: number };
 
 export interface ModelConfig extends RopeLayout {
   arch: ModelArch;
@@ -46,6 +48,21 @@ export interface ModelConfig extends RopeLayout {
   bosTokenId: number | null;
   /** Tokens that end generation. */
   eosTokenIds: number[];
+  /** Mixture-of-experts feed-forward (gpt-oss): every layer's; `intermediate` is then each expert's width. */
+  moe?: { experts: number; expertsUsed: number };
+  /**
+   * Sliding-window attention (gpt-oss): layer l attends to its last `size` positions when l % pattern < pattern - 1
+   * (llama.cpp's swa pattern: 2 = even layers sliding, odd layers full).
+   */
+  slidingWindow?: { size: number; pattern: number };
+  /** A learned attention-sink logit per head (gpt-oss: blk.N.attn_sinks.weight). */
+  attentionSinks?: boolean;
+}
+
+/** The sliding window of layer `layer` (0: it attends to every position). */
+export function layerWindow(c: Pick<ModelConfig, 'slidingWindow'>, layer: number): number {
+  const w = c.slidingWindow;
+  return w && layer % w.pattern < w.pattern - 1 ? w.size : 0;
 }
 
 /**
@@ -82,7 +99,7 @@ function ggufRopeLayout(arch: ModelArch, ropeDims: number | undefined, headDim: 
 function normalizeArch(name: string): ModelArch {
   const a = name.toLowerCase();
   if (a === 'llama' || a === 'mistral') return 'llama';
-  if (a === 'qwen2' || a === 'qwen3' || a === 'phi3' || a === 'smollm3') return a;
+  if (a === 'qwen2' || a === 'qwen3' || a === 'gpt-oss' || a === 'phi3' || a === 'smollm3') return a;
   throw new Error(`Unsupported model architecture "${name}" (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`);
 }
 
@@ -124,18 +141,29 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
   let ropeScaling: RopeScaling | null = null;
   const scalingType = m[key('rope.scaling.type')];
   if (scalingType === 'linear') ropeScaling = { type: 'linear', factor: num('rope.scaling.factor') };
-  else if (scalingType !== undefined && scalingType !== 'none') {
+  else if (scalingType === 'yarn') {
+    ropeScaling = {
+      type: 'yarn',
+      factor: num('rope.scaling.factor'),
+      originalContextLength: num('rope.scaling.original_context_length'),
+      betaFast: optNum(key('rope.scaling.yarn_beta_fast')) ?? 32,
+      betaSlow: optNum(key('rope.scaling.yarn_beta_slow')) ?? 1,
+    };
+  } else if (scalingType !== undefined && scalingType !== 'none') {
     throw new Error(`${file.source.name}: unsupported RoPE scaling "${String(scalingType)}" in ${key('rope.scaling.type')}`);
   }
   const eos = optNum('tokenizer.ggml.eos_token_id');
   const eot = optNum('tokenizer.ggml.eot_token_id');
   const eom = optNum('tokenizer.ggml.eom_token_id');
+  const moe = arch === 'gpt-oss'
+    ? { experts: positiveInt(num('expert_count'), key('expert_count')), expertsUsed: positiveInt(num('expert_used_count'), key('expert_used_count')) }
+    : undefined;
   return {
     arch,
     format: 'gguf',
     layers: positiveInt(num('block_count'), key('block_count')),
     hidden,
-    intermediate: positiveInt(num('feed_forward_length'), key('feed_forward_length')),
+    intermediate: positiveInt(num(moe ? 'expert_feed_forward_length' : 'feed_forward_length'), key(moe ? 'expert_feed_forward_length' : 'feed_forward_length')),
     heads,
     kvHeads,
     headDim: optNum(key('attention.key_length')) ?? hidden / heads,
@@ -153,6 +181,7 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
     bosTokenId: optNum('tokenizer.ggml.bos_token_id') ?? null,
     eosTokenIds: [...new Set([eos, eot, eom].filter((x): x is number => x !== undefined))],
     ...ggufRopeLayout(arch, optNum(key('rope.dimension_count')), optNum(key('attention.key_length')) ?? hidden / heads, positiveInt(num('block_count'), key('block_count'))),
+    ...(moe ? { moe, slidingWindow: { size: positiveInt(num('attention.sliding_window'), key('attention.sliding_window')), pattern: 2 }, attentionSinks: names.has('blk.0.attn_sinks.weight') } : {}),
   };
 }
 

@@ -1,7 +1,8 @@
 // Streams model tensors from their files (GGUF or safetensors byte sources) into GPU buffers: each file is
 // read once, in order, chunk by chunk; each chunk's whole rows are converted to the GPU layout
 // (tensor-types.ts) and written with queue.writeBuffer. A tensor larger than the device's storage binding
-// limit is split into row ranges, one buffer each. Progress is reported in file bytes, per file and overall.
+// limit is split into row ranges, one buffer each (a tensor of more than two dimensions, such as experts
+// [experts, rows, cols], by whole matrices of its first dimension). Progress is reported in file bytes, per file and overall.
 // On any failure every buffer this call created is destroyed before the error propagates.
 
 import { paddedWeightBytes } from '../gpu/dispatch.ts';
@@ -142,6 +143,8 @@ interface RowLayout {
   rowGpuBytes: number;
   /** Rows written together so every write is 4-byte aligned (2 for F16 rows of odd length). */
   rowGroup: number;
+  /** Rows of one matrix of a tensor with more than two dimensions (1 otherwise): parts hold whole matrices. */
+  rowAlign: number;
   rowsPerPart: number;
 }
 
@@ -160,14 +163,19 @@ function rowLayout(source: TensorSource, maxPartBytes: number, stacked: number):
   if (rows * cols === 0) throw new Error(`Tensor "${name}" is empty (shape [${shape.join(', ')}])`);
   const rowGpuBytes = type === 'F16' ? cols * 2 : gpuByteSize(layout.gpuType, cols);
   const rowGroup = rowGpuBytes % 4 === 0 ? 1 : 2;
-  return { rows, cols, rowFileBytes, rowGpuBytes, rowGroup, rowsPerPart: rowsPerPart(name, rows, rowGpuBytes, rowGroup, maxPartBytes, stacked) };
+  const rowAlign = shape.length > 2 ? shape.slice(1, -1).reduce((a, b) => a * b, 1) : 1;
+  return { rows, cols, rowFileBytes, rowGpuBytes, rowGroup, rowAlign, rowsPerPart: rowsPerPart(name, rows, rowGpuBytes, rowGroup * rowAlign, maxPartBytes, stacked) };
 }
 
-/** Rows per buffer: as many whole row groups (of `stacked` rows each, one per member) as fit in maxPartBytes. */
+/**
+ * Rows per buffer: as many whole row groups (`rowGroup` rows of each of the `stacked` members: a row pair of odd F16
+ * rows, or one matrix of an expert tensor) as fit in maxPartBytes.
+ */
 function rowsPerPart(name: string, rows: number, rowGpuBytes: number, rowGroup: number, maxPartBytes: number, stacked: number): number {
   const groupsPerPart = Math.floor(maxPartBytes / (rowGpuBytes * rowGroup * stacked));
   if (groupsPerPart < 1) {
-    throw new Error(`Tensor "${name}": one row (${rowGpuBytes * stacked} bytes on the GPU) is larger than the largest buffer allowed (${maxPartBytes} bytes)`);
+    const what = rowGroup > 2 ? `one matrix of ${rowGroup} rows (${rowGpuBytes * rowGroup * stacked} bytes on the GPU) is` : `one row (${rowGpuBytes * stacked} bytes on the GPU) is`;
+    throw new Error(`Tensor "${name}": ${what} larger than the largest buffer allowed (${maxPartBytes} bytes)`);
   }
   return Math.min(rows, groupsPerPart * rowGroup);
 }
@@ -280,7 +288,7 @@ function planTensors(
     const stacked = concatenated ? 1 : members.length;
     const layouts = members.map((m) => rowLayout(m, maxPartBytes, stacked)); // each member's byte length checked
     const rows = concatenated ? layouts.reduce((a, l) => a + l.rows, 0) : layouts[0].rows;
-    const layout = { ...layouts[0], rows, rowsPerPart: rowsPerPart(group.name, rows, layouts[0].rowGpuBytes, layouts[0].rowGroup, maxPartBytes, stacked) };
+    const layout = { ...layouts[0], rows, rowsPerPart: rowsPerPart(group.name, rows, layouts[0].rowGpuBytes, layouts[0].rowGroup * layouts[0].rowAlign, maxPartBytes, stacked) };
     const parts = createParts(device, group.name, layout, stacked, usage, created);
     const shape = concatenated ? [rows, layout.cols] : [...first.shape];
     const tensor: LoadedTensor = { name: group.name, type: TENSOR_TYPE_LAYOUTS[first.type].gpuType, fileType: first.type, shape, rows, cols: layout.cols, stacked, parts };

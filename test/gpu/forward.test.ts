@@ -130,9 +130,9 @@ describe('decoder invariants', () => {
     const stacked = await decoderFromGguf(file, { maxPartBytes: 4096 });
     const apart = await decoderFromGguf(file, { maxPartBytes: 4096, groupLayerMatrices: false });
     try {
-      expect('stacked' in stacked.decoder.weights.layers[0].gateUp).toBe(true);
+      expect('stacked' in stacked.decoder.weights.layers[0].gateUp!).toBe(true);
       expect('concatenated' in stacked.decoder.weights.layers[0].qkv).toBe(true);
-      expect('stacked' in apart.decoder.weights.layers[0].gateUp).toBe(false);
+      expect('stacked' in apart.decoder.weights.layers[0].gateUp!).toBe(false);
       expect('concatenated' in apart.decoder.weights.layers[0].qkv).toBe(false);
       const a = (await stacked.decoder.forward(prompt, { logits: 'all' })).logits!;
       const b = (await apart.decoder.forward(prompt, { logits: 'all' })).logits!;

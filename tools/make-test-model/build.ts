@@ -55,6 +55,13 @@ export interface TestModelOptions {
   ropeScaling?: Llama3RopeScaling | null;
   /** Number of safetensors shards (more than 1 writes model.safetensors.index.json). */
   shards?: number;
+  /** gpt-oss: type of the expert tensors (default `type`; MXFP4 is written by this tool's round-to-nearest quantizer). */
+  expertType?: TensorType;
+  /**
+   * gpt-oss: round the expert weights through this format before writing them as `expertType`: an F32 model that
+   * holds exactly the values of the MXFP4 one (same seed), to compare an MXFP4 forward with an unquantized one.
+   */
+  expertValuesOf?: TensorType | null;
   /** gpt-oss: experts per layer (default 8). */
   experts?: number;
   /** gpt-oss: experts each token uses (default 2). */
@@ -123,6 +130,8 @@ export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['opt
     probe: o.probe ?? false,
     ropeScaling: o.ropeScaling ?? null,
     ropeDims: o.ropeDims ?? o.headDim ?? hidden / heads,
+    expertType: o.expertType ?? o.type,
+    expertValuesOf: o.expertValuesOf ?? null,
     experts: o.experts ?? 8,
     expertsUsed: o.expertsUsed ?? 2,
     window: o.window ?? 128,
@@ -212,7 +221,9 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
     const g = `blk.${l}.`;
     const { experts } = o;
     const wide = (name: string, shape: number[], scale: number) => {
-      tensors.push({ gguf: g + name, hf: '', shape, values: rng.normals(shape.reduce((a, b) => a * b, 1), scale), ggufType: shape.length === 3 ? o.type : 'F32' });
+      let values = rng.normals(shape.reduce((a, b) => a * b, 1), scale);
+      if (shape.length === 3 && o.expertValuesOf) values = dequantizeGguf(o.expertValuesOf, encodeTensor(o.expertValuesOf, values));
+      tensors.push({ gguf: g + name, hf: '', shape, values, ggufType: shape.length === 3 ? o.expertType : 'F32' });
     };
     norm(g + 'attn_norm.weight', '', hidden);
     matrix(g + 'attn_q.weight', '', qDim, hidden, o.type);
@@ -401,7 +412,7 @@ function ggufTokenizerMetadata(vocab: AnyVocab): Record<string, GgufWriteValue> 
 
 function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, GgufWriteValue> {
   const a = o.arch;
-  const quantized = [o.type, o.embeddingType, o.outputType].some((t) => TENSOR_TYPE_LAYOUTS[t].blockElements > 1);
+  const quantized = [o.type, o.embeddingType, o.outputType, o.expertType].some((t) => TENSOR_TYPE_LAYOUTS[t].blockElements > 1);
   const meta: Record<string, GgufWriteValue> = {
     'general.architecture': gv.str(a),
     // Not "phi3" in the name: llama.cpp sets token attributes of Phi-3's own vocabulary (</s>, <|endoftext|>) by name.
@@ -437,7 +448,7 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<stri
 }
 
 function hfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, unknown> {
-  const architectures = ({ llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM', phi3: 'Phi3ForCausalLM', smollm3: 'SmolLM3ForCausalLM' } as Record<string, string>)[o.arch];
+  const architectures = ({ llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM', phi3: 'Phi3ForCausalLM', smollm3: 'SmolLM3ForCausalLM', 'gpt-oss': 'GptOssForCausalLM' } as Record<string, string>)[o.arch];
   const dtype = o.type === 'F16' ? 'float16' : o.type === 'BF16' ? 'bfloat16' : 'float32';
   return {
     architectures: [architectures],

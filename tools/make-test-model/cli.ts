@@ -30,6 +30,8 @@ const { values } = parseArgs({
     shards: { type: 'string' },
     probe: { type: 'boolean', default: false },
     experts: { type: 'string' },
+    'expert-type': { type: 'string' },
+    'expert-values-of': { type: 'string' },
     'experts-used': { type: 'string' },
     window: { type: 'string' },
     'yarn-factor': { type: 'string' },
@@ -45,7 +47,7 @@ function fail(message: string): never {
       '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--tokenizer bpe|spm|DIR] [--context-length N] [--rope-theta X]\n' +
       '  [--llama3-rope-scaling factor,low,high,originalContext]\n' +
       '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]\n' +
-      '  gpt-oss: [--experts N] [--experts-used N] [--window N] [--yarn-factor X (0: none)] [--yarn-original-context N]; --intermediate is per expert\n' +
+      '  gpt-oss: [--expert-type F32|MXFP4|...] [--expert-values-of MXFP4] [--experts N] [--experts-used N] [--window N] [--yarn-factor X (0: none)] [--yarn-original-context N]; --intermediate is per expert\n' +
       '  phi3: [--rope-dims N] (partial rotary: the q/k dimensions RoPE rotates)',
   );
   process.exit(2);
@@ -101,6 +103,8 @@ try {
       shards: int(values.shards, '--shards'),
       probe: values.probe,
       experts: int(values.experts, '--experts'),
+      expertType: tensorType(values['expert-type'], '--expert-type'),
+      expertValuesOf: tensorType(values['expert-values-of'], '--expert-values-of'),
       expertsUsed: int(values['experts-used'], '--experts-used'),
       window: int(values.window, '--window'),
       yarnFactor: values['yarn-factor'] === undefined ? undefined : Number(values['yarn-factor']),

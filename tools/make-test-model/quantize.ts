@@ -2,6 +2,7 @@
 // them). The quantizers are simple round-to-nearest ones: valid blocks, not llama.cpp's error-optimised
 // search, which is all a test model needs.
 
+import { MXFP4_VALUES } from '../../src/common/weight-formats.ts';
 import { TENSOR_TYPE_LAYOUTS, floatToBf16, floatToHalf, halfToFloat, type TensorType } from '../../src/model/tensor-types.ts';
 
 /** Encode `values` (a whole number of blocks) as `type` in file layout. */
@@ -33,6 +34,9 @@ export function encodeTensor(type: TensorType, values: Float32Array): Uint8Array
       return out;
     case 'Q6_K':
       for (let b = 0; b < blocks; b++) quantizeQ6_K(values.subarray(b * 256, b * 256 + 256), out, view, b * 210);
+      return out;
+    case 'MXFP4':
+      for (let b = 0; b < blocks; b++) quantizeMxfp4(values.subarray(b * 32, b * 32 + 32), out, b * 17);
       return out;
     default:
       // The other formats are written by llama.cpp's own quantizer (../shared/tools/llama-quantize.py, as
@@ -70,6 +74,22 @@ function quantizeQ4_0(x: Float32Array, out: Uint8Array, view: DataView, at: numb
   view.setUint16(at, floatToHalf(d), true);
   const q = (v: number) => (d === 0 ? 8 : clamp(Math.round(v / d) + 8, 0, 15));
   for (let j = 0; j < 16; j++) out[at + 2 + j] = q(x[j]) | (q(x[j + 16]) << 4);
+}
+
+function quantizeMxfp4(x: Float32Array, out: Uint8Array, at: number): void {
+  // As llama.cpp: e = floor(log2(max |x|)) - 2 + 127 (so the largest value lands near code 12 of the doubled
+  // codebook, scale 2^(e - 128)), each value to the nearest code.
+  let amax = 0;
+  for (const v of x) amax = Math.max(amax, Math.abs(v));
+  const e = amax > 0 ? clamp(Math.floor(Math.log2(amax)) - 2 + 127, 0, 255) : 0;
+  const d = 2 ** (e - 128);
+  const code = (v: number) => {
+    let best = 0;
+    for (let c = 1; c < 16; c++) if (Math.abs(MXFP4_VALUES[c] * d - v) < Math.abs(MXFP4_VALUES[best] * d - v)) best = c;
+    return best;
+  };
+  out[at] = e;
+  for (let j = 0; j < 16; j++) out[at + 1 + j] = code(x[j]) | (code(x[j + 16]) << 4);
 }
 
 function quantizeQ4_K(x: Float32Array, out: Uint8Array, view: DataView, at: number): void {

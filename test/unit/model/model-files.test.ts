@@ -180,7 +180,7 @@ describe('GGUF header', () => {
 
   test('unsupported architecture is named', async () => {
     const file = await readGguf(fileOf({ ...everyType, 'general.architecture': gv.str('gemma2') }));
-    expect(() => modelConfigFromGguf(file)).toThrow(/Unsupported model architecture "gemma2" \(supported: llama, mistral, qwen2, qwen3\)/);
+    expect(() => modelConfigFromGguf(file)).toThrow(/Unsupported model architecture "gemma2" \(supported: llama, mistral, qwen2, qwen3, gpt-oss, phi3, smollm3\)/);
     expect(() => modelConfigFromHf({ model_type: 'phi3' })).toThrow(/Unsupported model architecture "phi3"/);
   });
 

@@ -1,0 +1,151 @@
+// gpt-oss on Dawn (Node WebGPU) against llama.cpp (tools/llama-oracle: node-llama-cpp's CPU build, which has the
+// gpt-oss architecture): generated models (tools/make-test-model --arch gpt-oss) of several shapes, F32 experts and
+// MXFP4 experts (llama.cpp's own MXFP4_MOE quantizer), sliding windows shorter than the prompt, 2 and 4 experts used,
+// YaRN on and off; prefill logits at every position and decode steps (m = 1) after it, split attention too, and
+// experts split over several buffers. Dawn needs a Vulkan driver:
+//   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
+import { openAsBlob } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { create, globals } from 'webgpu';
+import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
+import { uploadTensors } from '../../src/engine/upload-weights.ts';
+import { Decoder, type DecoderOptions } from '../../src/model/decoder.ts';
+import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
+import { readGguf } from '../../src/model/gguf.ts';
+import { modelConfigFromGguf, type ModelConfig } from '../../src/model/model-config.ts';
+import { ggufTensorSources } from '../../src/model/weight-loader.ts';
+import { needDawnAdapter } from '../support/dawn-adapter.ts';
+import { llamaQuantize } from '../support/ggml-oracle.ts';
+import { runLlamaOracle, type LlamaOracleResult } from '../support/llama-oracle.ts';
+import { makeTestModel, type TestModelOptions } from '../support/test-models.ts';
+
+Object.assign(globalThis, globals);
+// Dawn's GPU object must outlive every device made from it (Node crashes if it is collected first).
+const dawn = create([]);
+
+/**
+ * Max |logit - llama.cpp| allowed: unquantized (both sides f32 arithmetic on the same weights); quantized (llama.cpp
+ * quantizes the activations to Q8_0 for its MXFP4 and Q8_0 products, this runtime keeps them f32).
+ */
+const TOLERANCE = { exact: 1e-4, quantized: 0.15 };
+
+interface Case {
+  id: string;
+  /** The model this runtime runs. */
+  model: TestModelOptions;
+  /** The model llama.cpp runs (default: the same file): an F32 twin holding the same values. */
+  oracle?: TestModelOptions;
+  /** Quantize the file with llama.cpp's quantizer first (both sides run the result). */
+  quantize?: 'MXFP4_MOE';
+  tolerance: keyof typeof TOLERANCE;
+  /** Prompt length (prefill); then `decode` more tokens one step each. */
+  prompt: number;
+  decode: number;
+  /** Decoder options: smaller parts (experts split over buffers), attention split into short chunks. */
+  maxPartBytes?: number;
+  shapes?: DecoderOptions['shapes'];
+}
+
+const base = { arch: 'gpt-oss', type: 'F32', hidden: 128, heads: 4, kvHeads: 2, headDim: 32, intermediate: 64, layers: 2 } as const;
+const wide = { ...base, hidden: 256, heads: 8, kvHeads: 1, headDim: 64, intermediate: 96, experts: 6, expertsUsed: 2, window: 3, yarnFactor: 8, yarnOriginalContext: 256 } as const;
+const mxfp4 = { expertType: 'MXFP4' } as const;
+const mxfp4Twin = { expertValuesOf: 'MXFP4' } as const;
+const CASES: Case[] = [
+  { id: 'F32 experts, 8 experts / 2 used, window 4, YaRN', model: { ...base, seed: 1, experts: 8, expertsUsed: 2, window: 4 }, tolerance: 'exact', prompt: 11, decode: 3 },
+  { id: 'F32 experts, 16 experts / 4 used, window 5, 4 layers, no YaRN', model: { ...base, seed: 2, experts: 16, expertsUsed: 4, window: 5, layers: 4, yarnFactor: 0 }, tolerance: 'exact', prompt: 13, decode: 2 },
+  {
+    id: 'F32 experts, head dim 64, 8 heads / 1 KV head, window 3, experts split over buffers, split attention',
+    model: { ...wide, seed: 3 },
+    tolerance: 'exact',
+    prompt: 9,
+    decode: 4,
+    maxPartBytes: 2 * 96 * 256 * 4 * 2,
+    shapes: { forward: { attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 4 } } },
+  },
+  // MXFP4 experts written directly against llama.cpp on an F32 file of the same (MXFP4-rounded) values: the MXFP4
+  // decoding and expert products exactly, free of llama.cpp's activation quantization.
+  { id: 'MXFP4 experts = their F32 twin, 8 experts / 2 used, window 4', model: { ...base, ...mxfp4, seed: 6, experts: 8, expertsUsed: 2, window: 4 }, oracle: { ...base, ...mxfp4Twin, seed: 6, experts: 8, expertsUsed: 2, window: 4 }, tolerance: 'exact', prompt: 11, decode: 3 },
+  {
+    id: 'MXFP4 experts = their F32 twin, 16 experts / 4 used, window 6, 4 layers, split over buffers',
+    model: { ...base, ...mxfp4, seed: 7, experts: 16, expertsUsed: 4, window: 6, layers: 4 },
+    oracle: { ...base, ...mxfp4Twin, seed: 7, experts: 16, expertsUsed: 4, window: 6, layers: 4 },
+    tolerance: 'exact',
+    prompt: 12,
+    decode: 2,
+    maxPartBytes: 5 * 64 * 20 * 2 * 4,
+  },
+  // The published way: llama.cpp's MXFP4_MOE quantizer (experts MXFP4, the other matrices Q8_0), both sides on its file.
+  { id: 'MXFP4_MOE file, 8 experts / 2 used, window 4', model: { ...base, seed: 4, experts: 8, expertsUsed: 2, window: 4 }, quantize: 'MXFP4_MOE', tolerance: 'quantized', prompt: 11, decode: 3 },
+  { id: 'MXFP4_MOE file, 16 experts / 4 used, window 6', model: { ...base, seed: 8, experts: 16, expertsUsed: 4, window: 6 }, quantize: 'MXFP4_MOE', tolerance: 'quantized', prompt: 12, decode: 2 },
+];
+
+let gpu: GpuContext | null = null;
+let pipelines: PipelineCache;
+let missing = '';
+const models = new Map<string, { path: string; tokens: number[]; llama: LlamaOracleResult }>();
+
+beforeAll(async () => {
+  const jobs: { id: string; path: string; oracle: string; tokens: number[] }[] = [];
+  for (const c of CASES) {
+    const model = await makeTestModel(c.model);
+    const path = c.quantize ? llamaQuantize(model.ggufPath, c.quantize) : model.ggufPath;
+    const oracle = c.oracle ? (await makeTestModel(c.oracle)).ggufPath : path;
+    // Ordinary byte tokens and merges (ids below the special tokens), a fixed pseudo-random pattern per seed.
+    const tokens = Array.from({ length: c.prompt + c.decode }, (_, i) => (37 + 53 * i + 11 * (c.model.seed ?? 1) * i * i) % 300);
+    jobs.push({ id: c.id, path, oracle, tokens });
+  }
+  const results = runLlamaOracle(jobs.map((j) => ({ model: j.oracle, tokens: j.tokens })));
+  jobs.forEach((j, i) => models.set(j.id, { path: j.path, tokens: j.tokens, llama: results[i] }));
+  try {
+    gpu = await acquireGpu({ gpu: dawn });
+    pipelines = new PipelineCache(gpu.device);
+  } catch (error) {
+    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as this file's header says`;
+  }
+}, 300_000);
+afterAll(() => gpu?.destroy());
+
+/** Max |a - b| over rows. */
+function maxDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
+  let max = 0;
+  for (let r = 0; r < a.length; r++) for (let i = 0; i < a[r].length; i++) max = Math.max(max, Math.abs(a[r][i] - b[r][i]) || (Number.isNaN(a[r][i] - b[r][i]) ? Infinity : 0));
+  return max;
+}
+
+/** Our logits for the case: prefill of the prompt (every position), then one decode step per further token. */
+async function gptOssLogits(g: GpuContext, c: Case, path: string, tokens: number[], edit?: (config: ModelConfig) => ModelConfig): Promise<Float32Array[]> {
+  const file = await readGguf(await openAsBlob(path));
+  const config = edit ? edit(modelConfigFromGguf(file)) : modelConfigFromGguf(file);
+  const uploaded = await uploadTensors(g.device, ggufTensorSources(file), { maxPartBytes: c.maxPartBytes });
+  try {
+    const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+    if (c.maxPartBytes) expect(weights.layers[0].moe!.gateUp.parts.length, 'experts split over buffers').toBeGreaterThan(1);
+    const decoder = await Decoder.create(g, config, weights, { maxSeq: 64, maxBatch: 16, pipelines, shapes: c.shapes });
+    try {
+      const out = (await decoder.forward(tokens.slice(0, c.prompt), { logits: 'all' })).logits!;
+      for (const t of tokens.slice(c.prompt)) out.push(...(await decoder.forward([t], { logits: 'last' })).logits!);
+      return out;
+    } finally {
+      decoder.destroy();
+    }
+  } finally {
+    uploaded.destroy();
+  }
+}
+
+describe('gpt-oss logits equal llama.cpp', () => {
+  for (const c of CASES) test(c.id, async (ctx) => {
+    const g = needDawnAdapter(ctx, gpu, missing);
+    const { path, tokens, llama } = models.get(c.id)!;
+    const ours = await gptOssLogits(g, c, path, tokens);
+    expect(ours.length).toBe(tokens.length);
+    const prefill = maxDiff(ours.slice(0, c.prompt), llama.logits.slice(0, c.prompt));
+    const decode = maxDiff(ours.slice(c.prompt), llama.logits.slice(c.prompt));
+    console.log(`gpt-oss ${c.id}: max |logit - llama.cpp| prefill ${prefill.toExponential(2)}, decode ${decode.toExponential(2)}`);
+    if (process.env.GPT_OSS_DEBUG) console.log(ours.map((row, p) => maxDiff([row], [llama.logits[p]]).toExponential(1)).join(' '));
+    const tolerance = TOLERANCE[c.tolerance];
+    expect(prefill).toBeLessThan(tolerance);
+    expect(decode).toBeLessThan(tolerance);
+  }, 300_000);
+});
