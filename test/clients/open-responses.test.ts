@@ -7,7 +7,8 @@
 // argument events; each read of a stream ends on a frame boundary (the suite's SSE parser drops a frame split
 // across reads). The requests are the suite's, decoded greedily (temperature 0) so each run gives the same answers. The suite itself cannot be run here (no snapshot of the repository can be had, and its code
 // stays out of this repository): its flows are restated from its published test list, not copied.
-// image-input is out of this runtime's capability (text-only models): a clear 400 naming the part.
+// image-input (and file input, in later versions of the suite) is out of this runtime's capability (text-only
+// models): a clear 400 naming the part.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,13 +132,16 @@ describe('the Open Responses compliance flows against serve (toy model)', () => 
     });
   }
 
-  test('image-input: a 400 naming the part (text-only models)', async () => {
-    const response = await post({
-      model: 'toy-qwen3',
-      input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What do you see?' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' }] }],
+  for (const part of [
+    { type: 'input_image', image_url: 'data:image/png;base64,AAAA' },
+    { type: 'input_file', filename: 'notes.pdf', file_data: 'data:application/pdf;base64,AAAA' },
+  ]) {
+    test(`${part.type}: a 400 naming the part (text-only models)`, async () => {
+      const response = await post({ model: 'toy-qwen3', input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is in it?' }, part] }] });
+      expect(response.status).toBe(400);
+      const { error } = (await response.json()) as { error: { param: string; message: string } };
+      expect(error.param).toBe('input[0].content[1]');
+      expect(error.message).toContain(part.type);
     });
-    expect(response.status).toBe(400);
-    const { error } = (await response.json()) as { error: { param: string } };
-    expect(error.param).toBe('input[0].content[1]');
-  });
+  }
 });
