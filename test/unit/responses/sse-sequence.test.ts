@@ -1,12 +1,13 @@
 // Every event of a stream carries a sequence_number, 0, 1, 2, … with no gap: the created/in_progress events, the
 // item events, the terminal one, and an `error` event when the stream breaks off (it follows the last event
-// sent, with the `openai` SDK's ResponseErrorEvent fields). The break is forced here by a store whose
+// sent, with the `openai` SDK's ResponseErrorEvent fields and the Open Responses document's `error` object). The break is forced here by a store whose
 // reasoning key cannot be had, so sealing the reasoning that the end of the output closes throws after events
 // have gone out.
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../../src/store/memory-store.ts';
 import type { ResponseStore } from '../../../src/store/types.ts';
+import { assertOpenResponsesEvent } from '../../support/open-responses-schema.ts';
 import { parseSse, post, setup } from './harness.ts';
 
 interface Frame {
@@ -41,8 +42,9 @@ describe('sequence_number on every stream event', () => {
     expect(last.data).toMatchObject({ type: 'error', message: expect.any(String) });
     expect('code' in last.data && 'param' in last.data).toBe(true);
     expect(all.map((f) => f.data.sequence_number)).toEqual(all.map((_, i) => i));
-    // The OpenAI error body is there too.
+    // The OpenAI error body is there too, as the Open Responses document's error event carries it.
     expect(last.data.error).toMatchObject({ message: last.data.message, type: expect.any(String) });
+    assertOpenResponsesEvent(last.data, { documentOnly: true });
   });
 
   it('the openai SDK reads the error event as an error after the events before it', async () => {
