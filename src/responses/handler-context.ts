@@ -3,6 +3,7 @@
 // first argument, so each route is a plain function over explicit state.
 import type { Engine } from '../engine/types.ts';
 import type { ResponseStore } from '../store/types.ts';
+import type { ModelDirectory } from './model-routes.ts';
 import type { IdSource, ReasoningEventNames } from './stream-events.ts';
 import type { Sealers } from './translate.ts';
 
@@ -15,6 +16,8 @@ export interface BackgroundRun {
 export interface HandlerContext {
   readonly engine: Engine;
   readonly store: ResponseStore;
+  /** The models the /v1/models routes show (the host's, or the engine's). */
+  readonly models: ModelDirectory;
   /** Unix time in seconds (for `created_at`). */
   readonly now: () => number;
   readonly ids: IdSource;

@@ -12,12 +12,15 @@ import type { HandlerContext } from './handler-context.ts';
 import { createItemResolver } from './item-references.ts';
 import { createAesGcmSealer } from './reasoning-seal.ts';
 import { guardRequest } from './request-guard.ts';
-import { cancelResponse, compactConversation, countInputTokens, deleteResponse, getResponse, listInputItems, listModels } from './stored-routes.ts';
+import { decodeModelId, engineDirectory, getModel, listModels, management, type ModelDirectory } from './model-routes.ts';
+import { cancelResponse, compactConversation, countInputTokens, deleteResponse, getResponse, listInputItems } from './stored-routes.ts';
 import type { IdSource, ReasoningEventNames } from './stream-events.ts';
 
 export interface ResponsesHandlerOptions {
   engine: Engine;
   store: ResponseStore;
+  /** The models /v1/models shows, with the host's management routes (the service worker's); default: the engine's. */
+  models?: ModelDirectory;
   /** Unix time in seconds (for `created_at`). */
   now?: () => number;
   ids?: IdSource;
@@ -42,7 +45,7 @@ export function randomIds(): IdSource {
   };
 }
 
-/** What a route is called with: the context, the request, its URL and the decoded id of `/responses/{id}` paths. */
+/** What a route is called with: the context, the request, its URL and the decoded id its path captured. */
 interface RouteCall {
   ctx: HandlerContext;
   request: Request;
@@ -51,20 +54,30 @@ interface RouteCall {
 }
 
 interface Route {
-  /** The path under /v1/ (trailing slashes dropped); a group captures the response id. */
+  /** The path under /v1/ (trailing slashes dropped); a group captures an id, decoded by `id`. */
   path: RegExp;
+  /** How the captured id is decoded and checked (a malformed one is a 400 whatever the method). */
+  id?: (raw: string) => string;
   methods: Readonly<Record<string, (call: RouteCall) => Promise<Response>>>;
 }
 
-/** The one /v1 route table of the Responses API (hosts add the model-management routes in front of it). */
+/** The one /v1 route table: the models (with the host's management routes) and the Responses API. */
 const ROUTES: readonly Route[] = [
   { path: /^models$/, methods: { GET: ({ ctx }) => listModels(ctx) } },
+  { path: /^models\/catalog$/, methods: { GET: ({ ctx, request, url }) => management(ctx, request, url).catalog() } },
+  { path: /^models\/import$/, methods: { POST: ({ ctx, request, url }) => management(ctx, request, url).importFile(request, url) } },
+  { path: /^models\/([^/]+)\/download$/, id: decodeModelId, methods: { POST: ({ ctx, request, url, id }) => management(ctx, request, url).download(id, request) } },
+  {
+    path: /^models\/([^/]+)$/,
+    id: decodeModelId,
+    methods: { GET: ({ ctx, id }) => getModel(ctx, id), DELETE: ({ ctx, request, url, id }) => management(ctx, request, url).remove(id) },
+  },
   { path: /^responses$/, methods: { POST: ({ ctx, request }) => createResponse(ctx, request) } },
   { path: /^responses\/input_tokens$/, methods: { POST: ({ ctx, request }) => countInputTokens(ctx, request) } },
   { path: /^responses\/compact$/, methods: { POST: ({ ctx, request }) => compactConversation(ctx, request) } },
-  { path: /^responses\/([^/]+)\/cancel$/, methods: { POST: ({ ctx, id }) => cancelResponse(ctx, id) } },
-  { path: /^responses\/([^/]+)\/input_items$/, methods: { GET: ({ ctx, id, url }) => listInputItems(ctx, id, url) } },
-  { path: /^responses\/([^/]+)$/, methods: { GET: ({ ctx, id }) => getResponse(ctx, id), DELETE: ({ ctx, id }) => deleteResponse(ctx, id) } },
+  { path: /^responses\/([^/]+)\/cancel$/, id: decodePathId, methods: { POST: ({ ctx, id }) => cancelResponse(ctx, id) } },
+  { path: /^responses\/([^/]+)\/input_items$/, id: decodePathId, methods: { GET: ({ ctx, id, url }) => listInputItems(ctx, id, url) } },
+  { path: /^responses\/([^/]+)$/, id: decodePathId, methods: { GET: ({ ctx, id }) => getResponse(ctx, id), DELETE: ({ ctx, id }) => deleteResponse(ctx, id) } },
 ];
 
 export function createResponsesHandler(options: ResponsesHandlerOptions): ResponsesHandler {
@@ -72,6 +85,7 @@ export function createResponsesHandler(options: ResponsesHandlerOptions): Respon
   const ctx: HandlerContext = {
     engine: options.engine,
     store,
+    models: options.models ?? engineDirectory(options.engine),
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
     ids: options.ids ?? randomIds(),
     keepAliveMs: options.keepAliveMs ?? 15_000,
@@ -105,7 +119,7 @@ async function route(ctx: HandlerContext, request: Request): Promise<Response> {
     const found = r.path.exec(path!);
     if (!found) continue;
     // The id is checked first: a malformed one is a 400 whatever the method.
-    const id = found[1] === undefined ? '' : decodePathId(found[1]);
+    const id = found[1] === undefined || !r.id ? '' : r.id(found[1]);
     const run = r.methods[method];
     if (!run) return methodNotAllowed(method, Object.keys(r.methods));
     return run({ ctx, request, url, id });

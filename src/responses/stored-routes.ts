@@ -6,7 +6,7 @@ import { badRequest, notFound, quote } from './errors.ts';
 import type { HandlerContext } from './handler-context.ts';
 import { checkResponseId, parseWith, preparePrompt, readJsonBody } from './request-checks.ts';
 import { upgradeStoredResponse } from './response-object.ts';
-import { CompactBody, InputItemsQuery, InputTokensBody, type ModelObject, type ResponseObject } from './schema.ts';
+import { CompactBody, InputItemsQuery, InputTokensBody, type ResponseObject } from './schema.ts';
 import { compactionPayload } from './translate.ts';
 import { toJson } from './records.ts';
 
@@ -114,12 +114,6 @@ export async function compactConversation(ctx: HandlerContext, request: Request)
   });
 }
 
-/** GET /v1/models: every model and alias the engine serves, OpenAI list shape. */
-export async function listModels(ctx: HandlerContext): Promise<Response> {
-  const list = await ctx.engine.listModels();
-  const data: ModelObject[] = list.flatMap((m) => [m.id, ...m.aliases].map((id) => ({ id, object: 'model' as const, created: m.created, owned_by: m.ownedBy })));
-  return Response.json({ object: 'list', data });
-}
 
 function itemId(item: JsonValue): string | null {
   return typeof item === 'object' && item !== null && !Array.isArray(item) && typeof item.id === 'string' ? item.id : null;

@@ -1,8 +1,9 @@
 // The model manager: which models exist (the app's catalog.json with the bundled model, the real models of
 // remote-catalog.ts, and files the user imported), which are stored, downloads with progress and resume, deletes
-// and imports. It answers the model routes under `/v1/models` and gives the runtime the engine's model sources.
+// and imports. It is the service worker's ModelDirectory (src/responses/model-routes.ts): the one /v1 route table
+// (handler.ts) answers the model routes from it, and it gives the runtime the engine's model sources.
 //
-// Routes (errors are OpenAI-shaped `{ error: { message, type, param, code } }`):
+// Routes (errors are DomainErrors, answered by the one error edge, src/responses/errors.ts):
 //   GET    /v1/models                  OpenAI list of the models requests can name: bundled, downloaded, imported
 //                                      (one row per id and per alias), each a ManagedModel (extra fields below).
 //   GET    /v1/models/catalog          { object: 'list', data: ManagedModel[], storage: { usage, quota, persisted } }:
@@ -29,25 +30,17 @@ import { checkQuota, ModelFileError, ModelFileStore, type FileWriteProgress } fr
 import type { ModelSource } from '../engine/model-registry';
 import { z } from 'zod';
 import { DomainError } from '../common/engine-error';
-import { errorResponse, toApiError, type ApiErrorBody } from '../responses/errors';
+import { toApiError, type ApiErrorBody } from '../responses/errors';
+import type { ModelDirectory, ModelObject, ModelStatus } from '../responses/model-routes';
 
 export const modelEventsChannelName = 'webgpu-responses-models';
 
-export type ModelStatus = 'available' | 'downloading' | 'downloaded' | 'loaded';
+export type { ModelStatus };
 
-/** A model as the routes show it: the OpenAI Model object plus what the UI needs. */
-export interface ManagedModel {
-  id: string;
-  object: 'model';
-  created: number;
-  owned_by: string;
+/** A model as the routes show it: the ModelObject every host lists, plus what the UI needs. */
+export interface ManagedModel extends ModelObject {
   /** Where it comes from: shipped with the app, downloadable by URL, or a local file the user imported. */
   source: 'bundled' | 'catalog' | 'imported';
-  /** `available`: known, not stored (bundled ones are stored on first use); `downloaded`: stored; `loaded`: on the GPU. */
-  status: ModelStatus;
-  aliases: string[];
-  /** For alias rows of GET /v1/models: the id it names. */
-  alias_of?: string;
   bytes: number;
   license: string;
   description: string;
@@ -83,8 +76,8 @@ interface Download {
 }
 
 export interface ModelManager {
-  /** Answers a model route, or null when the request is not one (the Responses handler takes it). */
-  route(request: Request, loadedIds: () => Promise<Set<string>>): Promise<Response | null>;
+  /** The models for the /v1/models routes (`loadedIds`: the ids on the GPU now), with the management routes. */
+  directory(loadedIds: () => Promise<Set<string>>): ModelDirectory;
   /** The models the engine should serve now. */
   engineSources(): Promise<ModelSource[]>;
   /** Bumped whenever the set of usable models changes (the runtime then rebuilds its engine). */
@@ -127,21 +120,6 @@ export function createModelManager(scope: string, options: ModelManagerOptions =
   return new StoredModels(scope, options);
 }
 
-/** The model routes, by path under /v1/models/ (segments decoded) and method. */
-const MODEL_ROUTES: readonly {
-  matches: (rest: string[]) => boolean;
-  methods: Readonly<Record<string, (m: StoredModels, call: { request: Request; url: URL; rest: string[]; loadedIds: () => Promise<Set<string>> }) => Promise<Response>>>;
-}[] = [
-  { matches: (rest) => rest.length === 0, methods: { GET: (m, c) => m.listUsable(c.loadedIds) } },
-  { matches: (rest) => rest.length === 1 && rest[0] === 'catalog', methods: { GET: (m, c) => m.listCatalog(c.loadedIds) } },
-  { matches: (rest) => rest.length === 1 && rest[0] === 'import', methods: { POST: (m, c) => m.importFile(c.request, c.url) } },
-  { matches: (rest) => rest.length === 2 && rest[1] === 'download', methods: { POST: (m, c) => m.download(c.rest[0]!, c.request) } },
-  {
-    matches: (rest) => rest.length === 1,
-    methods: { GET: async (m, c) => Response.json(await m.describe(await m.find(c.rest[0]!), await c.loadedIds())), DELETE: (m, c) => m.remove(c.rest[0]!) },
-  },
-];
-
 class StoredModels implements ModelManager {
   private readonly store: ModelFileStore;
   private readonly channel: BroadcastChannel | null;
@@ -162,26 +140,19 @@ class StoredModels implements ModelManager {
     return this.changes;
   }
 
-  async route(request: Request, loadedIds: () => Promise<Set<string>>): Promise<Response | null> {
-    const url = new URL(request.url);
-    const match = /\/v1\/models(?:\/(.*?))?\/*$/.exec(url.pathname);
-    if (!match) return null;
-    const segments = match[1] === undefined ? [] : match[1].split('/').map(decodeSegment);
-    // Malformed percent-encoding (`%ZZ`) in a model id is the client's error, not a 500.
-    if (segments.includes(null)) return errorResponse(new ModelFileError('Invalid model id in the path: malformed percent-encoding', 'invalid_request', 'invalid_model_id'));
-    // Error messages quote the id: a path segment longer than any id is refused before it can be echoed.
-    if (segments.some((s) => s !== null && s.length > 256)) return errorResponse(new ModelFileError('Invalid model id in the path: longer than 256 characters', 'invalid_request', 'invalid_model_id'));
-    const rest = segments as string[];
-    const method = request.method.toUpperCase();
-    try {
-      const found = MODEL_ROUTES.find((r) => r.matches(rest));
-      if (!found) return errorResponse(new ModelFileError(`Unknown route: ${method} ${url.pathname}`, 'not_found', 'unknown_route'));
-      const run = found.methods[method];
-      if (!run) return errorResponse(new DomainError('method_not_allowed', `Method ${method} is not allowed here (use ${Object.keys(found.methods).join(' or ')})`), { allow: Object.keys(found.methods).join(', ') });
-      return await run(this, { request, url, rest, loadedIds });
-    } catch (error) {
-      return errorResponse(asDomainError(error));
-    }
+  directory(loadedIds: () => Promise<Set<string>>): ModelDirectory {
+    // Every failure leaves as a DomainError (a stopped download, an unexpected one): see asDomainError.
+    const guarded = <A extends unknown[], R>(run: (...args: A) => Promise<R>) => (...args: A): Promise<R> => run(...args).catch((e: unknown) => Promise.reject(asDomainError(e)));
+    return {
+      list: guarded(() => this.listUsable(loadedIds)),
+      get: guarded(async (id: string) => this.describe(await this.find(id), await loadedIds())),
+      manage: {
+        catalog: guarded(() => this.listCatalog(loadedIds)),
+        download: guarded((id: string, request: Request) => this.download(id, request)),
+        remove: guarded((id: string) => this.remove(id)),
+        importFile: guarded((request: Request, url: URL) => this.importFile(request, url)),
+      },
+    };
   }
 
   async engineSources(): Promise<ModelSource[]> {
@@ -205,17 +176,15 @@ class StoredModels implements ModelManager {
     return sources;
   }
 
-  /** GET /v1/models: the models requests can name (the bundled ones stored first), one row per id and alias. */
-  async listUsable(loadedIds: () => Promise<Set<string>>): Promise<Response> {
+  /** GET /v1/models: the models requests can name (the bundled ones stored first); the route adds alias rows. */
+  async listUsable(loadedIds: () => Promise<Set<string>>): Promise<ManagedModel[]> {
     await this.storeBundled();
     const loaded = await loadedIds();
     const data: ManagedModel[] = [];
     for (const model of await this.known()) {
-      if (!(await this.usable(model))) continue;
-      const row = await this.describe(model, loaded);
-      data.push(row, ...row.aliases.map((alias) => ({ ...row, id: alias, alias_of: row.id })));
+      if (await this.usable(model)) data.push(await this.describe(model, loaded));
     }
-    return Response.json({ object: 'list', data });
+    return data;
   }
 
   /** GET /v1/models/catalog: every model known, stored or not, and the origin's storage. */
@@ -461,14 +430,6 @@ function checkNewId(id: string, models: KnownModel[]): void {
   }
   if (models.some((m) => m.entry.id === id || m.entry.aliases.includes(id))) {
     throw new ModelFileError(`A model '${id}' already exists: delete it first or use another id`, 'conflict', 'model_exists');
-  }
-}
-
-function decodeSegment(segment: string): string | null {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return null;
   }
 }
 

@@ -1,17 +1,16 @@
-// The runtime a service worker (or the dedicated engine worker of src/engine-worker) mounts: the model routes of
-// the model manager (GET /v1/models and /v1/models/*) and the Responses handler over the WebGPU engine and the
-// IndexedDB store for everything else under /v1. The engine is created on the first request with the models the
-// manager says are usable and kept (a loaded model stays loaded between requests); when that set changes (a
-// download completed, an import, a delete) the next request gets a new engine with the new list, and the old one
-// is disposed once the requests it already accepted are done. If the engine cannot start, every /v1 request gets
-// an OpenAI-shaped 503 that says why, and the next request tries again.
-import { createResponsesHandler, type ResponsesHandler } from '../responses/handler';
+// The runtime a service worker (or the dedicated engine worker of src/engine-worker) mounts: one Responses
+// handler for all of /v1, over the WebGPU engine, the IndexedDB store and the model manager (its ModelDirectory:
+// GET /v1/models and the management routes under /v1/models, all in the handler's one route table). The engine is
+// created when a request first needs it, with the models the manager says are usable, and kept (a loaded model
+// stays loaded between requests); when that set changes (a download completed, an import, a delete) the next
+// request gets a new engine with the new list, and the old one is disposed once the requests it already accepted
+// are done. If the engine cannot start, a request that needs it gets a 503 `engine_unavailable` that says why
+// (the model routes and stored responses still answer), and the next request tries again.
+import { createResponsesHandler } from '../responses/handler';
 import { DomainError } from '../common/engine-error';
-import { errorResponse } from '../responses/errors';
-import { guardRequest } from '../responses/request-guard';
 import { createIndexedDbStore } from '../store/indexeddb-store';
 import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine';
-import type { ResponseStore } from '../store/types';
+import type { Engine } from '../engine/types';
 import { progressChannelName, type ShimProgress } from './progress-channel';
 import { createModelManager, type ModelManager } from './model-manager';
 
@@ -27,7 +26,6 @@ export interface RuntimeOptions {
 interface EngineGeneration {
   version: number;
   engine: WebGpuEngine;
-  handler: ResponsesHandler;
 }
 
 export function createRuntime(scope: string, options: RuntimeOptions = {}): Runtime {
@@ -41,19 +39,20 @@ export function createRuntime(scope: string, options: RuntimeOptions = {}): Runt
       }
     },
   });
-  let store: ResponseStore | null = null;
-  const origin = new URL(scope).origin;
   let current: { version: number; made: Promise<EngineGeneration> } | null = null;
 
   async function start(version: number): Promise<EngineGeneration> {
-    const models = await manager.engineSources();
-    const engine = createWebGpuEngine({
-      models,
-      onLoadProgress: (modelId, loaded, total) =>
-        progress?.postMessage({ phase: 'loading-model', loaded, total, file: modelId } satisfies ShimProgress),
-    });
-    store ??= createIndexedDbStore();
-    return { version, engine, handler: createResponsesHandler({ engine, store, origin }) };
+    try {
+      const models = await manager.engineSources();
+      const engine = createWebGpuEngine({
+        models,
+        onLoadProgress: (modelId, loaded, total) =>
+          progress?.postMessage({ phase: 'loading-model', loaded, total, file: modelId } satisfies ShimProgress),
+      });
+      return { version, engine };
+    } catch (error) {
+      throw new DomainError('unavailable', `The in-browser engine could not start: ${(error as Error).message}`, { code: 'engine_unavailable' });
+    }
   }
 
   /** The engine for the current set of models (a new one when the set changed since the last was made). */
@@ -78,29 +77,24 @@ export function createRuntime(scope: string, options: RuntimeOptions = {}): Runt
     return new Set((await existing.engine.listModels().catch(() => [])).filter((m) => m.loaded).map((m) => m.id));
   }
 
-  return {
-    async handle(request) {
-      // Who may call, before any route (a model download or import starts only from a request that passes).
-      const refused = guardRequest(request, { origin });
-      if (refused) return errorResponse(refused);
-      let managed: Response | null;
-      try {
-        managed = await manager.route(request, loadedIds);
-      } catch (e) {
-        return engineUnavailable(e);
-      }
-      if (managed) return managed;
-      let h: EngineGeneration;
-      try {
-        h = await generation();
-      } catch (e) {
-        return engineUnavailable(e);
-      }
-      return h.handler(request);
-    },
-  };
+  const handler = createResponsesHandler({
+    engine: currentEngine(async () => (await generation()).engine),
+    store: createIndexedDbStore(),
+    models: manager.directory(loadedIds),
+    origin: new URL(scope).origin,
+  });
+  return { handle: handler };
 }
 
-function engineUnavailable(error: unknown): Response {
-  return errorResponse(new DomainError('unavailable', `The in-browser engine could not start: ${(error as Error).message}`, { code: 'engine_unavailable' }));
+/** An Engine whose every call goes to the engine `get` gives now (made, or remade, on demand). */
+function currentEngine(get: () => Promise<Engine>): Engine {
+  return {
+    listModels: async () => (await get()).listModels(),
+    tokenizePrompt: async (req) => (await get()).tokenizePrompt(req),
+    checkConstraint: async (model, constraint) => (await get()).checkConstraint(model, constraint),
+    generate: (req) =>
+      (async function* () {
+        yield* (await get()).generate(req);
+      })(),
+  };
 }

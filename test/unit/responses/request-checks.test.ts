@@ -231,9 +231,10 @@ describe('routes', () => {
     const { client } = setup();
     const models = [];
     for await (const model of client.models.list()) models.push(model);
+    const row = { object: 'model', created: 1_700_000_000, owned_by: 'webgpu-responses', aliases: ['fake'], status: 'loaded' };
     expect(models).toEqual([
-      { id: 'fake-qwen3', object: 'model', created: 1_700_000_000, owned_by: 'webgpu-responses' },
-      { id: 'fake', object: 'model', created: 1_700_000_000, owned_by: 'webgpu-responses' },
+      { id: 'fake-qwen3', ...row },
+      { id: 'fake', ...row, alias_of: 'fake-qwen3' },
     ]);
   });
 
