@@ -59,6 +59,40 @@ function pageCspHeaders(): Plugin {
   };
 }
 
+/**
+ * `/examples/web-ide` (a folder with an index.html, asked without its slash) redirects to `/examples/web-ide/`, as
+ * tools/serve-app.mjs and the service worker do: the page's relative asset URLs resolve only against the slash form.
+ */
+function folderSlashRedirect(): Plugin {
+  type Req = import('node:http').IncomingMessage;
+  type Res = import('node:http').ServerResponse;
+  const redirect = (root: () => string) => (req: Req, res: Res, next: () => void) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = decodeURIComponent(url.pathname);
+    const folder = join(root(), path);
+    if (!path.endsWith('/') && !relative(root(), folder).startsWith('..')) {
+      try {
+        if (statSync(folder).isDirectory() && statSync(join(folder, 'index.html')).isFile()) {
+          res.writeHead(301, { location: `${url.pathname}/${url.search}`, 'content-length': 0 });
+          return res.end();
+        }
+      } catch {
+        // Not a folder with a page: vite answers it.
+      }
+    }
+    next();
+  };
+  return {
+    name: 'folder-slash-redirect',
+    configureServer(server) {
+      server.middlewares.use(redirect(() => server.config.root));
+    },
+    configurePreviewServer(server) {
+      server.middlewares.use(redirect(() => server.config.build.outDir));
+    },
+  };
+}
+
 /** Lists every file of the built app (but the service worker itself and model weights) with a content hash. */
 function precacheManifest(): Plugin {
   return {
@@ -131,7 +165,7 @@ export default defineConfig(({ mode }) => {
       target: 'es2022',
       rolldownOptions: { input: { main: 'index.html', 'web-ide': 'examples/web-ide/index.html' } },
     },
-    plugins: [precacheManifest(), pageCspHeaders()],
+    plugins: [precacheManifest(), pageCspHeaders(), folderSlashRedirect()],
     server: { host: '127.0.0.1' },
     preview: { host: '127.0.0.1' },
   };

@@ -33,7 +33,14 @@ export async function serveApp({ root = 'dist/app', port = 0, host = '127.0.0.1'
     const url = new URL(req.url ?? '/', 'http://localhost');
     let path = normalize(join(base, decodeURIComponent(url.pathname)));
     if (!path.startsWith(base)) return send(res, 403, 'forbidden');
-    if (existsSync(path) && statSync(path).isDirectory()) path = join(path, 'index.html');
+    if (existsSync(path) && statSync(path).isDirectory()) {
+      // A folder's page lives at its slash form: relative asset URLs resolve against it.
+      if (!url.pathname.endsWith('/')) {
+        res.writeHead(301, { location: `${url.pathname}/${url.search}`, 'content-length': 0 });
+        return res.end();
+      }
+      path = join(path, 'index.html');
+    }
     if (!existsSync(path)) return send(res, 404, 'not found');
     const size = statSync(path).size;
     const headers = {

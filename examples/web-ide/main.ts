@@ -7,10 +7,9 @@ import OpenAI from 'openai';
 import { installResponsesShim } from '../../src/embed/install-responses-shim';
 import { applyPatch } from '../../src/demo/demo-tools';
 import { singleLineEditGrammar } from '../../src/demo/apply-patch-grammar';
+import { createEditor } from './editor';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const editor = $<HTMLTextAreaElement>('editor');
-const gutter = $<HTMLPreElement>('gutter');
 const tabs = $<HTMLDivElement>('tabs');
 const fileNameLabel = $<HTMLDivElement>('file-name');
 const statusLine = $<HTMLParagraphElement>('status');
@@ -52,29 +51,29 @@ function renderTabs() {
   );
 }
 
+/** CodeMirror 6 (editor.ts): each file keeps its own editor state and undo history. */
+const editor = createEditor($<HTMLDivElement>('editor'), 'File contents');
+editor.onChange((text) => files.set(openFile, text));
+
 function openTab(name: string) {
-  files.set(openFile, editor.value);
+  files.set(openFile, editor.text());
   openFile = name;
   fileNameLabel.textContent = name;
-  setEditor(files.get(name) ?? '');
+  editor.open(name, files.get(name) ?? '');
   renderTabs();
 }
 
-function setEditor(text: string) {
-  editor.value = text;
-  renderGutter();
+/** Puts a patch's result into the open file's editor (an undoable change there too), marking the changed lines. */
+function setEditor(before: string, after: string) {
+  const a = before.split('\n');
+  const b = after.split('\n');
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  let j = 0;
+  while (j < a.length - i && j < b.length - i && a[a.length - 1 - j] === b[b.length - 1 - j]) j++;
+  const changed = Array.from({ length: Math.max(0, b.length - j - i) }, (_, k) => i + k + 1);
+  editor.replace(after, changed);
 }
-
-function renderGutter() {
-  const lines = editor.value.split('\n').length;
-  gutter.textContent = Array.from({ length: lines }, (_, i) => String(i + 1)).join('\n');
-  gutter.scrollTop = editor.scrollTop;
-}
-editor.addEventListener('input', () => {
-  files.set(openFile, editor.value);
-  renderGutter();
-});
-editor.addEventListener('scroll', () => (gutter.scrollTop = editor.scrollTop));
 
 function say(text: string, className = ''): HTMLParagraphElement {
   const p = document.createElement('p');
@@ -169,7 +168,7 @@ export const reviewInUi: Review = (patch, file, signal) =>
     accept.onclick = () => {
       if (after === null) return;
       files.set(file, after);
-      if (file === openFile) setEditor(after);
+      if (file === openFile) setEditor(before, after);
       undoStack.push({ file, before, after });
       undoButton.disabled = false;
       finish('accepted');
@@ -181,7 +180,7 @@ const autoAccept: Review = async (patch, file) => {
   const before = files.get(file) ?? '';
   const after = applyPatch(before, patch);
   files.set(file, after);
-  if (file === openFile) setEditor(after);
+  if (file === openFile) setEditor(before, after);
   undoStack.push({ file, before, after });
   undoButton.disabled = false;
   return 'accepted';
@@ -191,8 +190,10 @@ function undo() {
   const entry = undoStack.pop();
   if (!entry) return;
   files.set(entry.file, entry.before);
-  if (entry.file !== openFile) openTab(entry.file);
-  else setEditor(entry.before);
+  if (entry.file !== openFile) {
+    editor.forget(entry.file);
+    openTab(entry.file);
+  } else setEditor(entry.after, entry.before);
   undoButton.disabled = undoStack.length === 0;
   say(`Undid the last patch to ${entry.file}.`);
   announcer.textContent = `Undid the last patch to ${entry.file}.`;
@@ -210,7 +211,7 @@ function tools(file: string): OpenAI.Responses.Tool[] {
     {
       type: 'custom',
       name: 'apply_patch',
-      description: `Edit the open file ${file}: replace one line (*** Update File: ${file}, @@, -old line, +new line).`,
+      description: `Edit the open file ${file}: replace one line with one or two lines (*** Update File: ${file}, @@, -old line, +new lines).`,
       format: { type: 'grammar', syntax: 'lark', definition: singleLineEditGrammar(file, files.get(file) ?? '') },
     },
   ];
@@ -225,7 +226,7 @@ export interface AgentOptions {
 /** Runs the agent: the model may call apply_patch (at most `maxSteps` times) and ends with a message. */
 export async function runAgent(client: OpenAI, instruction: string, options: AgentOptions = {}): Promise<{ patches: number; answer: string }> {
   const { review = reviewInUi, signal, maxSteps = 3 } = options;
-  files.set(openFile, editor.value);
+  files.set(openFile, editor.text());
   const file = openFile;
   let previous: string | undefined;
   let input: OpenAI.Responses.ResponseInput = [
@@ -290,7 +291,7 @@ export async function runAgent(client: OpenAI, instruction: string, options: Age
 
 async function start() {
   renderTabs();
-  setEditor(files.get(openFile)!);
+  editor.open(openFile, files.get(openFile)!);
   try {
     // The app's service worker lives at the site root (two folders up); its scope covers /v1/.
     const shim = await installResponsesShim({ serviceWorkerUrl: new URL('../../sw.js', location.href) });
@@ -303,7 +304,9 @@ async function start() {
         runAgent: (text: string) => runAgent(client, text, { review: autoAccept }),
         /** Shows a patch for review exactly as one from the model is shown; resolves with the verdict. */
         proposePatch: (patch: string) => reviewInUi(patch, openFile),
-        file: () => editor.value,
+        file: () => editor.text(),
+        /** Opens a file's tab. */
+        open: (name: string) => openTab(name),
       },
     });
     statusLine.textContent = `Ready (${shim.models.map((m) => m.id).join(', ')})`;

@@ -23,15 +23,17 @@ NL: "\n"
 
 /**
  * A narrower patch grammar for one open file: one `Update File` of that file whose hunk replaces exactly one of
- * its existing lines with a line of at most `maxLineLength` characters. Every patch the model can produce under it
- * parses AND applies, and it ends within a known token budget.
+ * its existing lines with one or two lines of at most `maxLineLength` characters (a rename, a changed literal, or
+ * the line kept and one added after it). Every patch the model can produce under it parses AND applies, and it
+ * ends within a known token budget.
  */
 export function singleLineEditGrammar(fileName: string, text: string, maxLineLength = 100): string {
   const lines = [...new Set(text.split('\n').filter((l) => l.length > 0))];
   if (lines.length === 0) throw new Error('the file has no line to edit');
   const literal = (s: string) => JSON.stringify(s);
   return [
-    `start: ${literal(`*** Begin Patch\n*** Update File: ${fileName}\n@@\n-`)} OLD "\\n+" TEXT "\\n*** End Patch\\n"`,
+    `start: ${literal(`*** Begin Patch\n*** Update File: ${fileName}\n@@\n-`)} OLD "\\n+" TEXT more? "\\n*** End Patch\\n"`,
+    'more: "\\n+" TEXT',
     `OLD: ${lines.map(literal).join(' | ')}`,
     `TEXT: /[^\\n]{0,${maxLineLength}}/`,
     '',

@@ -33,6 +33,8 @@ export interface Conversation {
   previousResponseId: string | null;
   /** The demo file that apply_patch edits, as this conversation left it. */
   file: string;
+  /** The file's text as last sent to the model (a developer message), so it is sent again only after a change. */
+  fileSent?: string;
 }
 
 interface DemoDB extends DBSchema {

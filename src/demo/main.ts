@@ -419,10 +419,11 @@ function failureNote(failure: ApiFailure): string {
 }
 
 /** Where a stopped turn's chain continues: the stored cancelled response when it ended cleanly, else the last completed one. */
-async function settleStopped(c: Conversation, responseId: string | null, input: unknown[], before: { head: string | null; items: number }): Promise<void> {
+async function settleStopped(c: Conversation, responseId: string | null, input: unknown[], before: { head: string | null; items: number; fileSent?: string }): Promise<void> {
   const revert = () => {
     c.previousResponseId = before.head;
     c.items.length = before.items;
+    c.fileSent = before.fileSent;
   };
   if (!responseId) return revert();
   for (let attempt = 0; attempt < 20; attempt++) {
@@ -448,6 +449,11 @@ async function settleStopped(c: Conversation, responseId: string | null, input: 
   revert();
 }
 
+/** The developer message that shows the model the demo file (demo_corpus.py trains on exactly this text). */
+function fileItem(file: string) {
+  return { type: 'message', role: 'developer', content: `The file ${demoFileName} holds:\n${file}` };
+}
+
 /** Sends the user's message and keeps going while the model calls declared tools (at most MAX_TOOL_ROUNDS rounds). */
 async function converse(text: string) {
   if (run) return;
@@ -471,9 +477,12 @@ async function converse(text: string) {
   setRunning(true);
   await persist(c);
   const userItem = { type: 'message', role: 'user', content: text };
-  const before = { head: c.previousResponseId, items: c.items.length };
+  const before = { head: c.previousResponseId, items: c.items.length, fileSent: c.fileSent };
   const tools: DemoToolState = { file: c.file };
-  let input: unknown[] = [userItem];
+  // The model sees the file apply_patch edits: sent (as a developer message) first and again after each change.
+  const fileSent = c.file;
+  const sendFile = settings.tools && c.fileSent !== c.file;
+  let input: unknown[] = sendFile ? [fileItem(c.file), userItem] : [userItem];
   let responseId: string | null = null;
   const note = (t: string, error = false) => {
     const part: Part = { kind: 'note', text: t, error };
@@ -485,6 +494,7 @@ async function converse(text: string) {
       responseId = null;
       const turn = await streamTurn(c, assistant, view, input, settings, controller.signal, (id) => (responseId = id));
       c.items.push(...input, ...turn.output);
+      if (sendFile) c.fileSent = fileSent;
       c.previousResponseId = settings.store ? turn.responseId : null;
       if (turn.calls.length === 0) {
         if (turn.incompleteReason === 'max_output_tokens') note(`The answer was cut off at the output limit (${settings.maxOutputTokens} tokens). Raise Max output tokens in Settings and ask again.`);

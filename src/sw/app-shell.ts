@@ -61,6 +61,12 @@ export function createAppShell(scope: string): AppShell {
       // A folder's page is its own index.html (/examples/web-ide/ is the web IDE, not the demo at the root).
       const hit = (await cache.match(request, { ignoreSearch: true })) ?? (url.pathname.endsWith('/') ? await cache.match(new URL('index.html', url).href) : undefined);
       if (hit) return withPageHeaders(hit);
+      // A folder's page asked without its slash (/examples/web-ide): redirect to the slash form, where its relative
+      // asset URLs resolve, as the servers do; offline too, since the page is in the cache.
+      if (!url.pathname.endsWith('/') && !/\.[^/]*$/.test(url.pathname)) {
+        const slash = new URL(`${url.pathname}/${url.search}`, url);
+        if (await cache.match(new URL('index.html', slash).href)) return Response.redirect(slash.href, 301);
+      }
       try {
         return withPageHeaders(await fetch(request));
       } catch {

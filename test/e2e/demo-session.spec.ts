@@ -43,6 +43,11 @@ async function expectAnsweredOrExplained(page: Page, turn: ReturnType<Page['loca
   expect(answer.length, `no answer or message after "${text}": ${await turn.textContent()}`).toBeGreaterThan(0);
 }
 
+/** The web IDE's open file, as its CodeMirror editor holds it. */
+function ideFile(page: Page) {
+  return page.evaluate(() => (window as unknown as { ideAgent: { file: () => string } }).ideAgent.file());
+}
+
 async function demoState(page: Page) {
   return page.evaluate(() => (window as unknown as { demoState: () => { conversation: { items: Record<string, unknown>[]; previousResponseId: string | null; messages: unknown[] } } }).demoState().conversation);
 }
@@ -265,7 +270,9 @@ test('without stored history the page carries the items itself and a tool loop f
   }
   // Each later request resends what came before: the first message and the model's output items.
   const lastBody = bodies.at(-1)!;
-  expect(lastBody.input[0]).toMatchObject({ type: 'message', role: 'user', content: 'What is 12 * 7?' });
+  // The page shows the model its file first (a developer message), then the first message.
+  expect(lastBody.input[0]).toMatchObject({ type: 'message', role: 'developer', content: expect.stringContaining('notes.txt holds:') });
+  expect(lastBody.input[1]).toMatchObject({ type: 'message', role: 'user', content: 'What is 12 * 7?' });
   expect(lastBody.input.some((i: { type: string }) => i.type === 'reasoning' || i.type === 'message' && (i as { role?: string }).role === 'assistant' || i.type === 'function_call')).toBe(true);
   const calls = lastBody.input.filter((i: { type: string }) => i.type === 'function_call' || i.type === 'custom_tool_call');
   const outputs = lastBody.input.filter((i: { type: string }) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output');
@@ -278,20 +285,37 @@ test('the web IDE at /examples/web-ide/: a patch shown as a diff, accepted into 
   await page.goto('examples/web-ide/');
   await expect(page.locator('h1')).toHaveText('web IDE example');
   await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
-  const before = await page.inputValue('#editor');
+  const before = await ideFile(page);
+  // The editor is CodeMirror 6: line numbers, highlighting, typing and its own undo.
+  const editor = page.locator('#editor .cm-editor');
+  await expect(editor).toBeVisible();
+  await expect(editor.locator('.cm-lineNumbers .cm-gutterElement', { hasText: /^3$/ })).toBeAttached();
+  // Highlighted: the keyword `export` is a styled token.
+  await expect(editor.locator('.cm-line').first().locator('span', { hasText: /^export$/ })).toHaveAttribute('class', /\S/);
+  await editor.locator('.cm-content').click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('// typed');
+  expect(await ideFile(page)).toBe(`${before}// typed`);
+  await page.keyboard.press('Control+z');
+  expect(await ideFile(page)).toBe(before);
+  // Each tab keeps its own file.
+  await page.getByRole('tab', { name: 'src/config.ts' }).click();
+  expect(await ideFile(page)).toContain('retries');
+  await page.getByRole('tab', { name: 'src/greet.ts' }).click();
+  expect(await ideFile(page)).toBe(before);
 
   // The real agent through the real UI: its first step is a patch to review.
   await page.click('#run');
   const card = page.locator('#log .patch').first();
   await expect(card).toBeVisible({ timeout: 240_000 });
   await expect(card.locator('.diff .del')).toHaveCount(1);
-  await expect(card.locator('.diff .add')).toHaveCount(1);
+  expect(await card.locator('.diff .add').count()).toBeGreaterThanOrEqual(1);
   let expected: string;
   if (await card.locator('.accept').isEnabled()) {
     const removed = ((await card.locator('.diff .del').textContent()) ?? '').replace(/^- (\d+: )?/, '');
-    const added = ((await card.locator('.diff .add').textContent()) ?? '').replace(/^\+ /, '');
+    const added = (await card.locator('.diff .add').allTextContents()).map((t) => t.replace(/^\+ /, ''));
     const lines = before.split('\n');
-    lines[lines.indexOf(removed)] = added;
+    lines.splice(lines.indexOf(removed), 1, ...added);
     expected = lines.join('\n');
     await card.locator('.accept').click();
     await expect(card.locator('.verdict')).toHaveText('Accepted');
@@ -307,7 +331,8 @@ test('the web IDE at /examples/web-ide/: a patch shown as a diff, accepted into 
     await injected.locator('.accept').click();
     await expect(injected.locator('.verdict')).toHaveText('Accepted');
   }
-  expect(await page.inputValue('#editor')).toBe(expected);
+  expect(await ideFile(page)).toBe(expected);
+  await expect(page.locator('#editor .cm-patched').first()).toBeVisible();
   expect(expected).not.toBe(before);
   // Stop ends the run (its next step may be waiting for a review or generating).
   if (await page.locator('#stop').isEnabled()) await page.click('#stop');
@@ -315,7 +340,7 @@ test('the web IDE at /examples/web-ide/: a patch shown as a diff, accepted into 
   await expect(page.locator('#undo')).toBeEnabled();
   // Undo takes back every accepted patch, newest first.
   while (await page.locator('#undo').isEnabled()) await page.click('#undo');
-  expect(await page.inputValue('#editor')).toBe(before);
+  expect(await ideFile(page)).toBe(before);
 
   await shoot(page, 'web-ide', 1280, 900);
   await shoot(page, 'web-ide', 390, 844);
@@ -326,5 +351,28 @@ test('the web IDE at /examples/web-ide/: a patch shown as a diff, accepted into 
   await page.reload();
   await expect(page.locator('h1')).toHaveText('web IDE example');
   await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  await context.setOffline(false);
+});
+
+test('/examples/web-ide without the slash redirects to /examples/web-ide/ (server and, offline, the service worker)', async ({ page, context }) => {
+  test.setTimeout(300_000);
+  const first = await page.request.get('examples/web-ide', { maxRedirects: 0 });
+  expect(first.status()).toBe(301);
+  expect(first.headers().location).toBe('/examples/web-ide/');
+  await page.goto('examples/web-ide?x=1');
+  expect(new URL(page.url()).pathname).toBe('/examples/web-ide/');
+  expect(new URL(page.url()).search).toBe('?x=1');
+  // The page works there: its stylesheet and script loaded (the editor is up, the runtime ready).
+  await expect(page.locator('#editor .cm-editor')).toBeVisible();
+  await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
+  expect(await page.evaluate(() => getComputedStyle(document.body).display)).toBe('grid');
+  await expect.poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null), { timeout: 60_000 }).toBe(true);
+
+  // Offline the service worker answers the slashless path with the same redirect, from its cache.
+  await context.setOffline(true);
+  await page.goto('examples/web-ide');
+  expect(new URL(page.url()).pathname).toBe('/examples/web-ide/');
+  await expect(page.locator('#editor .cm-editor')).toBeVisible();
+  expect(await page.evaluate(() => getComputedStyle(document.body).display)).toBe('grid');
   await context.setOffline(false);
 });

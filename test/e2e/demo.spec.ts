@@ -83,7 +83,8 @@ test('the openai SDK in a page gets a streamed response and a tool call', async 
 test('the web-IDE example applies a patch from the agent to its file', async ({ page }) => {
   await page.goto('examples/web-ide/');
   await expect(page.locator('#status')).toHaveText(/^Ready/, { timeout: 150_000 });
-  const before = await page.inputValue('#editor');
+  const ideFile = () => page.evaluate(() => (window as unknown as { ideAgent: { file: () => string } }).ideAgent.file());
+  const before = await ideFile();
   const outcome = await page.evaluate(async () => {
     const { runAgent } = (window as unknown as { ideAgent: { runAgent: (t: string) => Promise<{ patches: number }> } }).ideAgent;
     return runAgent('Rename greet to welcome.');
@@ -92,7 +93,7 @@ test('the web-IDE example applies a patch from the agent to its file', async ({ 
   // Every call is constrained by the apply_patch grammar, so each parses; it must also have been applied.
   expect(log).toContain('apply_patch →');
   expect(outcome.patches, log ?? '').toBeGreaterThan(0);
-  expect(await page.inputValue('#editor')).not.toBe(before);
+  expect(await ideFile()).not.toBe(before);
   await screenshotNotBlank(page, 'web-ide');
 });
 
