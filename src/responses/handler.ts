@@ -63,14 +63,14 @@ interface Route {
 
 /** The one /v1 route table: the models (with the host's management routes) and the Responses API. */
 const ROUTES: readonly Route[] = [
-  { path: /^models$/, methods: { GET: ({ ctx }) => listModels(ctx) } },
-  { path: /^models\/catalog$/, methods: { GET: ({ ctx, request, url }) => management(ctx, request, url).catalog() } },
-  { path: /^models\/import$/, methods: { POST: ({ ctx, request, url }) => management(ctx, request, url).importFile(request, url) } },
-  { path: /^models\/([^/]+)\/download$/, id: decodeModelId, methods: { POST: ({ ctx, request, url, id }) => management(ctx, request, url).download(id, request) } },
+  { path: /^models$/, methods: { GET: ({ ctx }) => listModels(ctx.models) } },
+  { path: /^models\/catalog$/, methods: { GET: ({ ctx, request, url }) => management(ctx.models, request, url).catalog() } },
+  { path: /^models\/import$/, methods: { POST: ({ ctx, request, url }) => management(ctx.models, request, url).importFile(request, url) } },
+  { path: /^models\/([^/]+)\/download$/, id: decodeModelId, methods: { POST: ({ ctx, request, url, id }) => management(ctx.models, request, url).download(id, request) } },
   {
     path: /^models\/([^/]+)$/,
     id: decodeModelId,
-    methods: { GET: ({ ctx, id }) => getModel(ctx, id), DELETE: ({ ctx, request, url, id }) => management(ctx, request, url).remove(id) },
+    methods: { GET: ({ ctx, id }) => getModel(ctx.models, id), DELETE: ({ ctx, request, url, id }) => management(ctx.models, request, url).remove(id) },
   },
   { path: /^responses$/, methods: { POST: ({ ctx, request }) => createResponse(ctx, request) } },
   { path: /^responses\/input_tokens$/, methods: { POST: ({ ctx, request }) => countInputTokens(ctx, request) } },

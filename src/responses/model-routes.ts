@@ -5,7 +5,6 @@
 // the engine's models (engineDirectory).
 import type { Engine } from '../engine/types.ts';
 import { DomainError, quote } from './errors.ts';
-import type { HandlerContext } from './handler-context.ts';
 
 export type ModelStatus = 'available' | 'downloading' | 'downloaded' | 'loaded';
 
@@ -67,19 +66,19 @@ export function engineDirectory(engine: Engine): ModelDirectory {
 }
 
 /** GET /v1/models: every model, then a row for each alias naming its model (`alias_of`). */
-export async function listModels(ctx: HandlerContext): Promise<Response> {
-  const data = (await ctx.models.list()).flatMap((m) => [m, ...m.aliases.map((alias): ModelObject => ({ ...m, id: alias, alias_of: m.id }))]);
+export async function listModels(models: ModelDirectory): Promise<Response> {
+  const data = (await models.list()).flatMap((m) => [m, ...m.aliases.map((alias): ModelObject => ({ ...m, id: alias, alias_of: m.id }))]);
   return Response.json({ object: 'list', data });
 }
 
 /** GET /v1/models/{id} */
-export async function getModel(ctx: HandlerContext, id: string): Promise<Response> {
-  return Response.json(await ctx.models.get(id));
+export async function getModel(models: ModelDirectory, id: string): Promise<Response> {
+  return Response.json(await models.get(id));
 }
 
 /** The host's management routes, or an unknown route where it has none. */
-export function management(ctx: HandlerContext, request: Request, url: URL): ModelManagement {
-  const manage = ctx.models.manage;
+export function management(models: ModelDirectory, request: Request, url: URL): ModelManagement {
+  const manage = models.manage;
   if (!manage) throw new DomainError('not_found', `Unknown route: ${quote(request.method, 20)} ${quote(url.pathname)}`, { code: 'unknown_route' });
   return manage;
 }
