@@ -149,3 +149,25 @@ describe('gpt-oss logits equal llama.cpp', () => {
     expect(decode).toBeLessThan(tolerance);
   }, 300_000);
 });
+
+// Each gpt-oss feature this runtime implements, turned off in the config on an F32 case, misses llama.cpp by far
+// more than the tolerance: the comparison above sees each of them.
+describe('without a feature the logits miss llama.cpp', () => {
+  const edits: [string, (c: ModelConfig) => ModelConfig][] = [
+    ['no attention sinks', (c) => ({ ...c, attentionSinks: false })],
+    ['no sliding window', (c) => ({ ...c, slidingWindow: undefined })],
+    ['no YaRN', (c) => ({ ...c, ropeScaling: null })],
+    ['the window on every layer (no full-attention layers)', (c) => ({ ...c, slidingWindow: { size: c.slidingWindow!.size, pattern: 1000 } })],
+  ];
+  for (const [what, edit] of edits) {
+    test(what, async (ctx) => {
+      const g = needDawnAdapter(ctx, gpu, missing);
+      const c = CASES[0];
+      const { path, tokens, llama } = models.get(c.id)!;
+      const ours = await gptOssLogits(g, c, path, tokens, edit);
+      const diff = maxDiff(ours, llama.logits);
+      console.log(`gpt-oss ${c.id}, ${what}: max |logit - llama.cpp| ${diff.toExponential(2)}`);
+      expect(diff).toBeGreaterThan(100 * TOLERANCE.exact);
+    }, 300_000);
+  }
+});
