@@ -30,6 +30,9 @@
 //   own Phi-4-mini template does. A call is `<|tool_call|>[{"name", "arguments"}, …]<|/tool_call|>` (the list is
 //   what Microsoft's model card shows the model writing; the grammar writes it so); the parser also reads one bare
 //   object per block, as llama.cpp's template renders past calls. The turn ends with `<|end|>`. No reasoning.
+// - harmony: gpt-oss (`<|start|>`, `<|channel|>`, `<|message|>`, `<|return|>`, `<|call|>` in its template). Its
+//   prompt is rendered by the runtime (src/common/harmony.ts, not the template), its output read per channel
+//   (src/responses/chat-formats/harmony-parser.ts), its calls constrained by src/sampling/constraints/harmony-grammar.ts.
 import type { ChatFormatMarkers, ChatMessage, ChatTool } from './chat.ts';
 import { DEFAULT_MARKERS } from './chat.ts';
 import { HARMONY_CONTROL_TOKENS, HARMONY_TOKENS, isHarmonyTemplate } from './harmony.ts';
@@ -68,8 +71,6 @@ export interface ChatFormat {
   /** The format has a reasoning block (`markers.thinkStart`/`thinkEnd`). */
   thinking: boolean;
   calls: ToolCallSyntax;
-  /** Control tokens the tool-call constraint may write as their text (Harmony's headers); absent: only `calls.open`. */
-  controlTokens?: readonly string[];
   /** Control tokens the tool-call constraint may write as their text (Harmony's headers); absent: only `calls.open`. */
   controlTokens?: readonly string[];
   /** How history replays into this family's template (see replayMessagesFor). */
