@@ -169,7 +169,8 @@ export class WebGpuEngine implements Engine {
   async modelStats(modelName: string): Promise<{ weightGpuBytes: number; weightBytesPerToken: number; parameters: number; lastStepDispatches: number }> {
     const model = await this.loadedModel(this.registry.resolve(modelName));
     const c = model.opened.config;
-    const perLayer = c.hidden * c.heads * c.headDim * 2 + c.hidden * c.kvHeads * c.headDim * 2 + 3 * c.hidden * c.intermediate;
+    const ffn = c.moe ? c.moe.experts * 3 * c.hidden * c.intermediate + c.moe.experts * c.hidden : 3 * c.hidden * c.intermediate;
+    const perLayer = c.hidden * c.heads * c.headDim * 2 + c.hidden * c.kvHeads * c.headDim * 2 + ffn;
     const parameters = c.layers * perLayer + c.vocabSize * c.hidden * (c.tiedEmbeddings ? 1 : 2);
     return { weightGpuBytes: model.uploaded.bytes, weightBytesPerToken: model.decoder.weightBytesPerToken(), parameters, lastStepDispatches: model.decoder.lastStepDispatches };
   }
@@ -554,6 +555,11 @@ function stopTokensOf(config: ModelConfig, tokenizer: ModelTokenizer, format: Ch
   for (const text of ends) {
     const special = tokenizer.specialTokens.find((t) => t.content === text);
     if (special) stop.add(special.id);
+  }
+  if (format.name === 'harmony') {
+    // `<|end|>` is never a stop for Harmony, even where a model file names it an end-of-sequence token.
+    const end = tokenizer.specialTokens.find((t) => t.content === '<|end|>');
+    if (end) stop.delete(end.id);
   }
   return stop;
 }

@@ -45,6 +45,8 @@ interface Case {
   /** Decoder options: smaller parts (experts split over buffers), attention split into short chunks. */
   maxPartBytes?: number;
   shapes?: DecoderOptions['shapes'];
+  /** Tokens per prefill step (default 16: one step). */
+  maxBatch?: number;
 }
 
 const base = { arch: 'gpt-oss', type: 'F32', hidden: 128, heads: 4, kvHeads: 2, headDim: 32, intermediate: 64, layers: 2 } as const;
@@ -53,7 +55,14 @@ const mxfp4 = { expertType: 'MXFP4' } as const;
 const mxfp4Twin = { expertValuesOf: 'MXFP4' } as const;
 const CASES: Case[] = [
   { id: 'F32 experts, 8 experts / 2 used, window 4, YaRN', model: { ...base, seed: 1, experts: 8, expertsUsed: 2, window: 4 }, tolerance: 'exact', prompt: 11, decode: 3 },
-  { id: 'F32 experts, 16 experts / 4 used, window 5, 4 layers, no YaRN', model: { ...base, seed: 2, experts: 16, expertsUsed: 4, window: 5, layers: 4, yarnFactor: 0 }, tolerance: 'exact', prompt: 13, decode: 2 },
+  {
+    id: 'F32 experts, 16 experts / 4 used, window 5, 4 layers, no YaRN, prefill in steps of 5',
+    model: { ...base, seed: 2, experts: 16, expertsUsed: 4, window: 5, layers: 4, yarnFactor: 0 },
+    tolerance: 'exact',
+    prompt: 13,
+    decode: 2,
+    maxBatch: 5,
+  },
   {
     id: 'F32 experts, head dim 64, 8 heads / 1 KV head, window 3, experts split over buffers, split attention',
     model: { ...wide, seed: 3 },
@@ -121,7 +130,7 @@ async function gptOssLogits(g: GpuContext, c: Case, path: string, tokens: number
   try {
     const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
     if (c.maxPartBytes) expect(weights.layers[0].moe!.gateUp.parts.length, 'experts split over buffers').toBeGreaterThan(1);
-    const decoder = await Decoder.create(g, config, weights, { maxSeq: 64, maxBatch: 16, pipelines, shapes: c.shapes });
+    const decoder = await Decoder.create(g, config, weights, { maxSeq: 64, maxBatch: c.maxBatch ?? 16, pipelines, shapes: c.shapes });
     try {
       const out = (await decoder.forward(tokens.slice(0, c.prompt), { logits: 'all' })).logits!;
       for (const t of tokens.slice(c.prompt)) out.push(...(await decoder.forward([t], { logits: 'last' })).logits!);
