@@ -22,7 +22,8 @@
 //   3 v_cache  array<f32>  this layer's V cache, same layout (when WRITE_KV_CACHE).
 //   4 q_norm   array<f32>  [head_dim] RMSNorm weights of q heads (read only when QK_NORM; bind any buffer otherwise).
 //   5 k_norm   array<f32>  [head_dim] of k heads (likewise).
-//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, eps: f32, rot_dims } (rot_dims 0: head_dim).
+//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, eps: f32, rot_dims, mscale: f32 } (rot_dims
+//              0: head_dim; mscale: the rotated values' magnitude, LongRoPE's attention factor, as ggml's rope applies it).
 // Overrides: WORKGROUP_SIZE; NEOX; WRITE_KV_CACHE; QK_NORM. head_dim must be even; pos0 + m <= max_seq.
 // Dispatch: 1-D, ceil(m * (n_heads + 2 * n_kv_heads) / WORKGROUP_SIZE) workgroups; one invocation per head of a
 //   token (q heads, then k heads, then v heads for the cache copy), which owns its head: it may read the whole
@@ -37,6 +38,7 @@ struct Params {
   max_seq: u32,
   eps: f32,
   rot_dims: u32,
+  mscale: f32,
 }
 
 @group(0) @binding(0) var<storage, read> inv_freq: array<f32>;
@@ -135,7 +137,7 @@ fn main(
     let cache = (head * params.max_seq + position) * head_dim;
     for (var p = 0u; p < pairs; p++) {
       let i = pair_indices(p, pairs);
-      let cs = rotation(position, p);
+      let cs = rotation(position, p) * params.mscale;
       var a = qkv[base + i.x];
       var b = qkv[base + i.y];
       if (QK_NORM) {

@@ -14,6 +14,7 @@ export type { TensorSource } from '../model/weight-loader.ts';
 
 export interface UploadedTensors {
   tensors: Map<string, GpuTensor>;
+  /** GGUF rope_freqs; for LongRoPE (phi3) rope_factors_short then rope_factors_long, one array (ropeFactorsFor picks). */
   ropeFreqFactors?: Float32Array;
   /** Bytes of GPU buffers made. */
   bytes: number;
@@ -32,8 +33,11 @@ export interface UploadOptions {
   groupLayerMatrices?: boolean;
 }
 
+/** Per-frequency RoPE divisors: Llama 3's rope_freqs, phi3's LongRoPE short and long factors. */
+const ROPE_FACTOR_TENSORS = ['rope_freqs.weight', 'rope_factors_short.weight', 'rope_factors_long.weight'];
+
 function isCpuSide(t: TensorSource): boolean {
-  return t.name === 'rope_freqs.weight' || (t.shape.length === 1 && t.type !== 'F32' && t.type !== 'BF16');
+  return ROPE_FACTOR_TENSORS.includes(t.name) || (t.shape.length === 1 && t.type !== 'F32' && t.type !== 'BF16');
 }
 
 /** The name of a layer's stacked gate and up matrices. */
@@ -90,6 +94,7 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
   const extra: GPUBuffer[] = [];
   const tensors = new Map<string, GpuTensor>();
   let ropeFreqFactors: Float32Array | undefined;
+  const ropeFactors = new Map<string, Float32Array>();
   try {
     for (const t of streamed.tensors.values()) {
       if (t.shape.length === 1) {
@@ -101,14 +106,21 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
     for (const t of sources.filter(isCpuSide)) {
       options.signal?.throwIfAborted();
       const values = dequantizeGguf(t.type, await t.source.read(t.offset, t.byteLength));
-      if (t.name === 'rope_freqs.weight') {
-        ropeFreqFactors = values;
+      if (ROPE_FACTOR_TENSORS.includes(t.name)) {
+        ropeFactors.set(t.name, values);
         continue;
       }
       const buffer = createStorageBuffer(device, values, t.name);
       extra.push(buffer);
       tensors.set(t.name, { kind: 'vector', name: t.name, buffer, length: values.length });
     }
+    const [freqs, short, long] = ROPE_FACTOR_TENSORS.map((n) => ropeFactors.get(n));
+    if (short && long) {
+      if (short.length !== long.length) throw new Error(`rope_factors_short.weight has ${short.length} values, rope_factors_long.weight ${long.length}`);
+      ropeFreqFactors = new Float32Array(short.length * 2);
+      ropeFreqFactors.set(short);
+      ropeFreqFactors.set(long, short.length);
+    } else ropeFreqFactors = freqs;
   } catch (error) {
     streamed.destroy();
     for (const b of extra) b.destroy();

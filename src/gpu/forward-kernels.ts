@@ -324,6 +324,8 @@ export class ForwardKernels {
       qkNorm?: { q: Binding; k: Binding; eps: number };
       /** Rotate only the first ropeDims values of each head (partial rotary, phi3); default headDim. */
       ropeDims?: number;
+      /** Scale the rotated values by this (LongRoPE's attention factor); default 1. */
+      magnitude?: number;
     },
   ): void {
     if (a.m === 0) return;
@@ -336,7 +338,7 @@ export class ForwardKernels {
     const norm = a.qkNorm;
     const ropeDims = a.ropeDims ?? a.headDim;
     if (ropeDims % 2 !== 0 || ropeDims <= 0 || ropeDims > a.headDim) throw new RangeError(`rope: ${ropeDims} rotary dimensions must be even, in 2..${a.headDim}`);
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0, { f32: norm?.eps ?? 0 }, ropeDims);
+    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0, { f32: norm?.eps ?? 0 }, ropeDims, { f32: a.magnitude ?? 1 });
     const bindings = [a.invFreq, a.qkv, cache?.kCache ?? this.unused[1], cache?.vCache ?? this.unused[2], norm?.q ?? this.unused[0], norm?.k ?? this.unused[0], params];
     const kernel = this.ropeKernel(a.style, cache !== undefined, norm !== undefined);
     batch.dispatch(this.pipeline(kernel), bindings, Math.ceil(heads / this.shapes.elementwise.WORKGROUP_SIZE));

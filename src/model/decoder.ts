@@ -21,7 +21,7 @@ import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
 import { KvCache } from './kv-cache.ts';
-import { layerUsesRope, layerWindow, type ModelConfig } from './model-config.ts';
+import { layerUsesRope, ropeFactorsFor, layerWindow, type ModelConfig } from './model-config.ts';
 import { MoeFeedForward, type MoeWeights } from './moe-ffn.ts';
 
 export type { GpuExperts, MoeWeights } from './moe-ffn.ts';
@@ -217,7 +217,7 @@ export class Decoder {
         // Partial rotary: the frequencies of the rotated dimensions only (theta^(-2p / ropeDims)).
         headDim: c.ropeDims ?? c.headDim,
         theta: c.ropeTheta,
-        freqFactors: weights.ropeFreqFactors,
+        freqFactors: ropeFactorsFor(c, options.maxSeq, weights.ropeFreqFactors),
         llama3: !weights.ropeFreqFactors && c.ropeScaling?.type === 'llama3'
           ? { ...c.ropeScaling, originalMaxPositions: c.ropeScaling.originalContextLength }
           : undefined,
@@ -442,6 +442,7 @@ export class Decoder {
         style: c.ropeStyle,
         invFreq: layerUsesRope(c, l) ? this.invFreq : this.noRopeFreq!,
         ropeDims: c.ropeDims,
+        magnitude: c.ropeScaling?.type === 'longrope' ? c.ropeScaling.attnFactor : undefined,
         qkv: this.qkv,
         m,
         nHeads: c.heads,

@@ -14,7 +14,13 @@ export type RopeScaling =
   /** Positions divided by `factor`. */
   | { type: 'linear'; factor: number }
   /** YaRN (gpt-oss): frequencies between interpolation and extrapolation, magnitude scaled (see yarnRope). */
-  | { type: 'yarn'; factor: number; originalContextLength: number; betaFast: number; betaSlow: number };
+  | { type: 'yarn'; factor: number; originalContextLength: number; betaFast: number; betaSlow: number }
+  /**
+   * LongRoPE (phi3 "su"/"longrope"): per-frequency divisors, the short ones while the served context stays within
+   * `originalContextLength`, the long ones beyond; the rotated q/k values scaled by `attnFactor`. The factors come
+   * from config.json, or from GGUF's rope_factors_short/long tensors at load (see ropeFactorsFor).
+   */
+  | { type: 'longrope'; originalContextLength: number; attnFactor: number; shortFactors?: readonly number[]; longFactors?: readonly number[] };
 
 export interface ModelConfig extends RopeLayout {
   arch: ModelArch;
@@ -152,6 +158,14 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
   } else if (scalingType !== undefined && scalingType !== 'none') {
     throw new Error(`${file.source.name}: unsupported RoPE scaling "${String(scalingType)}" in ${key('rope.scaling.type')}`);
   }
+  if (ropeScaling === null && names.has('rope_factors_short.weight')) {
+    // phi3's LongRoPE: llama.cpp's converter writes the factor tensors and these keys (no rope.scaling.type).
+    ropeScaling = {
+      type: 'longrope',
+      originalContextLength: optNum(key('rope.scaling.original_context_length')) ?? num('context_length'),
+      attnFactor: optNum(key('rope.scaling.attn_factor')) ?? 1,
+    };
+  }
   const eos = optNum('tokenizer.ggml.eos_token_id');
   const eot = optNum('tokenizer.ggml.eot_token_id');
   const eom = optNum('tokenizer.ggml.eom_token_id');
@@ -213,6 +227,22 @@ export function modelConfigFromHf(
     };
   } else if (scaling && scalingType === 'linear') {
     ropeScaling = { type: 'linear', factor: optionalNumber(scaling.factor, 'rope_scaling.factor') ?? 1 };
+  } else if (scaling && (scalingType === 'longrope' || scalingType === 'su')) {
+    const contextLength = positiveInt(config.max_position_embeddings ?? 4096, 'max_position_embeddings');
+    const original = positiveInt(config.original_max_position_embeddings ?? scaling.original_max_position_embeddings ?? contextLength, 'original_max_position_embeddings');
+    const scale = contextLength / original;
+    const factors = (v: unknown, what: string) => {
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isFinite(x) && x > 0)) throw new Error(`Model config: rope_scaling.${what} must be a list of positive numbers`);
+      return v as number[];
+    };
+    ropeScaling = {
+      type: 'longrope',
+      originalContextLength: original,
+      // As llama.cpp's converter and transformers compute it when the config gives none.
+      attnFactor: optionalNumber(scaling.attention_factor, 'rope_scaling.attention_factor') ?? (scale > 1 ? Math.sqrt(1 + Math.log(scale) / Math.log(original)) : 1),
+      shortFactors: factors(scaling.short_factor, 'short_factor'),
+      longFactors: factors(scaling.long_factor, 'long_factor'),
+    };
   } else if (scaling && scalingType !== undefined && scalingType !== 'default') {
     throw new Error(`Model config: unsupported RoPE scaling "${String(scalingType)}"`);
   }
@@ -254,6 +284,23 @@ export function modelConfigFromHf(
     ...(ropeDims !== undefined ? { ropeDims } : {}),
     ...(noRope.length > 0 ? { noRopeLayers: noRope } : {}),
   };
+}
+
+/**
+ * The per-frequency RoPE divisors a decoder serving `maxSeq` positions uses: the file's (GGUF rope_freqs) as
+ * loaded; for LongRoPE the short or the long factors by the served context, as llama.cpp picks them (long when
+ * maxSeq > originalContextLength). A LongRoPE GGUF's loaded factors are its short ones followed by its long ones
+ * (upload-weights.ts).
+ */
+export function ropeFactorsFor(c: Pick<ModelConfig, 'ropeScaling'>, maxSeq: number, fileFactors?: Float32Array): ArrayLike<number> | undefined {
+  const s = c.ropeScaling;
+  if (s?.type !== 'longrope') return fileFactors;
+  const long = maxSeq > s.originalContextLength;
+  const fromConfig = long ? s.longFactors : s.shortFactors;
+  if (fromConfig) return fromConfig;
+  if (!fileFactors || fileFactors.length % 2 !== 0) throw new Error('LongRoPE: the model has no rope_factors_short/long tensors');
+  const half = fileFactors.length / 2;
+  return long ? fileFactors.subarray(half) : fileFactors.subarray(0, half);
 }
 
 /** Llama-3 per-frequency RoPE divisors (frequency i is divided by factor i), as llama.cpp's rope_freqs.weight. */

@@ -74,6 +74,12 @@ export interface TestModelOptions {
   /** phi3: dimensions of each q/k head that RoPE rotates (partial rotary; default headDim). */
   ropeDims?: number;
   /**
+   * phi3: LongRoPE over this many original positions (0: none, the default): GGUF gets rope_factors_short/long
+   * (random divisors in [1, 4)) and rope.scaling.original_context_length / attn_factor, config.json rope_scaling
+   * {type: longrope, short_factor, long_factor} and original_max_position_embeddings.
+   */
+  longRopeOriginalContext?: number;
+  /**
    * Dequantization probe: every layer matrix is zero, token t < hidden embeds to a scaled one-hot vector
    * that the final norm maps exactly to e_t, so the logits of token t are column t of output.weight.
    */
@@ -130,6 +136,7 @@ export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['opt
     probe: o.probe ?? false,
     ropeScaling: o.ropeScaling ?? null,
     ropeDims: o.ropeDims ?? o.headDim ?? hidden / heads,
+    longRopeOriginalContext: o.longRopeOriginalContext ?? 0,
     expertType: o.expertType ?? o.type,
     expertValuesOf: o.expertValuesOf ?? null,
     experts: o.experts ?? 8,
@@ -146,6 +153,7 @@ export function resolveTestModelOptions(o: TestModelOptions): TestModelInfo['opt
   if (!TEST_MODEL_ARCHS.includes(resolved.arch)) throw new Error(`Unknown test model architecture "${resolved.arch}"`);
   if (resolved.ropeScaling && resolved.arch !== 'llama') throw new Error('ropeScaling is only for arch llama');
   if (resolved.heads % resolved.kvHeads !== 0) throw new Error('heads must be a multiple of kvHeads');
+  if (resolved.longRopeOriginalContext !== 0 && (resolved.arch !== 'phi3' || resolved.longRopeOriginalContext < 1)) throw new Error('longRopeOriginalContext is for arch phi3');
   if (resolved.ropeDims !== resolved.headDim && (resolved.arch !== 'phi3' || resolved.ropeDims % 2 !== 0 || resolved.ropeDims <= 0 || resolved.ropeDims > resolved.headDim)) {
     throw new Error('ropeDims (partial rotary) is for arch phi3: even, at most headDim');
   }
@@ -206,6 +214,11 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
   tensors.push({ gguf: 'token_embd.weight', hf: 'model.embed_tokens.weight', shape: [vocabSize, hidden], values: embedding, ggufType: o.embeddingType });
   if (o.ropeScaling) {
     tensors.push({ gguf: 'rope_freqs.weight', hf: '', shape: [headDim / 2], values: llama3RopeFactors(o.ropeTheta, headDim, o.ropeScaling), ggufType: 'F32' });
+  }
+  const longRope = o.longRopeOriginalContext > 0 ? longRopeFactors(o) : null;
+  if (longRope) {
+    tensors.push({ gguf: 'rope_factors_long.weight', hf: '', shape: [o.ropeDims / 2], values: longRope.long, ggufType: 'F32' });
+    tensors.push({ gguf: 'rope_factors_short.weight', hf: '', shape: [o.ropeDims / 2], values: longRope.short, ggufType: 'F32' });
   }
   if (o.probe) {
     tensors.push({ gguf: 'output_norm.weight', hf: 'model.norm.weight', shape: [hidden], values: new Float32Array(hidden).fill(outputNormValue), ggufType: 'F32' });
@@ -341,6 +354,19 @@ function modelInfo(o: TestModelInfo['options'], vocab: AnyVocab, tensors: Tensor
   };
 }
 
+/** phi3 LongRoPE test factors: deterministic divisors in [1, 4) per rotated pair, drawn apart from the weights. */
+function longRopeFactors(o: TestModelInfo['options']): { short: Float32Array; long: Float32Array } {
+  const rng = new SeededRandom(o.seed * 7919 + 17);
+  const draw = () => Float32Array.from({ length: o.ropeDims / 2 }, () => 1 + 3 * Math.abs(rng.normals(1, 0.6)[0]! % 1));
+  return { short: draw(), long: draw() };
+}
+
+/** llama.cpp's converter's LongRoPE attention factor: sqrt(1 + ln(scale) / ln(original)), scale = context / original. */
+function longRopeAttnFactor(o: TestModelInfo['options']): number {
+  const scale = o.contextLength / o.longRopeOriginalContext;
+  return scale > 1 ? Math.sqrt(1 + Math.log(scale) / Math.log(o.longRopeOriginalContext)) : 1;
+}
+
 /**
  * GGUF's `llama` layout of q/k rows: within each head, HF row (s * headDim/2 + j) goes to row (2j + s), so
  * that interleaved RoPE on GGUF rows equals NEOX (rotate-half) RoPE on HF rows (llama.cpp's convert script).
@@ -443,6 +469,10 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<stri
       meta[`${a}.rope.scaling.original_context_length`] = gv.u32(o.yarnOriginalContext);
     }
   }
+  if (o.longRopeOriginalContext > 0) {
+    meta[`${a}.rope.scaling.original_context_length`] = gv.u32(o.longRopeOriginalContext);
+    meta[`${a}.rope.scaling.attn_factor`] = gv.f32(longRopeAttnFactor(o));
+  }
   if (quantized) meta['general.quantization_version'] = gv.u32(2);
   return meta;
 }
@@ -479,6 +509,12 @@ function hfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, 
     eos_token_id: vocab.eosId,
     torch_dtype: dtype,
     ...(o.arch === 'phi3' && o.ropeDims !== o.headDim ? { partial_rotary_factor: o.ropeDims / o.headDim } : {}),
+    ...(o.longRopeOriginalContext > 0
+      ? (() => {
+          const { short, long } = longRopeFactors(o);
+          return { rope_scaling: { type: 'longrope', short_factor: Array.from(short), long_factor: Array.from(long) }, original_max_position_embeddings: o.longRopeOriginalContext };
+        })()
+      : {}),
     // SmolLM3: 1 where the layer uses RoPE; every 4th layer has none (as its checkpoints and llama.cpp place them).
     ...(o.arch === 'smollm3' ? { no_rope_layers: Array.from({ length: o.layers }, (_, l) => ((l + 1) % 4 === 0 ? 0 : 1)), no_rope_layer_interval: 4 } : {}),
   };

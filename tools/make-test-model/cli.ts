@@ -10,6 +10,7 @@ const { values } = parseArgs({
   options: {
     arch: { type: 'string' },
     'rope-dims': { type: 'string' },
+    'longrope-original-context': { type: 'string' },
     type: { type: 'string', default: 'F32' },
     out: { type: 'string' },
     seed: { type: 'string' },
@@ -48,7 +49,7 @@ function fail(message: string): never {
       '  [--llama3-rope-scaling factor,low,high,originalContext]\n' +
       '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]\n' +
       '  gpt-oss: [--expert-type F32|MXFP4|...] [--expert-values-of MXFP4] [--experts N] [--experts-used N] [--window N] [--yarn-factor X (0: none)] [--yarn-original-context N]; --intermediate is per expert\n' +
-      '  phi3: [--rope-dims N] (partial rotary: the q/k dimensions RoPE rotates)',
+      '  phi3: [--rope-dims N] (partial rotary: the q/k dimensions RoPE rotates) [--longrope-original-context N] (LongRoPE factors)',
   );
   process.exit(2);
 }
@@ -92,6 +93,7 @@ try {
       kvHeads: int(values['kv-heads'], '--kv-heads'),
       headDim: int(values['head-dim'], '--head-dim'),
       ropeDims: int(values['rope-dims'], '--rope-dims'),
+      longRopeOriginalContext: int(values['longrope-original-context'], '--longrope-original-context'),
       merges: int(values.merges, '--merges'),
       tokenizer: values.tokenizer === 'spm' ? 'spm' : 'bpe',
       contextLength: int(values['context-length'], '--context-length'),

@@ -1,10 +1,12 @@
 // The phi3 and smollm3 architectures on the WebGPU decoder (Node, Dawn) against llama.cpp's logits on generated
 // models (tools/make-test-model --arch phi3|smollm3) of several widths and head counts: phi3's fused attn_qkv
 // (bound as the concatenated q/k/v) and fused ffn_up (gate rows then up rows, split at load), NEOX RoPE, partial
-// rotary (rope.dimension_count below the head size, Phi-4-mini's 0.75); smollm3's NoPE layers (every 4th layer
+// rotary (rope.dimension_count below the head size, Phi-4-mini's 0.75), LongRoPE factors; smollm3's NoPE layers (every 4th layer
 // without RoPE) and its permuted q/k (interleaved RoPE). The Hugging Face folder of each model loads to the same
 // logits as its GGUF. Each case also runs with the architecture's feature taken away (full rotary for a partial
-// phi3, RoPE on every smollm3 layer) and must then miss llama.cpp: the comparison sees what it tests.
+// phi3, RoPE on every smollm3 layer, plain frequencies or no attention factor for LongRoPE) and must then miss
+// llama.cpp: the comparison sees what it tests. LongRoPE: the short factors while the served context stays within the
+// original one, the long ones beyond (llama.cpp's choice), the rotated values scaled by the attention factor.
 // Tolerances: F32 2e-3, F16 1e-2 (llama.cpp converts activations to F16 for F16 weights).
 // Dawn needs a Vulkan driver (LD_LIBRARY_PATH / VK_ICD_FILENAMES, see vitest.config.ts); without an adapter these
 // tests fail, saying why.
@@ -37,6 +39,8 @@ interface Case {
   options: TestModelOptions;
   /** The config with the architecture's feature taken away (must then miss llama.cpp). */
   broken: (c: ModelConfig) => ModelConfig;
+  /** Another feature taken away, when the case has two. */
+  broken2?: (c: ModelConfig) => ModelConfig;
   /** Expected config fields. */
   expect: Partial<ModelConfig>;
 }
@@ -59,6 +63,22 @@ const CASES: Case[] = [
     options: { arch: 'phi3', type: 'F32', seed: 33, hidden: 64, heads: 2, kvHeads: 2, layers: 2 },
     broken: (c) => ({ ...c, ropeStyle: 'interleaved' }),
     expect: { arch: 'phi3' },
+  },
+  {
+    name: 'phi3 F32, LongRoPE short factors (original context 2048 of 4096), partial rotary 12 of 16',
+    options: { arch: 'phi3', type: 'F32', seed: 36, hidden: 64, heads: 4, kvHeads: 2, layers: 2, ropeDims: 12, longRopeOriginalContext: 2048 },
+    // Plain RoPE frequencies (divisors 1) where the short factors belong.
+    broken: (c) => ({ ...c, ropeScaling: c.ropeScaling?.type === 'longrope' ? { ...c.ropeScaling, shortFactors: new Array(6).fill(1) } : null }),
+    expect: { arch: 'phi3', ropeDims: 12, ropeScaling: { type: 'longrope', originalContextLength: 2048 } as ModelConfig['ropeScaling'] },
+  },
+  {
+    name: 'phi3 F32, LongRoPE long factors (original context 32, 64 served)',
+    options: { arch: 'phi3', type: 'F32', seed: 37, hidden: 64, heads: 4, kvHeads: 2, layers: 2, longRopeOriginalContext: 32 },
+    // The short factors where the long ones belong.
+    broken: (c) => ({ ...c, ropeScaling: c.ropeScaling?.type === 'longrope' ? { ...c.ropeScaling, originalContextLength: 1 << 20, longFactors: undefined, shortFactors: c.ropeScaling.shortFactors } : null }),
+    // No attention factor (sqrt(1 + ln 128 / ln 32) = 1.55 here) on the rotated values.
+    broken2: (c) => ({ ...c, ropeScaling: c.ropeScaling?.type === 'longrope' ? { ...c.ropeScaling, attnFactor: 1 } : null }),
+    expect: { arch: 'phi3', ropeScaling: { type: 'longrope', originalContextLength: 32 } as ModelConfig['ropeScaling'] },
   },
   {
     name: 'smollm3 F32, 4 layers (layer 3 NoPE)',
@@ -142,14 +162,20 @@ describe.each(CASES)('$name', (c) => {
 
     const opened = await openModel({ id: `hf-${c.name}`, hfDir: Object.fromEntries(await Promise.all(readdirSync(model.hfDir).map(async (n) => [n, await openAsBlob(join(model.hfDir, n))] as const))) });
     expect(opened.config).toMatchObject({ ...c.expect, ropeStyle: 'neox' });
+    if (config.ropeScaling?.type === 'longrope' && opened.config.ropeScaling?.type === 'longrope') {
+      // The same attention factor from the GGUF key and from config.json.
+      expect(opened.config.ropeScaling.attnFactor).toBeCloseTo(config.ropeScaling.attnFactor, 6);
+    }
     const hf = await logitsOf(opened.config, opened.tensors, sequence);
     const hfDiff = maxDiff(hf, ours);
 
     const broken = await logitsOf(c.broken(config), sources, sequence);
     const brokenDiff = maxDiff(broken, theirs);
-    console.log(`${c.name}: max |GPU - llama.cpp| = ${diff.toExponential(2)} over ${sequence.length} positions; HF vs GGUF ${hfDiff.toExponential(2)}; without the feature ${brokenDiff.toFixed(3)}`);
+    const broken2Diff = c.broken2 ? maxDiff(await logitsOf(c.broken2(config), sources, sequence), theirs) : Infinity;
+    console.log(`${c.name}: max |GPU - llama.cpp| = ${diff.toExponential(2)} over ${sequence.length} positions; HF vs GGUF ${hfDiff.toExponential(2)}; without the feature ${brokenDiff.toFixed(3)}${c.broken2 ? `, ${broken2Diff.toFixed(3)}` : ''}`);
     expect(diff).toBeLessThan(TOLERANCE[c.options.type]!);
     expect(hfDiff).toBeLessThan(TOLERANCE[c.options.type]!);
     expect(brokenDiff).toBeGreaterThan(10 * TOLERANCE[c.options.type]!);
+    expect(broken2Diff).toBeGreaterThan(10 * TOLERANCE[c.options.type]!);
   }, 300_000);
 });
