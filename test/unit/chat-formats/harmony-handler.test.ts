@@ -119,7 +119,10 @@ describe('Harmony (gpt-oss) through the handler', () => {
 
   it('to=functions.x is a function call, its arguments streamed as deltas; a preamble before it is commentary', async () => {
     const text = `${analysis('Need the weather.')}${commentary('Let me look that up.')}${call('get_weather', '{"city":"Paris"}')}`;
+    const cut = await answerBoth({ tokens: ragged(text) }, { input: 'weather in Paris?', tools: [weather] });
     const { response, events } = await answerBoth({ tokens: tokens(text) }, { input: 'weather in Paris?', tools: [weather] });
+    // Markers split across tokens read the same.
+    expect(canonical(cut.response.output)).toEqual(canonical(response.output));
     expect(response.output).toMatchObject([
       { type: 'reasoning' },
       { type: 'message', phase: 'commentary', content: [{ text: 'Let me look that up.' }] },
