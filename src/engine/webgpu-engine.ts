@@ -261,7 +261,8 @@ export class WebGpuEngine implements Engine {
     } catch (e) {
       throw new EngineError('invalid_request', (e as Error).message, { code: 'invalid_request_error', param: 'input' });
     }
-    return { text, tokens: tokenizer.encode(text, { addSpecialTokens: false }) };
+    // BOS as llama.cpp's server puts it: the template's own kept, added where the vocabulary adds one and the template wrote none.
+    return { text, tokens: tokenizer.encodePrompt(text) };
   }
 
   private gpu(): Promise<GpuContext> {

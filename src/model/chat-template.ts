@@ -118,6 +118,20 @@ function toTemplateMessage(m: ChatMessage): Record<string, unknown> {
 }
 
 type RuntimeValue = { type: string; value: unknown };
+
+/** What a filter gives on an undefined value in Jinja2 (its Undefined is empty: length 0, iterates nothing, prints ''). */
+const UNDEFINED_FILTER_RESULTS: Record<string, unknown> = {
+  length: 0,
+  count: 0,
+  list: [],
+  join: '',
+  string: '',
+  trim: '',
+  upper: '',
+  lower: '',
+  capitalize: '',
+  title: '',
+};
 type Evaluate = (statement: unknown, environment: Environment) => RuntimeValue;
 
 /** What Template.render does, with the globals' `range` bounded and every step of the interpreter counted. */
@@ -148,6 +162,15 @@ function renderBounded(template: Template, context: Record<string, unknown>, lim
   for (const [key, value] of Object.entries(context)) env.set(key, value);
 
   const interpreter = new Interpreter(env);
+  // Jinja2 (transformers) and llama.cpp iterate an undefined value as an empty list (`{% for c in m.tool_calls %}`
+  // on a message without calls); @huggingface/jinja throws. The for loops' iterables are marked as they are met.
+  const iterables = new WeakSet<object>();
+  const runtimeValue = (value: unknown): RuntimeValue => {
+    const scope = new Environment();
+    scope.set('value', value);
+    return scope.lookupVariable('value') as unknown as RuntimeValue;
+  };
+  const emptyList = (): RuntimeValue => runtimeValue([]);
   let steps = 0;
   let totalChars = 0;
   const check = (value: RuntimeValue): RuntimeValue => {
@@ -170,7 +193,21 @@ function renderBounded(template: Template, context: Record<string, unknown>, lim
   const evaluateBlock = self.evaluateBlock.bind(interpreter);
   self.evaluate = (statement, environment) => {
     step();
-    return check(evaluate(statement, environment));
+    // `statement` is undefined for an absent part of an expression (a slice's start): the interpreter answers Undefined.
+    const node = statement as { type?: string; iterable?: { type?: string; lhs?: object } } | undefined;
+    if (node?.type === 'For' && node.iterable) iterables.add(node.iterable.type === 'SelectExpression' && node.iterable.lhs ? node.iterable.lhs : node.iterable);
+    if (node?.type === 'FilterExpression') {
+      // Filters on an undefined value give what Jinja2's Undefined gives (`tools | length` when no tools: 0).
+      const f = (node as unknown as { filter: { type: string; value?: string; callee?: { type: string; value?: string } } }).filter;
+      const name = f.type === 'Identifier' ? f.value : f.type === 'CallExpression' && f.callee?.type === 'Identifier' ? f.callee.value : undefined;
+      if (name !== undefined && Object.hasOwn(UNDEFINED_FILTER_RESULTS, name)) {
+        const operand = evaluate((node as unknown as { operand: unknown }).operand, environment);
+        if (operand.type === 'UndefinedValue') return runtimeValue(UNDEFINED_FILTER_RESULTS[name]);
+      }
+    }
+    const value = evaluate(statement, environment);
+    if (value.type === 'UndefinedValue' && node && iterables.has(node)) return emptyList();
+    return check(value);
   };
   self.evaluateBlock = (statements, environment) => {
     step();

@@ -27,6 +27,8 @@ export class ModelTokenizer {
   readonly bosTokenId: number | null;
   readonly eosTokenId: number | null;
   readonly vocabSize: number;
+  /** Whether the tokenizer puts BOS before a text (add_bos_token / its post-processor), as llama.cpp's add_bos. */
+  readonly addsBos: boolean;
   /** The chat template the files carry, if any (a string, or named templates). */
   readonly chatTemplate: string | Record<string, string> | null;
 
@@ -43,6 +45,8 @@ export class ModelTokenizer {
     let maxId = -1;
     for (const id of this.hf.get_vocab(true).values()) maxId = Math.max(maxId, id);
     this.vocabSize = maxId + 1;
+    this.addsBos =
+      this.bosTokenId !== null && source.tokenizerConfig.add_bos_token !== false && this.hf.encode('a', { add_special_tokens: true }).ids[0] === this.bosTokenId;
     this.chatTemplate = parseChatTemplateField(source.tokenizerConfig.chat_template);
   }
 
@@ -67,6 +71,16 @@ export class ModelTokenizer {
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
     // Lone surrogates (valid in a JS string, e.g. from JSON "\ud800") become U+FFFD, as UTF-8 has them (llama.cpp).
     return this.hf.encode(wellFormed(text), { add_special_tokens: options.addSpecialTokens ?? false }).ids;
+  }
+
+  /**
+   * Token ids of a rendered chat prompt, as llama.cpp's server makes them: special tokens parsed, and BOS first
+   * when the tokenizer adds one: the template's own BOS is kept (not doubled), a template that writes none gets it.
+   */
+  encodePrompt(text: string): number[] {
+    const ids = this.encode(text);
+    if (this.addsBos && ids[0] !== this.bosTokenId) ids.unshift(this.bosTokenId!);
+    return ids;
   }
 
   /** Text of token ids (may contain U+FFFD where the ids end inside a UTF-8 character). */
