@@ -8,6 +8,7 @@ import { openAsBlob } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { create, globals } from 'webgpu';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
+import { createWebGpuEngine } from '../../src/engine/webgpu-engine.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { uploadTensors } from '../../src/engine/upload-weights.ts';
 import { Decoder, type DecoderOptions } from '../../src/model/decoder.ts';
@@ -179,4 +180,28 @@ describe('without a feature the logits miss llama.cpp', () => {
       expect(diff).toBeGreaterThan(100 * TOLERANCE.exact);
     }, 300_000);
   }
+});
+
+describe('the engine serves a gpt-oss model', () => {
+  test("its logits equal llama.cpp's; greedy generation from a chat prompt gives llama.cpp's greedy tokens", async (ctx) => {
+    needDawnAdapter(ctx, gpu, missing);
+    const c = CASES[0];
+    const { path, tokens, llama } = models.get(c.id)!;
+    const engine = createWebGpuEngine({ gpu: dawn, models: [{ id: 'gpt-oss-test', gguf: await openAsBlob(path), contextLength: 256 }] });
+    try {
+      const { logits } = await engine.logits('gpt-oss-test', tokens);
+      expect(maxDiff(logits, llama.logits)).toBeLessThan(TOLERANCE.exact);
+      const messages = [{ role: 'user' as const, content: 'Say something.' }];
+      const prompt = await engine.tokenizePrompt({ model: 'gpt-oss-test', messages, tools: [], enableThinking: false });
+      const [oracle] = runLlamaOracle([{ model: path, tokens: prompt, greedy: 8 }]);
+      const ids: number[] = [];
+      for await (const ev of engine.generate({ model: 'gpt-oss-test', messages, tools: [], enableThinking: false, maxTokens: 8, sampling: { temperature: 0, top_p: 1 }, constraint: { kind: 'none' } })) {
+        if (ev.type === 'token') ids.push(ev.id);
+      }
+      expect(ids.length).toBeGreaterThan(0);
+      expect(ids).toEqual(oracle.greedy!.slice(0, ids.length));
+    } finally {
+      await engine.dispose();
+    }
+  }, 300_000);
 });
