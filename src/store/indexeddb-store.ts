@@ -187,60 +187,88 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
   store: IndexedDbResponseStore;
   connect: () => Promise<unknown>;
 } {
-  const name = options.name ?? DEFAULT_RESPONSE_DB_NAME;
-  const owner = randomOwnerId();
-  let connection: Promise<ResponseDb> | undefined;
-  let closedByCaller = false;
+  const db = new ResponseDatabase(options.name ?? DEFAULT_RESPONSE_DB_NAME, randomOwnerId());
   let reasoningKey: Promise<CryptoKey> | undefined;
-  /** Held from the first open until close() (or the worker's death); resolves to its release, null without Web Locks. */
-  let ownerLock: Promise<(() => void) | null> | undefined;
+  const store: IndexedDbResponseStore = {
+    owner: db.owner,
+    put: (record) => putRecord(db, record),
+    get: (id) => getRecord(db, id),
+    updateResponse: (id, response) => updateRecord(db, id, response),
+    delete: (id) => deleteRecord(db, id),
+    reasoningKey(): Promise<CryptoKey> {
+      if (reasoningKey === undefined) {
+        const loading = loadOrCreateReasoningKey(db);
+        reasoningKey = loading;
+        loading.catch(() => {
+          if (reasoningKey === loading) reasoningKey = undefined;
+        });
+      }
+      return reasoningKey;
+    },
+    close: () => db.close(),
+  };
+  return { store, connect: () => db.database() };
+}
 
-  function forgetConnection(db: ResponseDb): void {
+/** One store instance's connection to the database: opened on first use, reopened when lost, its owner lock held. */
+class ResponseDatabase {
+  private connection: Promise<ResponseDb> | undefined;
+  private closedByCaller = false;
+  /** Held from the first open until close() (or the worker's death); resolves to its release, null without Web Locks. */
+  private ownerLock: Promise<(() => void) | null> | undefined;
+
+  constructor(
+    readonly name: string,
+    /** This instance's id, stamped on the response rows it writes. */
+    readonly owner: string,
+  ) {}
+
+  private readonly forgetConnection = (db: ResponseDb): void => {
     db.close();
-    if (connection !== undefined) {
-      void connection.then(
+    if (this.connection !== undefined) {
+      void this.connection.then(
         (current) => {
-          if (current === db) connection = undefined;
+          if (current === db) this.connection = undefined;
         },
         () => undefined,
       );
     }
-  }
+  };
 
-  function database(): Promise<ResponseDb> {
-    if (closedByCaller) {
-      return Promise.reject(new StoreError(`The response store "${name}" was closed.`, 'unavailable'));
+  database(): Promise<ResponseDb> {
+    if (this.closedByCaller) {
+      return Promise.reject(new StoreError(`The response store "${this.name}" was closed.`, 'unavailable'));
     }
-    if (connection === undefined) {
-      ownerLock ??= holdLock(ownerLockName(name, owner));
+    if (this.connection === undefined) {
+      const ownerLock = (this.ownerLock ??= holdLock(ownerLockName(this.name, this.owner)));
       // Every write stamps `owner`, so the lock is held before the first one; then runs left by dead owners end.
-      const opening = openConnection(name, forgetConnection).then(async (db) => {
+      const opening = openConnection(this.name, this.forgetConnection).then(async (db) => {
         await ownerLock;
-        await failAbandonedRuns(db, name, owner).catch((error: unknown) =>
+        await failAbandonedRuns(db, this.name, this.owner).catch((error: unknown) =>
           console.warn(`webgpu-responses: could not end the background responses of stopped workers: ${errorMessage(error)}`),
         );
         return db;
       });
-      connection = opening;
+      this.connection = opening;
       // A failed open is not cached: the next call tries again.
       opening.catch(() => {
-        if (connection === opening) connection = undefined;
+        if (this.connection === opening) this.connection = undefined;
       });
     }
-    return connection;
+    return this.connection;
   }
 
   /**
    * Run `body` in one transaction and resolve only once it has committed. Anything that goes wrong,
    * a synchronous throw included, aborts the whole transaction so nothing of it is kept.
    */
-  async function transact<Names extends ResponseStoreName[], Mode extends IDBTransactionMode, Result>(
+  async transact<Names extends ResponseStoreName[], Mode extends IDBTransactionMode, Result>(
     storeNames: Names,
     mode: Mode,
     action: string,
     body: (tx: IDBPTransaction<ResponseDbSchema, Names, Mode>) => Promise<Result>,
   ): Promise<Result> {
-    const tx = await beginTransaction(storeNames, mode, action);
+    const tx = await this.beginTransaction(storeNames, mode, action);
     const committed = tx.done;
     committed.catch(() => undefined);
     try {
@@ -257,7 +285,7 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
     }
   }
 
-  async function beginTransaction<Names extends ResponseStoreName[], Mode extends IDBTransactionMode>(
+  private async beginTransaction<Names extends ResponseStoreName[], Mode extends IDBTransactionMode>(
     storeNames: Names,
     mode: Mode,
     action: string,
@@ -265,14 +293,14 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
     // Writes are 'strict': the store acknowledges a record only once it is flushed to disk, so an OS crash
     // right after a response was reported as stored cannot lose it.
     const options: IDBTransactionOptions = { durability: mode === 'readwrite' ? 'strict' : 'default' };
-    const db = await database();
+    const db = await this.database();
     try {
       return db.transaction(storeNames, mode, options);
     } catch (error) {
       // The browser or a newer version of the app closed the connection under us: reopen once.
-      if (errorName(error) === 'InvalidStateError' && !closedByCaller) {
-        if (connection !== undefined && (await connection.catch(() => undefined)) === db) connection = undefined;
-        const reopened = await database();
+      if (errorName(error) === 'InvalidStateError' && !this.closedByCaller) {
+        if (this.connection !== undefined && (await this.connection.catch(() => undefined)) === db) this.connection = undefined;
+        const reopened = await this.database();
         try {
           return reopened.transaction(storeNames, mode, options);
         } catch (retryError) {
@@ -283,112 +311,91 @@ function buildIndexedDbStore(options: IndexedDbStoreOptions): {
     }
   }
 
-  /** A stored response with the owner of its row. */
-  function readRecord(id: string): Promise<{ record: StoredResponse; owner: string | undefined } | undefined> {
-    return transact(['responses', 'histories'], 'readonly', `read response ${id}`, async (tx) => {
-      const [response, history] = await Promise.all([
-        tx.objectStore('responses').get(id),
-        tx.objectStore('histories').get(id),
-      ]);
-      if (response === undefined) return undefined;
-      if (history === undefined) {
-        throw new StoreError(`Stored response ${id} has no history; the database is inconsistent.`, 'failed');
-      }
-      const record: StoredResponse = {
-        id: response.id,
-        response: response.response,
-        history: history.history,
-        inputItems: history.inputItems,
-        createdAt: response.createdAt,
-      };
-      return { record, owner: response.owner };
-    });
-  }
-
-  async function loadOrCreateReasoningKey(): Promise<CryptoKey> {
-    const existing = await transact(['keys'], 'readonly', 'read the reasoning key', (tx) =>
-      tx.objectStore('keys').get(REASONING_KEY_ID),
+  close(): void {
+    this.closedByCaller = true;
+    void this.ownerLock?.then((release) => release?.());
+    const closing = this.connection;
+    this.connection = undefined;
+    void closing?.then(
+      (db) => db.close(),
+      () => undefined,
     );
-    if (existing !== undefined) return checkedKey(existing);
-    // WebCrypto is asynchronous and would let a transaction auto-commit, so the key is made outside it;
-    // the readwrite transaction below then keeps whichever key got there first (another tab's, or ours).
-    const candidate = await generateReasoningKey();
-    return transact(['keys'], 'readwrite', 'store the reasoning key', async (tx) => {
-      const keys = tx.objectStore('keys');
-      const winner = await keys.get(REASONING_KEY_ID);
-      if (winner !== undefined) return checkedKey(winner);
-      await keys.put({ id: REASONING_KEY_ID, key: candidate, createdAt: Date.now() });
-      return candidate;
-    });
   }
+}
 
-  const store: IndexedDbResponseStore = {
-    owner,
+async function putRecord(db: ResponseDatabase, record: StoredResponse): Promise<void> {
+  await db.transact(['responses', 'histories'], 'readwrite', `store response ${record.id}`, (tx) => {
+    const responseWrite = tx
+      .objectStore('responses')
+      .put({ id: record.id, response: record.response, createdAt: record.createdAt, owner: db.owner });
+    responseWrite.catch(() => undefined);
+    const historyWrite = tx
+      .objectStore('histories')
+      .put({ id: record.id, history: record.history, inputItems: record.inputItems });
+    return Promise.all([responseWrite, historyWrite]);
+  });
+}
 
-    async put(record: StoredResponse): Promise<void> {
-      await transact(['responses', 'histories'], 'readwrite', `store response ${record.id}`, (tx) => {
-        const responseWrite = tx
-          .objectStore('responses')
-          .put({ id: record.id, response: record.response, createdAt: record.createdAt, owner });
-        responseWrite.catch(() => undefined);
-        const historyWrite = tx
-          .objectStore('histories')
-          .put({ id: record.id, history: record.history, inputItems: record.inputItems });
-        return Promise.all([responseWrite, historyWrite]);
-      });
-    },
+async function getRecord(db: ResponseDatabase, id: string): Promise<StoredResponse | undefined> {
+  const found = await readRecord(db, id);
+  // An unfinished run of another owner may have been abandoned since this store opened: check, then reread.
+  if (found !== undefined && isUnfinished(found.record.response) && found.owner !== db.owner) {
+    const ended = await failAbandonedRuns(await db.database(), db.name, db.owner);
+    if (ended > 0) return (await readRecord(db, id))?.record;
+  }
+  return found?.record;
+}
 
-    async get(id: string): Promise<StoredResponse | undefined> {
-      const found = await readRecord(id);
-      // An unfinished run of another owner may have been abandoned since this store opened: check, then reread.
-      if (found !== undefined && isUnfinished(found.record.response) && found.owner !== owner) {
-        const ended = await failAbandonedRuns(await database(), name, owner);
-        if (ended > 0) return (await readRecord(id))?.record;
-      }
-      return found?.record;
-    },
+async function updateRecord(db: ResponseDatabase, id: string, response: { [key: string]: JsonValue }): Promise<void> {
+  await db.transact(['responses'], 'readwrite', `update response ${id}`, async (tx) => {
+    const responses = tx.objectStore('responses');
+    const current = await responses.get(id);
+    if (current === undefined) throw new StoreError(`No stored response with id ${id}.`, 'failed');
+    await responses.put({ ...current, response, owner: db.owner });
+  });
+}
 
-    async updateResponse(id: string, response: { [key: string]: JsonValue }): Promise<void> {
-      await transact(['responses'], 'readwrite', `update response ${id}`, async (tx) => {
-        const responses = tx.objectStore('responses');
-        const current = await responses.get(id);
-        if (current === undefined) throw new StoreError(`No stored response with id ${id}.`, 'failed');
-        await responses.put({ ...current, response, owner });
-      });
-    },
+function deleteRecord(db: ResponseDatabase, id: string): Promise<boolean> {
+  return db.transact(['responses', 'histories'], 'readwrite', `delete response ${id}`, async (tx) => {
+    const responses = tx.objectStore('responses');
+    const existed = (await responses.getKey(id)) !== undefined;
+    await Promise.all([responses.delete(id), tx.objectStore('histories').delete(id)]);
+    return existed;
+  });
+}
 
-    delete(id: string): Promise<boolean> {
-      return transact(['responses', 'histories'], 'readwrite', `delete response ${id}`, async (tx) => {
-        const responses = tx.objectStore('responses');
-        const existed = (await responses.getKey(id)) !== undefined;
-        await Promise.all([responses.delete(id), tx.objectStore('histories').delete(id)]);
-        return existed;
-      });
-    },
+/** A stored response with the owner of its row. */
+function readRecord(db: ResponseDatabase, id: string): Promise<{ record: StoredResponse; owner: string | undefined } | undefined> {
+  return db.transact(['responses', 'histories'], 'readonly', `read response ${id}`, async (tx) => {
+    const [response, history] = await Promise.all([tx.objectStore('responses').get(id), tx.objectStore('histories').get(id)]);
+    if (response === undefined) return undefined;
+    if (history === undefined) {
+      throw new StoreError(`Stored response ${id} has no history; the database is inconsistent.`, 'failed');
+    }
+    const record: StoredResponse = {
+      id: response.id,
+      response: response.response,
+      history: history.history,
+      inputItems: history.inputItems,
+      createdAt: response.createdAt,
+    };
+    return { record, owner: response.owner };
+  });
+}
 
-    reasoningKey(): Promise<CryptoKey> {
-      if (reasoningKey === undefined) {
-        const loading = loadOrCreateReasoningKey();
-        reasoningKey = loading;
-        loading.catch(() => {
-          if (reasoningKey === loading) reasoningKey = undefined;
-        });
-      }
-      return reasoningKey;
-    },
-
-    close(): void {
-      closedByCaller = true;
-      void ownerLock?.then((release) => release?.());
-      const closing = connection;
-      connection = undefined;
-      void closing?.then(
-        (db) => db.close(),
-        () => undefined,
-      );
-    },
-  };
-  return { store, connect: database };
+async function loadOrCreateReasoningKey(db: ResponseDatabase): Promise<CryptoKey> {
+  const existing = await db.transact(['keys'], 'readonly', 'read the reasoning key', (tx) => tx.objectStore('keys').get(REASONING_KEY_ID));
+  if (existing !== undefined) return checkedKey(existing);
+  // WebCrypto is asynchronous and would let a transaction auto-commit, so the key is made outside it;
+  // the readwrite transaction below then keeps whichever key got there first (another tab's, or ours).
+  const candidate = await generateReasoningKey();
+  return db.transact(['keys'], 'readwrite', 'store the reasoning key', async (tx) => {
+    const keys = tx.objectStore('keys');
+    const winner = await keys.get(REASONING_KEY_ID);
+    if (winner !== undefined) return checkedKey(winner);
+    await keys.put({ id: REASONING_KEY_ID, key: candidate, createdAt: Date.now() });
+    return candidate;
+  });
 }
 
 /** 128 random bits in hex (crypto.randomUUID() exists only in secure contexts). */

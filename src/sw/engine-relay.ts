@@ -42,154 +42,181 @@ export const relayedHeader = 'x-webgpu-responses-engine';
 class HostGone extends Error {}
 
 export function createEngineRelay(scope: string, options: EngineRelayOptions): EngineRelay {
-  const { reason, detail } = options.fallback;
-  const acceptTimeoutMs = options.acceptTimeoutMs ?? 10_000;
-  const hostWaitMs = options.hostWaitMs ?? 10_000;
-  /** Offered hosts, newest last (the newest is used first). */
-  const hosts: MessagePort[] = [];
-  const waiting = new Set<() => void>();
+  return new Relay(scope, options);
+}
 
-  function dropHost(port: MessagePort): void {
-    const index = hosts.indexOf(port);
-    if (index >= 0) hosts.splice(index, 1);
+/** The offered hosts (newest last: the newest is used first) and the requests waiting for one. */
+class Relay implements EngineRelay {
+  private readonly hosts: MessagePort[] = [];
+  private readonly waiting = new Set<() => void>();
+  private readonly acceptTimeoutMs: number;
+  private readonly hostWaitMs: number;
+
+  constructor(
+    private readonly scope: string,
+    private readonly options: EngineRelayOptions,
+  ) {
+    this.acceptTimeoutMs = options.acceptTimeoutMs ?? 10_000;
+    this.hostWaitMs = options.hostWaitMs ?? 10_000;
+  }
+
+  addHost(port: MessagePort): void {
+    this.hosts.push(port);
+    for (const resolve of this.waiting) resolve();
+    this.waiting.clear();
+  }
+
+  async handle(request: Request): Promise<Response> {
+    const { reason, detail } = this.options.fallback;
+    const message: RelayedRequest = {
+      type: 'request',
+      scope: this.scope,
+      url: request.url,
+      method: request.method,
+      headers: [...request.headers],
+      body: request.method === 'GET' || request.method === 'HEAD' ? null : await request.blob(),
+    };
+    let asked = false;
+    for (;;) {
+      let host = this.hosts.at(-1) ?? null;
+      if (!host && !asked) {
+        asked = true;
+        host = await this.askPagesForHost();
+      }
+      if (!host) {
+        return relayError('unavailable', `The engine runs in a page here (${detail}) and no open page of the app is hosting it: open the app in a tab.`, reason);
+      }
+      try {
+        return await new RelayedCall(host, message, request.signal, reason, this.acceptTimeoutMs).answer;
+      } catch (error) {
+        if (!(error instanceof HostGone)) throw error;
+        this.dropHost(host);
+      }
+    }
+  }
+
+  private dropHost(port: MessagePort): void {
+    const index = this.hosts.indexOf(port);
+    if (index >= 0) this.hosts.splice(index, 1);
     port.close();
   }
 
-  async function askPagesForHost(): Promise<MessagePort | null> {
-    const arrived = new Promise<void>((resolve) => waiting.add(resolve));
+  private async askPagesForHost(): Promise<MessagePort | null> {
+    const arrived = new Promise<void>((resolve) => this.waiting.add(resolve));
     const pages = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
     for (const page of pages) page.postMessage({ type: engineHostWantedType } satisfies EngineHostWanted);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([arrived, new Promise<void>((resolve) => (timer = setTimeout(resolve, hostWaitMs)))]);
+    await Promise.race([arrived, new Promise<void>((resolve) => (timer = setTimeout(resolve, this.hostWaitMs)))]);
     clearTimeout(timer);
-    return hosts.at(-1) ?? null;
+    return this.hosts.at(-1) ?? null;
   }
+}
 
-  /** Sends the request to one host; resolves with the relayed response, or rejects HostGone if it never answers. */
-  function relayTo(port: MessagePort, message: RelayedRequest, signal: AbortSignal): Promise<Response> {
+/**
+ * One request sent to one host: `answer` resolves with the relayed response (its body streamed as the chunks
+ * arrive), or rejects HostGone if the host does not acknowledge it in time.
+ */
+class RelayedCall {
+  readonly answer: Promise<Response>;
+  private readonly reply: MessagePort;
+  private resolve!: (response: Response) => void;
+  private body: ReadableStreamDefaultController<Uint8Array> | null = null;
+  private settled = false;
+  private readonly acceptTimer: ReturnType<typeof setTimeout>;
+  /** A host that goes silent mid-request (its page closed) fails the request instead of leaving it hanging. */
+  private watchdog: ReturnType<typeof setTimeout> | undefined;
+  private readonly abort = (): void => this.reply.postMessage({ type: 'abort' } satisfies RelayAbort);
+
+  constructor(
+    port: MessagePort,
+    message: RelayedRequest,
+    private readonly signal: AbortSignal,
+    private readonly reason: EngineFallbackReason,
+    acceptTimeoutMs: number,
+  ) {
     const channel = new MessageChannel();
-    const reply = channel.port1;
-    return new Promise<Response>((resolve, reject) => {
-      let body: ReadableStreamDefaultController<Uint8Array> | null = null;
-      let settled = false;
-      const abort = (): void => {
-        reply.postMessage({ type: 'abort' } satisfies RelayAbort);
-      };
-      const timer = setTimeout(() => {
-        reply.close();
-        reject(new HostGone());
-      }, acceptTimeoutMs);
-      // A host that goes silent mid-request (its page closed) fails the request instead of leaving it hanging.
-      let watchdog: ReturnType<typeof setTimeout> | undefined;
-      const finish = (): void => {
-        clearTimeout(watchdog);
-        signal.removeEventListener('abort', abort);
-        reply.close();
-      };
-      const hostSilent = (): void => {
-        const message = 'The page hosting the engine stopped answering (closed?)';
-        if (!settled) {
-          settled = true;
-          resolve(relayError('upstream', message, reason));
-        } else {
-          try {
-            body?.error(new Error(message));
-          } catch {
-            // Already closed.
-          }
-        }
-        finish();
-      };
-      signal.addEventListener('abort', abort, { once: true });
-      reply.onmessage = (event: MessageEvent<RelayReply>) => {
-        const data = event.data;
-        clearTimeout(watchdog);
-        if (data.type !== 'end' && data.type !== 'error') watchdog = setTimeout(hostSilent, 6 * relayHeartbeatMs);
-        if (data.type === 'accepted') {
-          clearTimeout(timer);
-        } else if (data.type === 'head') {
-          settled = true;
-          const stream = new ReadableStream<Uint8Array>({
-            start(controller) {
-              body = controller;
-            },
-            cancel() {
-              abort();
-              finish();
-            },
-          });
-          const noBody = data.status === 101 || data.status === 204 || data.status === 304;
-          const headers = new Headers(data.headers);
-          headers.set(relayedHeader, 'page-worker');
-          headers.set(fallbackReasonHeader, reason);
-          resolve(new Response(noBody ? null : stream, { status: data.status, statusText: data.statusText, headers }));
-        } else if (data.type === 'chunk') {
-          try {
-            body?.enqueue(data.bytes);
-          } catch {
-            // The caller went away.
-          }
-        } else if (data.type === 'end') {
-          try {
-            body?.close();
-          } catch {
-            // Already cancelled.
-          }
-          finish();
-        } else if (data.type === 'error') {
-          clearTimeout(timer);
-          if (!settled) {
-            settled = true;
-            resolve(relayError('upstream', `The engine worker failed: ${data.message}`, reason));
-          } else {
-            body?.error(new Error(data.message));
-          }
-          finish();
-        }
-      };
-      port.postMessage(message, [channel.port2]);
+    this.reply = channel.port1;
+    let reject!: (error: unknown) => void;
+    this.answer = new Promise<Response>((resolve, rejectAnswer) => {
+      this.resolve = resolve;
+      reject = rejectAnswer;
     });
+    this.acceptTimer = setTimeout(() => {
+      this.reply.close();
+      reject(new HostGone());
+    }, acceptTimeoutMs);
+    signal.addEventListener('abort', this.abort, { once: true });
+    this.reply.onmessage = (event: MessageEvent<RelayReply>) => this.onReply(event.data);
+    port.postMessage(message, [channel.port2]);
   }
 
-  return {
-    addHost(port) {
-      hosts.push(port);
-      for (const resolve of waiting) resolve();
-      waiting.clear();
-    },
-
-    async handle(request) {
-      const message: RelayedRequest = {
-        type: 'request',
-        scope,
-        url: request.url,
-        method: request.method,
-        headers: [...request.headers],
-        body: request.method === 'GET' || request.method === 'HEAD' ? null : await request.blob(),
-      };
-      let asked = false;
-      for (;;) {
-        let host = hosts.at(-1) ?? null;
-        if (!host && !asked) {
-          asked = true;
-          host = await askPagesForHost();
-        }
-        if (!host) {
-          return relayError(
-            'unavailable',
-            `The engine runs in a page here (${detail}) and no open page of the app is hosting it: open the app in a tab.`,
-            reason,
-          );
-        }
-        try {
-          return await relayTo(host, message, request.signal);
-        } catch (error) {
-          if (!(error instanceof HostGone)) throw error;
-          dropHost(host);
-        }
+  private onReply(data: RelayReply): void {
+    clearTimeout(this.watchdog);
+    if (data.type !== 'end' && data.type !== 'error') this.watchdog = setTimeout(() => this.hostSilent(), 6 * relayHeartbeatMs);
+    if (data.type === 'accepted') clearTimeout(this.acceptTimer);
+    else if (data.type === 'head') this.onHead(data);
+    else if (data.type === 'chunk') {
+      try {
+        this.body?.enqueue(data.bytes);
+      } catch {
+        // The caller went away.
       }
-    },
-  };
+    } else if (data.type === 'end') {
+      try {
+        this.body?.close();
+      } catch {
+        // Already cancelled.
+      }
+      this.finish();
+    } else if (data.type === 'error') {
+      clearTimeout(this.acceptTimer);
+      this.fail(`The engine worker failed: ${data.message}`, data.message);
+    }
+  }
+
+  private onHead(data: Extract<RelayReply, { type: 'head' }>): void {
+    this.settled = true;
+    const stream = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.body = controller;
+      },
+      cancel: () => {
+        this.abort();
+        this.finish();
+      },
+    });
+    const noBody = data.status === 101 || data.status === 204 || data.status === 304;
+    const headers = new Headers(data.headers);
+    headers.set(relayedHeader, 'page-worker');
+    headers.set(fallbackReasonHeader, this.reason);
+    this.resolve(new Response(noBody ? null : stream, { status: data.status, statusText: data.statusText, headers }));
+  }
+
+  private hostSilent(): void {
+    const message = 'The page hosting the engine stopped answering (closed?)';
+    this.fail(message, message);
+  }
+
+  /** Before the head: answer a 502 saying `message`; after it: error the body stream with `streamMessage`. */
+  private fail(message: string, streamMessage: string): void {
+    if (!this.settled) {
+      this.settled = true;
+      this.resolve(relayError('upstream', message, this.reason));
+    } else {
+      try {
+        this.body?.error(new Error(streamMessage));
+      } catch {
+        // Already closed.
+      }
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    clearTimeout(this.watchdog);
+    this.signal.removeEventListener('abort', this.abort);
+    this.reply.close();
+  }
 }
 
 /** The engine host failed (502) or there is none (503): `engine_unavailable`, with the reason in a header. */

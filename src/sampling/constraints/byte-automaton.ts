@@ -289,16 +289,73 @@ export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT
   const n = b.byteEdges.length;
   const names = [...grammar.rules.keys()];
   const startOf = names.map((name) => b.ruleStart.get(name)!);
-  const finalOf = names.map((name) => b.ruleFinal.get(name)!);
-  const ruleIndexByStart = new Map(startOf.map((s, i) => [s, i]));
+  const rules: RuleStates = { names, startOf, finalOf: names.map((name) => b.ruleFinal.get(name)!), ruleIndexByStart: new Map(startOf.map((s, i) => [s, i])) };
+  const { canFinish, productive } = coReachable(b, rules);
+  const startIndex = names.indexOf(grammar.start);
+  if (!productive[startIndex]) throw new ConstraintError(`The grammar's start rule '${grammar.start}' cannot match any text`, { subject: 'grammar' });
+  const edges = pruneEdges(b, canFinish, productive, rules);
+  const isFinal = new Uint8Array(n);
+  for (const f of rules.finalOf) isFinal[f] = 1;
+  checkNoLeftRecursion(edges, isFinal, rules, () => b.checkTime());
+  return {
+    stateCount: n,
+    ...edges,
+    excluded: b.excluded.map((literal) => new TextEncoder().encode(literal)),
+    isFinal,
+    startState: startOf[startIndex],
+    startFinal: rules.finalOf[startIndex],
+  };
+}
 
-  // Productive rules and co-reachable states (can reach their rule's final): a backward search from the rules'
-  // final states over reversed edges, linear in the edges (a state-order fixpoint needs a pass per level of
-  // repetition, since a bounded repetition's end state comes before its copies). A call edge s -> (rule, ret)
-  // counts once the rule is productive (its start can finish) and ret can finish, whichever comes second.
-  const canFinish = new Uint8Array(n);
-  const productive = new Uint8Array(names.length);
-  // Reversed plain edges (byte, epsilon, mark) as CSR arrays.
+/** Each rule's start and final state, by rule index (the order of the grammar's rules). */
+interface RuleStates {
+  names: string[];
+  startOf: number[];
+  finalOf: number[];
+  ruleIndexByStart: Map<number, number>;
+}
+
+/** The pruned edges of a compiled automaton. */
+type AutomatonEdges = Pick<ByteAutomaton, 'byteEdges' | 'epsilons' | 'calls' | 'marks'>;
+
+/**
+ * Productive rules and co-reachable states (can reach their rule's final): a backward search from the rules'
+ * final states over reversed edges, linear in the edges (a state-order fixpoint needs a pass per level of
+ * repetition, since a bounded repetition's end state comes before its copies). A call edge s -> (rule, ret)
+ * counts once the rule is productive (its start can finish) and ret can finish, whichever comes second.
+ */
+function coReachable(b: AutomatonBuilder, rules: RuleStates): { canFinish: Uint8Array; productive: Uint8Array } {
+  const canFinish = new Uint8Array(b.byteEdges.length);
+  const productive = new Uint8Array(rules.names.length);
+  const { predStart, preds } = reversedEdges(b);
+  const { callsByReturn, callsByRule } = callIndex(b, rules);
+  b.checkTime();
+  const work: number[] = [];
+  const finish = (s: number) => {
+    if (canFinish[s]) return;
+    canFinish[s] = 1;
+    work.push(s);
+  };
+  for (const f of rules.finalOf) finish(f);
+  for (let steps = 0; work.length > 0; steps++) {
+    if ((steps & 65535) === 65535) b.checkTime();
+    const t = work.pop()!;
+    for (let i = predStart[t]; i < predStart[t + 1]; i++) finish(preds[i]);
+    const byRet = callsByReturn.get(t);
+    if (byRet) for (let i = 0; i < byRet.length; i += 2) if (productive[byRet[i + 1]]) finish(byRet[i]);
+    const rule = rules.ruleIndexByStart.get(t);
+    if (rule !== undefined && !productive[rule]) {
+      productive[rule] = 1;
+      const byRule = callsByRule.get(rule);
+      if (byRule) for (let i = 0; i < byRule.length; i += 2) if (canFinish[byRule[i + 1]]) finish(byRule[i]);
+    }
+  }
+  return { canFinish, productive };
+}
+
+/** The builder's plain edges (byte, epsilon, mark) reversed, as CSR arrays: state t's predecessors are preds[predStart[t]..predStart[t+1]). */
+function reversedEdges(b: AutomatonBuilder): { predStart: Int32Array; preds: Int32Array } {
+  const n = b.byteEdges.length;
   const predCount = new Int32Array(n + 1);
   for (let s = 0; s < n; s++) {
     const bytes = b.byteEdges[s];
@@ -318,13 +375,17 @@ export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT
     const ms = b.marks[s];
     for (let i = 0; i < ms.length; i += 2) preds[fill[ms[i]]++] = s;
   }
-  // Calls by their return state and by their callee: [caller, other, ...].
+  return { predStart, preds };
+}
+
+/** Calls by their return state ([caller, rule, ...]) and by their callee ([caller, return, ...]). */
+function callIndex(b: AutomatonBuilder, rules: RuleStates): { callsByReturn: Map<number, number[]>; callsByRule: Map<number, number[]> } {
   const callsByReturn = new Map<number, number[]>();
   const callsByRule = new Map<number, number[]>();
-  for (let s = 0; s < n; s++) {
+  for (let s = 0; s < b.calls.length; s++) {
     const cs = b.calls[s];
     for (let i = 0; i < cs.length; i += 2) {
-      const rule = ruleIndexByStart.get(cs[i])!;
+      const rule = rules.ruleIndexByStart.get(cs[i])!;
       const ret = cs[i + 1];
       let byRet = callsByReturn.get(ret);
       if (!byRet) callsByReturn.set(ret, (byRet = []));
@@ -334,87 +395,42 @@ export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT
       byRule.push(s, ret);
     }
   }
-  b.checkTime();
-  const work: number[] = [];
-  const finish = (s: number) => {
-    if (canFinish[s]) return;
-    canFinish[s] = 1;
-    work.push(s);
-  };
-  for (const f of finalOf) finish(f);
-  for (let steps = 0; work.length > 0; steps++) {
-    if ((steps & 65535) === 65535) b.checkTime();
-    const t = work.pop()!;
-    for (let i = predStart[t]; i < predStart[t + 1]; i++) finish(preds[i]);
-    const byRet = callsByReturn.get(t);
-    if (byRet) for (let i = 0; i < byRet.length; i += 2) if (productive[byRet[i + 1]]) finish(byRet[i]);
-    const rule = ruleIndexByStart.get(t);
-    if (rule !== undefined && !productive[rule]) {
-      productive[rule] = 1;
-      const byRule = callsByRule.get(rule);
-      if (byRule) for (let i = 0; i < byRule.length; i += 2) if (canFinish[byRule[i + 1]]) finish(byRule[i]);
-    }
-  }
-  const startIndex = names.indexOf(grammar.start);
-  if (!productive[startIndex]) throw new ConstraintError(`The grammar's start rule '${grammar.start}' cannot match any text`, { subject: 'grammar' });
+  return { callsByReturn, callsByRule };
+}
 
-  // Prune edges into states that cannot finish.
-  const byteEdges: Int32Array[] = [];
-  const epsilons: Int32Array[] = [];
-  const calls: Int32Array[] = [];
-  const marks: Int32Array[] = [];
-  for (let s = 0; s < n; s++) {
+/** The builder's edges without those into states that cannot finish (or calls of unproductive rules), as typed arrays. */
+function pruneEdges(b: AutomatonBuilder, canFinish: Uint8Array, productive: Uint8Array, rules: RuleStates): AutomatonEdges {
+  const edges: AutomatonEdges = { byteEdges: [], epsilons: [], calls: [], marks: [] };
+  for (let s = 0; s < b.byteEdges.length; s++) {
     const ms: number[] = [];
     for (let i = 0; i < b.marks[s].length; i += 2) if (canFinish[b.marks[s][i]]) ms.push(b.marks[s][i], b.marks[s][i + 1]);
-    marks.push(edgeList(ms));
+    edges.marks.push(edgeList(ms));
     const bytes: number[] = [];
     const be = b.byteEdges[s];
     for (let i = 0; i < be.length; i += 3) if (canFinish[be[i + 2]]) bytes.push(be[i], be[i + 1], be[i + 2]);
-    byteEdges.push(edgeList(bytes));
-    epsilons.push(edgeList(b.epsilons[s].filter((t) => canFinish[t])));
+    edges.byteEdges.push(edgeList(bytes));
+    edges.epsilons.push(edgeList(b.epsilons[s].filter((t) => canFinish[t])));
     const cs: number[] = [];
     const ce = b.calls[s];
     for (let i = 0; i < ce.length; i += 2) {
-      if (productive[ruleIndexByStart.get(ce[i])!] && canFinish[ce[i + 1]]) cs.push(ce[i], ce[i + 1]);
+      if (productive[rules.ruleIndexByStart.get(ce[i])!] && canFinish[ce[i + 1]]) cs.push(ce[i], ce[i + 1]);
     }
-    calls.push(edgeList(cs));
+    edges.calls.push(edgeList(cs));
     // Free the builder's lists as they are copied: peak memory stays near one copy of the automaton.
     b.byteEdges[s] = b.epsilons[s] = b.calls[s] = b.marks[s] = [];
   }
-  const isFinal = new Uint8Array(n);
-  for (const f of finalOf) isFinal[f] = 1;
+  return edges;
+}
 
-  // Nullable rules, then left recursion: a rule reaching a call to itself without consuming a byte.
+/** Nullable rules, then left recursion: a rule reaching a call to itself without consuming a byte is refused. */
+function checkNoLeftRecursion(edges: AutomatonEdges, isFinal: Uint8Array, rules: RuleStates, checkTime: () => void): void {
+  const { names, startOf } = rules;
   const nullable = new Uint8Array(names.length);
-  const reachesWithoutInput = (start: number, onCall: (rule: number) => void): boolean => {
-    const seen = new Set<number>([start]);
-    const work = [start];
-    let reachedFinal = false;
-    while (work.length) {
-      const s = work.pop()!;
-      if (isFinal[s]) reachedFinal = true;
-      const visit = (t: number) => {
-        if (!seen.has(t)) {
-          seen.add(t);
-          work.push(t);
-        }
-      };
-      for (const t of epsilons[s]) visit(t);
-      for (let i = 0; i < marks[s].length; i += 2) visit(marks[s][i]);
-      const cs = calls[s];
-      for (let i = 0; i < cs.length; i += 2) {
-        const callee = ruleIndexByStart.get(cs[i])!;
-        onCall(callee);
-        if (nullable[callee]) visit(cs[i + 1]);
-      }
-    }
-    return reachedFinal;
-  };
   for (let changed = true; changed; ) {
     changed = false;
-    b.checkTime();
+    checkTime();
     for (let r = 0; r < names.length; r++) {
-      if (!nullable[r] && reachesWithoutInput(startOf[r], () => {})) {
+      if (!nullable[r] && reachesWithoutInput(edges, isFinal, rules, nullable, startOf[r], () => {})) {
         nullable[r] = 1;
         changed = true;
       }
@@ -422,7 +438,7 @@ export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT
   }
   const leftCalls = names.map((_, r) => {
     const callees = new Set<number>();
-    reachesWithoutInput(startOf[r], (callee) => callees.add(callee));
+    reachesWithoutInput(edges, isFinal, rules, nullable, startOf[r], (callee) => callees.add(callee));
     return callees;
   });
   const colour = new Uint8Array(names.length); // 0 new, 1 on path, 2 done
@@ -438,18 +454,36 @@ export function compileGrammar(grammar: Grammar, budget: CompileBudget = DEFAULT
     colour[r] = 2;
   };
   for (let r = 0; r < names.length; r++) if (colour[r] === 0) visitRule(r, [r]);
+}
 
-  return {
-    stateCount: n,
-    byteEdges,
-    epsilons,
-    calls,
-    marks,
-    excluded: b.excluded.map((literal) => new TextEncoder().encode(literal)),
-    isFinal,
-    startState: startOf[startIndex],
-    startFinal: finalOf[startIndex],
+/**
+ * Whether `start` reaches a final state without consuming a byte (through epsilons, marks and calls of nullable
+ * rules); `onCall` sees every rule called on the way.
+ */
+function reachesWithoutInput(edges: AutomatonEdges, isFinal: Uint8Array, rules: RuleStates, nullable: Uint8Array, start: number, onCall: (rule: number) => void): boolean {
+  const { epsilons, marks, calls } = edges;
+  const seen = new Set<number>([start]);
+  const work = [start];
+  let reachedFinal = false;
+  const visit = (t: number) => {
+    if (!seen.has(t)) {
+      seen.add(t);
+      work.push(t);
+    }
   };
+  while (work.length) {
+    const s = work.pop()!;
+    if (isFinal[s]) reachedFinal = true;
+    for (const t of epsilons[s]) visit(t);
+    for (let i = 0; i < marks[s].length; i += 2) visit(marks[s][i]);
+    const cs = calls[s];
+    for (let i = 0; i < cs.length; i += 2) {
+      const callee = rules.ruleIndexByStart.get(cs[i])!;
+      onCall(callee);
+      if (nullable[callee]) visit(cs[i + 1]);
+    }
+  }
+  return reachedFinal;
 }
 
 function edgeList(values: number[]): Int32Array {
