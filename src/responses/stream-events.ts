@@ -73,8 +73,8 @@ export interface PipelineOutcome {
 type Open =
   | { kind: 'message'; index: number; item: OutputMessage; text: string }
   | { kind: 'reasoning'; index: number; item: OutputReasoning; text: string }
-  | { kind: 'function'; index: number; item: OutputFunctionCall }
-  | { kind: 'custom'; index: number; item: OutputCustomToolCall }
+  | { kind: 'function'; index: number; item: OutputFunctionCall; announced: boolean }
+  | { kind: 'custom'; index: number; item: OutputCustomToolCall; announced: boolean }
   | { kind: 'code'; index: number; item: OutputCodeInterpreterCall };
 
 /** Holds surrounding whitespace back so that a segment's text is trimmed however it was split. */
@@ -176,7 +176,7 @@ class ResponseEmitter {
             ...(event.namespace ? { namespace: event.namespace } : {}),
             input: '',
           };
-          this.open = { kind: 'custom', index, item };
+          this.open = { kind: 'custom', index, item, announced: false };
         } else {
           const item: OutputFunctionCall = {
             id: this.itemId('fc'),
@@ -187,15 +187,16 @@ class ResponseEmitter {
             arguments: '',
             status: 'in_progress',
           };
-          this.open = { kind: 'function', index, item };
+          this.open = { kind: 'function', index, item, announced: false };
         }
-        this.output.push(structuredClone(this.open.item));
-        out.push({ type: 'response.output_item.added', output_index: index, item: structuredClone(this.open.item) });
+        // The item is announced with its first argument text (announceCall): a call cut off before any has
+        // nothing a client could call (empty arguments read as `{}`), so it is dropped like one cut before its name.
         break;
       }
       case 'call.delta': {
-        if (this.dropping) break;
+        if (this.dropping || event.text === '') break;
         const open = this.open;
+        if (open?.kind === 'function' || open?.kind === 'custom') out.push(...this.announceCall(open));
         if (open?.kind === 'function') {
           open.item.arguments += event.text;
           out.push({ type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: open.index, delta: event.text });
@@ -303,9 +304,21 @@ class ResponseEmitter {
     ];
   }
 
+  /** A call's output_item.added, once: when its first argument text arrives, or when it ends whole without any. */
+  private announceCall(open: Extract<Open, { kind: 'function' | 'custom' }>): UnnumberedStreamEvent[] {
+    if (open.announced) return [];
+    open.announced = true;
+    this.output.push(structuredClone(open.item));
+    return [{ type: 'response.output_item.added', output_index: open.index, item: structuredClone(open.item) }];
+  }
+
   private async closeOpen(status: 'completed' | 'incomplete'): Promise<UnnumberedStreamEvent[]> {
     const open = this.open;
     if (open === null) return [];
+    if ((open.kind === 'function' || open.kind === 'custom') && !open.announced && status === 'incomplete') {
+      this.open = null;
+      return [];
+    }
     switch (open.kind) {
       case 'message':
         return this.closeMessage(status);
@@ -338,10 +351,12 @@ class ResponseEmitter {
         return out;
       }
       case 'function': {
+        const added = this.announceCall(open);
         this.open = null;
         const item: OutputFunctionCall = { ...open.item, status };
         this.output[open.index] = item;
         return [
+          ...added,
           { type: 'response.function_call_arguments.done', item_id: item.id, output_index: open.index, name: item.name, arguments: item.arguments },
           { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
         ];
@@ -358,11 +373,13 @@ class ResponseEmitter {
         ];
       }
       case 'custom': {
+        const added = this.announceCall(open);
         this.open = null;
         // The SDK types no status on a custom tool call; one cut short says so (its input is not whole).
         const item: OutputCustomToolCall = status === 'incomplete' ? { ...open.item, status } : { ...open.item };
         this.output[open.index] = item;
         return [
+          ...added,
           { type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: open.index, input: item.input },
           { type: 'response.output_item.done', output_index: open.index, item: structuredClone(item) },
         ];

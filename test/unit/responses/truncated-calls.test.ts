@@ -103,3 +103,31 @@ describe('the AI SDK over the handler: a cut-off call runs no tool', () => {
     });
   }
 });
+
+describe('a call cut off before any of its arguments', () => {
+  // Empty arguments read as `{}` to a lenient client (the AI SDK parses '' so): there is nothing to call, so the call
+  // is dropped, as one cut before its name is; the response still says it ran out of tokens.
+  for (const [label, tools, tokens] of [
+    ['function call', [calculatorTool], ['<tool_call>', '{"name": "calculator", ', '"arguments": ', '{"expression": "2"}}', '</tool_call>']],
+    ['custom tool call (its input string not begun)', [patchTool], customCall],
+  ] as const) {
+    it(`${label}: no item, streamed or not; the stream never announced one`, async () => {
+      const { plain, streamed, events } = await both({ tokens: [...tokens] }, { input: 'Go.', tools, max_output_tokens: 3 });
+      for (const r of [plain, streamed]) {
+        expect(r.status).toBe('incomplete');
+        expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+        expect(r.output).toEqual([]);
+      }
+      expect(events.filter((e) => e.type === 'response.output_item.added')).toEqual([]);
+      expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    });
+  }
+
+  it('a whole call with empty arguments is still announced and completed', async () => {
+    const noArgs = { type: 'function', name: 'now', parameters: { type: 'object', properties: {} } };
+    const { plain, events } = await both({ tokens: ['<tool_call>', '{"name": "now", ', '"arguments": {}}', '</tool_call>'] }, { input: 'Time?', tools: [noArgs] });
+    expect(plain.status).toBe('completed');
+    expect(plain.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'now', arguments: '{}', status: 'completed' })]);
+    expect(itemEvents(events, 'response.output_item.added')).toEqual([expect.objectContaining({ type: 'function_call', name: 'now', arguments: '', status: 'in_progress' })]);
+  });
+});
