@@ -1,6 +1,8 @@
 // The web IDE's code editor: CodeMirror 6 from its npm packages (bundled by vite, so it works offline), one
 // EditorState per file (each tab keeps its own text, selection and undo history), TypeScript and Markdown
-// highlighting, line numbers, and a mark on the lines the last accepted patch changed.
+// highlighting, line numbers, and a mark on the lines the last accepted patch changed. The editor lives in a shadow
+// root: CodeMirror's styles then go in through adoptedStyleSheets, which the page's Content-Security-Policy
+// (style-src 'self', no inline <style>) allows, where on the document itself they would be a <style> element.
 import { EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
 import { Decoration, EditorView, drawSelection, highlightActiveLine, highlightActiveLineGutter, highlightSpecialChars, keymap, lineNumbers, type DecorationSet } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
@@ -36,6 +38,8 @@ const theme = EditorView.theme({
   '&': { height: '100%', fontSize: '14px' },
   '.cm-scroller': { fontFamily: 'ui-monospace, monospace', lineHeight: '1.5' },
   '.cm-patched': { backgroundColor: '#2e9d5a2e' },
+  '.cm-gutters': { backgroundColor: '#8881', borderRight: '1px solid var(--line)', color: 'inherit', opacity: '0.75' },
+  '.cm-activeLine, .cm-activeLineGutter': { backgroundColor: '#4a90e214' },
   '&.cm-focused': { outline: '2px solid var(--accent)', outlineOffset: '-2px' },
 });
 
@@ -73,8 +77,13 @@ export function createEditor(parent: HTMLElement, label: string): CodeEditor {
     patchedLines,
     theme,
   ];
+  const shadow = parent.attachShadow({ mode: 'open' });
+  const host = new CSSStyleSheet();
+  host.replaceSync(':host { display: block; overflow: hidden; }');
+  shadow.adoptedStyleSheets = [host];
   const view = new EditorView({
-    parent,
+    parent: shadow,
+    root: shadow,
     dispatchTransactions(trs, v) {
       v.update(trs);
       if (trs.some((t) => t.docChanged)) for (const l of listeners) l(v.state.doc.toString());

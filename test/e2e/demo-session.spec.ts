@@ -291,7 +291,14 @@ test('the web IDE at /examples/web-ide/: a patch shown as a diff, accepted into 
   await expect(editor).toBeVisible();
   await expect(editor.locator('.cm-lineNumbers .cm-gutterElement', { hasText: /^3$/ })).toBeAttached();
   // Highlighted: the keyword `export` is a styled token.
-  await expect(editor.locator('.cm-line').first().locator('span', { hasText: /^export$/ })).toHaveAttribute('class', /\S/);
+  const keyword = editor.locator('.cm-line').first().locator('span', { hasText: /^export$/ });
+  await expect(keyword).toHaveAttribute('class', /\S/);
+  // ...and CodeMirror's styles apply under the page's CSP (no inline <style>): the gutter sits beside the text,
+  // the keyword has its own colour.
+  expect(await keyword.evaluate((el) => getComputedStyle(el).color)).not.toBe(await editor.locator('.cm-content').evaluate((el) => getComputedStyle(el).color));
+  const gutterBox = (await editor.locator('.cm-gutters').boundingBox())!;
+  const contentBox = (await editor.locator('.cm-content').boundingBox())!;
+  expect(gutterBox.x + gutterBox.width).toBeLessThanOrEqual(contentBox.x + 1);
   await editor.locator('.cm-content').click();
   await page.keyboard.press('Control+End');
   await page.keyboard.type('// typed');
