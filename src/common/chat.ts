@@ -8,6 +8,8 @@ export interface ChatMessage {
   content: string;
   /** For role `system`: the tools as JSON text, for a template that reads them there (Phi-4-mini; replay only). */
   tools?: string;
+  /** An assistant message's phase as the client sent it (Harmony replays `commentary` on its commentary channel). */
+  phase?: 'commentary' | 'final_answer';
   /** Assistant reasoning to replay (rendered inside `<think>…</think>` by templates that know it). */
   reasoning_content?: string;
   /** Assistant tool calls; `arguments` is an object so templates can `tojson` it. */

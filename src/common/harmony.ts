@@ -6,6 +6,8 @@
 //   request from that request alone (instructions are never inherited through previous_response_id);
 // - the developer message holds the instructions (`# Instructions`) and the tools in Harmony's TypeScript-like
 //   `namespace functions { type x = (_: {...}) => any; }` form;
+// - earlier messages go back on their channel: final answers on `final`, messages the client marked
+//   `phase: "commentary"` on `commentary`;
 // - earlier calls are written as the model writes them, `<|start|>assistant<|channel|>commentary to=functions.x
 //   <|constrain|>json<|message|>{…}<|call|>` (the template puts `to=` in the role and drops `<|constrain|>`), one
 //   message per call (the template renders only the first), text before a call on the commentary channel;
@@ -93,8 +95,9 @@ export function renderHarmonyPrompt(messages: readonly ChatMessage[], tools: rea
   const rest = messages.slice(first);
   // A call of `python` that no declared function answers is code for Harmony's python tool (a code_interpreter_call).
   const python = !tools.some((t) => t.function.name === 'python');
-  // Reasoning is kept only after the last final answer (an assistant message without calls).
-  const lastFinal = rest.findLastIndex((m) => m.role === 'assistant' && !(m.tool_calls && m.tool_calls.length > 0));
+  // Reasoning is kept only after the last final answer (an assistant message with text, no calls, not commentary).
+  const isFinal = (m: ChatMessage) => m.role === 'assistant' && !(m.tool_calls && m.tool_calls.length > 0) && m.phase !== 'commentary' && m.content !== '';
+  const lastFinal = rest.findLastIndex(isFinal);
   for (const [i, m] of rest.entries()) {
     switch (m.role) {
       case 'system':
@@ -112,7 +115,8 @@ export function renderHarmonyPrompt(messages: readonly ChatMessage[], tools: rea
         const calls = m.tool_calls ?? [];
         if (m.reasoning_content && i > lastFinal) out += `${T.start}assistant${T.channel}analysis${T.message}${m.reasoning_content}${T.end}`;
         if (calls.length === 0) {
-          out += `${T.start}assistant${T.channel}final${T.message}${m.content}${T.end}`;
+          // A message the client marked commentary goes back on that channel; an empty one (reasoning alone) is none.
+          if (m.content) out += `${T.start}assistant${T.channel}${m.phase === 'commentary' ? 'commentary' : 'final'}${T.message}${m.content}${T.end}`;
           break;
         }
         if (m.content) out += `${T.start}assistant${T.channel}commentary${T.message}${m.content}${T.end}`;

@@ -316,7 +316,9 @@ export function buildChat(items: readonly SourcedItem[], instructions: string | 
         const content = typeof item.content === 'string' ? item.content : '';
         if (item.role === 'assistant') {
           if (open.turn !== null && (open.turn.content !== '' || open.turn.tool_calls)) flush();
-          assistantTurn().content = content;
+          const turn = assistantTurn();
+          turn.content = content;
+          if (item.phase) turn.phase = item.phase;
         } else {
           flush();
           messages.push(item.role === 'developer' ? { role: 'system', content: `${DEVELOPER_LABEL}\n${content}` } : { role: item.role, content });

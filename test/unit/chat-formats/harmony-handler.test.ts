@@ -236,6 +236,23 @@ describe('Harmony (gpt-oss) through the handler', () => {
     expect(bare).not.toContain('<|start|>developer');
   });
 
+  it('an earlier commentary message replays on the commentary channel, the final answer on final; by id as by hand', async () => {
+    const turn = `${analysis('Plan.')}${commentary('Looking it up.')}${final('Sunny.')}`;
+    const { handler, engine } = setup([{ tokens: tokens(turn) }, { tokens: tokens(final('Yes.')) }, { tokens: tokens(final('Yes.')) }], { models: [MODEL] });
+    const first = (await (await post(handler, '/responses', { model: MODEL.id, input: 'weather?', tools: [weather] })).json()) as Json;
+    expect((first.output as Json[]).map((i) => i.phase ?? i.type)).toEqual(['reasoning', 'commentary', 'final_answer']);
+    expect((await post(handler, '/responses', { model: MODEL.id, previous_response_id: first.id, input: 'sure?', tools: [weather] })).status).toBe(200);
+    const byHand = [{ role: 'user', content: 'weather?' }, ...(first.output as Json[]), { role: 'user', content: 'sure?' }];
+    expect((await post(handler, '/responses', { model: MODEL.id, input: byHand, tools: [weather] })).status).toBe(200);
+    const prompt = await promptOf(engine, 1);
+    expect(prompt).toBe(await promptOf(engine, 2));
+    expect(prompt).toContain(
+      '<|start|>user<|message|>weather?<|end|><|start|>assistant<|channel|>commentary<|message|>Looking it up.<|end|>' +
+        '<|start|>assistant<|channel|>final<|message|>Sunny.<|end|><|start|>user<|message|>sure?<|end|><|start|>assistant',
+    );
+    expect(prompt).not.toContain('Plan.');
+  });
+
   it('a tool turn replays as Harmony writes it: the call on commentary with <|constrain|>json, the result from functions.x; by id = by hand', async () => {
     const turn = `${analysis('Need the weather.')}${call('get_weather', '{"city":"Paris"}')}`;
     const { handler, engine } = setup([{ tokens: tokens(turn) }, { tokens: tokens(final('Clear.')) }, { tokens: tokens(final('Clear.')) }], { models: [MODEL] });
