@@ -41,6 +41,8 @@ export interface WeightFormat {
   readonly repack: BlockRepack;
   /** Byte offsets of the f16 fields of a file block (tests that make random blocks keep these finite). */
   readonly halfFields: readonly number[];
+  /** Byte offsets of E8M0 exponent fields (MXFP4's scale; tests that make random blocks keep these moderate). */
+  readonly e8m0Fields?: readonly number[];
   /** The WGSL block decoder, shaders/<decoder>.wgsl (null: the GPU holds gpuFormat's). */
   readonly decoder: string | null;
   /** Helper files (shaders/<helper>.wgsl) composed before the decoder: fields that formats share. */
@@ -110,7 +112,7 @@ export const WEIGHT_FORMATS = [
     gpuLayout: '34 words: f16 d | scales_h << 16 (word 0), scales_l[4] (word 1), qs[128] (words 2..33); sub-block s of 32: 6-bit scale, bias 32; nibbles as IQ4_NL per 16 bytes',
   },
   {
-    name: 'MXFP4', ggmlType: 39, blockElements: 32, fileBlockBytes: 17, gpuBlockBytes: 20, gpuFormat: 'MXFP4', repack: [[0, 1, 0], [1, 16, 4]], halfFields: [],
+    name: 'MXFP4', ggmlType: 39, blockElements: 32, fileBlockBytes: 17, gpuBlockBytes: 20, gpuFormat: 'MXFP4', repack: [[0, 1, 0], [1, 16, 4]], halfFields: [], e8m0Fields: [0],
     decoder: 'decode_mxfp4', product: 'affine',
     gpuLayout: '5 words: u8 e (E8M0 scale, word 0 low byte), qs[16] (words 1..4); w = 2^(e - 128) * MXFP4_VALUES[nibble], nibbles as Q4_0',
   },

@@ -62,6 +62,7 @@ describe('embedding', () => {
     ['Q5_K', 256],
     ['IQ4_NL', 64],
     ['IQ4_XS', 256],
+    ['MXFP4', 64],
   ];
   const vocab = 13;
   const tokens = new Uint32Array([12, 0, 5, 5, 12, 3, 7]);

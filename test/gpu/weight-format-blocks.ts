@@ -5,7 +5,7 @@ import { WEIGHT_FORMAT, type WeightFormatName } from '../../src/common/weight-fo
 import { dequantizeGguf, toGpuLayout } from '../../src/model/dequantize.ts';
 import { floatToHalf } from '../../src/model/tensor-types.ts';
 
-/** Random file-layout blocks of a format: every byte random, the f16 fields finite (random in ±2^-4 .. ±2). */
+/** Random file-layout blocks of a format: every byte random, the f16 fields finite (random in ±2^-4 .. ±2), E8M0 scales moderate. */
 export function randomFileBlocks(name: WeightFormatName, blocks: number, random: () => number): Uint8Array {
   const f = WEIGHT_FORMAT[name];
   const out = new Uint8Array(blocks * f.fileBlockBytes);
@@ -16,6 +16,8 @@ export function randomFileBlocks(name: WeightFormatName, blocks: number, random:
       out[b * f.fileBlockBytes + at] = h & 255;
       out[b * f.fileBlockBytes + at + 1] = h >> 8;
     }
+    // E8M0 scales 2^(e - 128) in 2^-6 .. 2^0 (the extremes, subnormal and overflowing, are hand-built cases).
+    for (const at of f.e8m0Fields ?? []) out[b * f.fileBlockBytes + at] = 122 + Math.floor(random() * 7);
   }
   return out;
 }

@@ -64,6 +64,8 @@ const HAND_BUILT: { name: WeightFormatName; bytes: Uint8Array; expected: [number
   { name: 'MXFP4', bytes: block('MXFP4', [[0, [130]], [1 + 3, [0x9e]]]), expected: [[3, -32], [19, -4], [0, 0]] },
   // MXFP4, e 1: the subnormal scale 2^-127; qs[0] = 0x07: weight 0 = 12 * 2^-127, weight 16 = 0.
   { name: 'MXFP4', bytes: block('MXFP4', [[0, [1]], [1, [0x07]]]), expected: [[0, 12 * 2 ** -127], [16, 0]] },
+  // MXFP4, e 255: scale 2^127; qs[0] = 0x71: weight 0 = 2^127, weight 16 = 12 * 2^127 overflows f32 to +inf (as ggml).
+  { name: 'MXFP4', bytes: block('MXFP4', [[0, [255]], [1, [0x71]]]), expected: [[0, 2 ** 127], [16, Infinity], [1, 0]] },
   // Q2_K: scales[5] = 0x73 (scale 3, min 7), d 0.5, dmin 0.25; weight 80..95 is sub-block 5 = n 0, j 2, h 1:
   // bits 4-5 of qs[16 + l]; qs[16 + 1] = 0x20 -> weight 81 = 0.5*3*2 - 0.25*7.
   { name: 'Q2_K', bytes: block('Q2_K', [[5, [0x73]], [16 + 17, [0x20]], [80, f16(0.5)], [82, f16(0.25)]]), expected: [[81, 1.25], [80, -1.75], [17, 0]] },
