@@ -116,13 +116,14 @@ export class HarmonyParser {
         this.buffer = '';
         return false;
       case 'between': {
-        // After a message's end: the next one's `<|start|>` (anything else before it is dropped).
-        const at = this.buffer.indexOf(T.start);
-        if (at < 0) {
-          this.buffer = this.buffer.slice(this.buffer.length - heldPrefix(this.buffer, [T.start]));
+        // After a message's end: the next one's `<|start|>`, or straight its `<|channel|>` (anything else before
+        // it is dropped).
+        const hit = findFirst(this.buffer, [T.start, T.channel]);
+        if (hit === null) {
+          this.buffer = this.buffer.slice(this.buffer.length - heldPrefix(this.buffer, [T.start, T.channel]));
           return false;
         }
-        this.buffer = this.buffer.slice(at + T.start.length);
+        this.buffer = this.buffer.slice(hit.marker === T.start ? hit.index + T.start.length : hit.index);
         this.state = { kind: 'header' };
         return true;
       }

@@ -300,6 +300,15 @@ describe('Harmony (gpt-oss) through the handler', () => {
     expect(requests[0]!.constraint).toMatchObject({ kind: 'tools', mode: 'named', name: 'get_weather' });
   });
 
+  it('a message after <|end|> without <|start|>assistant is still read', async () => {
+    const text = '<|channel|>analysis<|message|>Short.<|end|><|channel|>final<|message|>Done.';
+    const { response } = await answerBoth({ tokens: tokens(text) }, { input: 'hi' });
+    expect(response.output).toMatchObject([
+      { type: 'reasoning', content: [{ text: 'Short.' }] },
+      { type: 'message', phase: 'final_answer', content: [{ text: 'Done.' }] },
+    ]);
+  });
+
   it('output that ignores the format altogether is final text', async () => {
     const { response } = await answerBoth({ tokens: tokens('Just plain words.') }, { input: 'hi' });
     expect(response.output).toMatchObject([{ type: 'message', phase: 'final_answer', content: [{ text: 'Just plain words.' }] }]);
