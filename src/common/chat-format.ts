@@ -22,7 +22,8 @@
 //   the tools in `[AVAILABLE_TOOLS]`). Each call is `[TOOL_CALLS]` + the tool's name + `[ARGS]` + its arguments
 //   object, no JSON around it; several calls follow one another. Results are `[TOOL_RESULTS]…[/TOOL_RESULTS]`.
 //   The parser also reads a `[CALL_ID]id` between the name and `[ARGS]` (newer templates write it); the grammar
-//   never writes one. No reasoning (Magistral's `[THINK]` is not handled).
+//   never writes one. Call ids replay as 9 alphanumerics (the `[CALL_ID]` templates demand them). No reasoning
+//   (Magistral's `[THINK]` is not handled).
 // - phi4: Phi-4-mini (`<|tool|>` in its template). Its own template (tokenizer_config.json) reads the tools as a
 //   JSON string in the system message's `tools` field, wrapped in `<|tool|>…<|/tool|>`, and renders neither calls
 //   nor results: the replay writes the calls into the assistant's text as the model writes them and the results as
@@ -194,7 +195,9 @@ export const MISTRAL_V11_FORMAT: ChatFormat = {
     nameArgs: MISTRAL_ARGS,
   },
   controlTokens: [MISTRAL_TOOL_CALLS, MISTRAL_ARGS],
-  replay: { reasoning: 'drop', tools: 'template', callIds: 'any', callsPerMessage: 'many', systemMessages: 'anywhere' },
+  // Devstral 2507's template renders no ids; the later ones (`[CALL_ID]`, Ministral 3 / Devstral 2) demand 9
+  // alphanumerics, as v3/tekken do.
+  replay: { reasoning: 'drop', tools: 'template', callIds: 'alnum9', callsPerMessage: 'many', systemMessages: 'anywhere' },
 };
 
 export const PHI4_CALL_OPEN = '<|tool_call|>';

@@ -4,7 +4,7 @@
 // and a list without its close marker; a Phi-4 replay puts the tools in the system message's `tools` field.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PHI4_FORMAT, replayMessagesFor, type ChatFormatName } from '../../../src/common/chat-format.ts';
+import { MISTRAL_V11_FORMAT, PHI4_FORMAT, alnum9, replayMessagesFor, type ChatFormatName } from '../../../src/common/chat-format.ts';
 import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import { OutputParser, type ParseEvent } from '../../../src/responses/output-parser.ts';
 
@@ -79,5 +79,18 @@ describe('phi4 replay', () => {
   it('no tools: the chat as the template writes it, no tool block', () => {
     const prompt = template.render({ messages: replayMessagesFor(PHI4_FORMAT, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]), eosToken: '<|endoftext|>' });
     expect(prompt).toBe('<|system|>Be brief.<|end|><|user|>Hi<|end|><|assistant|>');
+  });
+});
+
+describe('mistral-v11 replay', () => {
+  it('call ids become 9 alphanumerics, a call and its result alike (the [CALL_ID] templates demand them)', () => {
+    const out = replayMessagesFor(MISTRAL_V11_FORMAT, [
+      { role: 'user', content: 'Oslo?' },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'call_abc-1', type: 'function', function: { name: 'get_weather', arguments: { city: 'Oslo' } } }] },
+      { role: 'tool', content: '3C', tool_call_id: 'call_abc-1' },
+    ]);
+    expect(out[1]!.tool_calls![0]!.id).toBe(alnum9('call_abc-1'));
+    expect(out[1]!.tool_calls![0]!.id).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(out[2]!.tool_call_id).toBe(out[1]!.tool_calls![0]!.id);
   });
 });
