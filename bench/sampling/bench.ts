@@ -42,18 +42,20 @@ export const CASES: { name: string; params: SamplingParams }[] = [
   { name: 'top-p 0.9, temperature 1', params: { temperature: 1, top_p: 0.9, seed: 3 } },
   { name: 'min-p 0.05, temperature 1', params: { temperature: 1, top_p: 1, min_p: 0.05, seed: 4 } },
   { name: 'top-k 20 with 5 top logprobs', params: { temperature: 0.6, top_p: 1, top_k: 20, top_logprobs: 5, seed: 5 } },
+  { name: 'top-p 0.95 with 5 top logprobs, temperature 1', params: { temperature: 1, top_p: 0.95, top_logprobs: 5, seed: 6 } },
 ];
 
-export async function runSamplingBench(vocabs: number[], rounds: number): Promise<{ adapter: string; rows: SamplingBenchRow[] }> {
+/** `dawn`: a GPU object (navigator.gpu-like) to use instead of a fresh Dawn instance (bench/gpu passes its own). */
+export async function runSamplingBench(vocabs: number[], rounds: number, options: { dawn?: GPU; cases?: typeof CASES } = {}): Promise<{ adapter: string; rows: SamplingBenchRow[] }> {
   Object.assign(globalThis, globals);
-  const dawn = create([]);
+  const dawn = options.dawn ?? create([]);
   const gpu = await acquireGpu({ gpu: dawn });
   const rows: SamplingBenchRow[] = [];
   try {
     for (const vocab of vocabs) {
       const sampler = await createSampler(gpu, vocab);
       const logits = createStorageBuffer(gpu.device, logitsFor(vocab, vocab), 'bench logits');
-      for (const c of CASES) {
+      for (const c of options.cases ?? CASES) {
         const times: number[] = [];
         const cpu: number[] = [];
         for (let r = 0; r < rounds + 1; r++) {

@@ -1,0 +1,272 @@
+// The engine's speed on whatever adapter Dawn (the `webgpu` package) finds: for random-weight models of real shapes
+// (bench/gpu/models.ts), prefill and decode tok/s through the engine (src/engine/cli-main.ts, greedy, the GPU
+// sampler choosing each token), GPU ms per op of one prefill and one decode step, and the sampler's ms per step at
+// each vocabulary (bench/sampling/bench.ts: greedy, top-p alone, top-k + top-p). Prints one JSON object on stdout;
+// with --out FILE also writes it there after each model, so a run stopped by its time cap keeps what finished.
+// Bundled by bench/gpu/prepare.sh into one .mjs that needs only node and the `webgpu` package; run by run.sh.
+//   main(['--tiny'])  (CPU adapters: 2 layers of hidden 256, vocabularies of a few thousand)
+//   options: --models a,b  --prefill N (prompt tokens, about)  --decode N  --budget-s S  --out FILE  --no-sampling
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { create, globals } from 'webgpu';
+import { runCliCommand } from '../../src/engine/cli-main.ts';
+import { runSamplingBench, type SamplingBenchRow } from '../sampling/bench.ts';
+import { SHAPES, buildBenchModel, tinyShape, type BenchShape } from './models.ts';
+
+interface ModelRow {
+  id: string;
+  name: string;
+  like: string;
+  arch: string;
+  layers: number;
+  hidden: number;
+  vocab: number;
+  file_bytes?: number;
+  build_s?: number;
+  parameters?: number;
+  weight_gpu_bytes?: number;
+  weight_bytes_per_token?: number;
+  dispatches_per_token?: number;
+  prompt_tokens?: number;
+  generated_tokens?: number;
+  load_ms?: number;
+  prefill_tok_s?: number;
+  decode_tok_s?: number;
+  decode_ms_per_token?: number;
+  /** Weight bytes read per decoded token times decode tok/s. */
+  decode_weight_gb_s?: number;
+  /** That against the GPU's memory bandwidth (--bandwidth-gb-s; the H200's datasheet 4800 by default on NVIDIA). */
+  bandwidth_fraction?: number | null;
+  /** The sampler's greedy and top-p ms per step at this vocabulary (from `sampling`), and as a fraction of a decode step. */
+  sampling_greedy_ms?: number;
+  sampling_top_p_ms?: number;
+  sampling_top_p_fraction_of_step?: number;
+  /** GPU ms per op (the five largest) of one prefill step over the prompt and of one decode step. */
+  prefill_top_ops?: { op: string; ms: number }[];
+  decode_top_ops?: { op: string; ms: number }[];
+  decode_gpu_ms?: number;
+  finish_reason?: string;
+  error?: string;
+}
+
+function option(argv: string[], name: string, fallback: string): string {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
+}
+
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+async function adapterReport(gpu: GPU): Promise<Record<string, unknown>> {
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) return { found: false };
+  const info = adapter.info;
+  const limits: Record<string, number> = {};
+  for (const name of ['maxBufferSize', 'maxStorageBufferBindingSize', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupsPerDimension', 'maxStorageBuffersPerShaderStage']) {
+    const v = (adapter.limits as unknown as Record<string, unknown>)[name];
+    if (typeof v === 'number') limits[name] = v;
+  }
+  return {
+    found: true,
+    vendor: info.vendor,
+    architecture: info.architecture,
+    device: info.device,
+    description: info.description,
+    subgroup_min_size: (info as unknown as { subgroupMinSize?: number }).subgroupMinSize,
+    subgroup_max_size: (info as unknown as { subgroupMaxSize?: number }).subgroupMaxSize,
+    features: [...adapter.features].sort(),
+    limits,
+  };
+}
+
+/** A prompt of about `tokens` tokens for the generated BPE vocabulary (about 2.5 characters a token). */
+function promptOf(tokens: number): string {
+  const text = 'The quick brown fox jumps over the lazy dog while the engine counts every token it reads. ';
+  return text.repeat(Math.max(1, Math.ceil((tokens * 2.5) / text.length))).slice(0, Math.max(8, Math.round(tokens * 2.5)));
+}
+
+function topOps(ops: { op: string; ms: number }[] | null | undefined): { op: string; ms: number }[] | undefined {
+  if (!ops) return undefined;
+  return [...ops].sort((a, b) => b.ms - a.ms).slice(0, 5).map((o) => ({ op: o.op, ms: round(o.ms) }));
+}
+
+async function writeChunks(path: string, chunks: Uint8Array[]): Promise<void> {
+  const stream = createWriteStream(path);
+  for (const c of chunks) if (!stream.write(c)) await new Promise<void>((r) => stream.once('drain', () => r()));
+  await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
+}
+
+/** Builds model `id` (of SHAPES, shrunk with `tiny`) into `path`; writes `path`.json with its size and build time. */
+export async function buildModelFile(id: string, path: string, tiny: boolean): Promise<void> {
+  const t0 = performance.now();
+  const shape = tiny ? tinyShape(SHAPES[id]) : SHAPES[id];
+  if (!shape) throw new Error(`unknown model ${id}`);
+  const model = buildBenchModel(shape);
+  await writeChunks(`${path}.part`, model.chunks);
+  const { renameSync } = await import('node:fs');
+  renameSync(`${path}.part`, path);
+  writeFileSync(`${path}.json`, JSON.stringify({ bytes: model.bytes, build_s: round((performance.now() - t0) / 1000, 1) }));
+}
+
+/**
+ * Every model file, built at once (child processes of the bundle, at most half the cores; in this process when
+ * not bundled): a promise per id resolving to its size and build time.
+ */
+function buildAll(ids: string[], dir: string, tiny: boolean): Map<string, Promise<{ bytes: number; build_s: number }>> {
+  const self = fileURLToPath(import.meta.url);
+  const bundled = self.endsWith('.mjs');
+  const slots = Math.max(1, Math.min(ids.length, Math.floor(availableParallelism() / 2)));
+  let running = 0;
+  const queue: (() => void)[] = [];
+  const next = () => {
+    running--;
+    queue.shift()?.();
+  };
+  const result = new Map<string, Promise<{ bytes: number; build_s: number }>>();
+  for (const id of ids) {
+    const path = join(dir, `${id}.gguf`);
+    const start = (): Promise<void> =>
+      bundled
+        ? new Promise((resolve, reject) => {
+            const child = spawn(process.execPath, [self, '--build', id, path, ...(tiny ? ['--tiny'] : [])], { stdio: ['ignore', 'inherit', 'inherit'] });
+            child.on('error', reject);
+            child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`building ${id} exited with ${code}`))));
+          })
+        : buildModelFile(id, path, tiny);
+    result.set(
+      id,
+      new Promise<void>((resolve) => (running < slots ? (running++, resolve()) : queue.push(() => (running++, resolve()))))
+        .then(start)
+        .finally(next)
+        .then(() => JSON.parse(readFileSync(`${path}.json`, 'utf8'))),
+    );
+  }
+  for (const p of result.values()) p.catch(() => {}); // awaited (and reported) per model
+  return result;
+}
+
+export async function main(argv: string[]): Promise<Record<string, unknown>> {
+  const started = performance.now();
+  const tiny = argv.includes('--tiny');
+  const budgetS = Number(option(argv, 'budget-s', tiny ? '600' : '420'));
+  const ids = option(argv, 'models', Object.keys(SHAPES).join(',')).split(',').filter(Boolean);
+  const prefill = Number(option(argv, 'prefill', tiny ? '64' : '512'));
+  const decode = Number(option(argv, 'decode', tiny ? '8' : '64'));
+  const out = option(argv, 'out', '');
+  const flags = option(argv, 'dawn-flags', 'enable-dawn-features=allow_unsafe_apis,disable_robustness').split(' ').filter(Boolean);
+  const elapsed = () => (performance.now() - started) / 1000;
+
+  Object.assign(globalThis, globals);
+  const gpu = create(flags) as unknown as GPU; // referenced until the end: Dawn crashes if it is collected first
+  (globalThis as Record<string, unknown>).__benchGpu = gpu;
+  const adapter = await adapterReport(gpu);
+  const nvidia = /nvidia/i.test(`${adapter.vendor} ${adapter.description}`);
+  const bandwidth = Number(option(argv, 'bandwidth-gb-s', nvidia ? '4800' : '0')) || null;
+  const report: Record<string, unknown> = {
+    bench: 'gpu',
+    date: new Date().toISOString(),
+    tiny,
+    dawn_flags: flags,
+    node: process.version,
+    adapter,
+    bandwidth_gb_s: bandwidth,
+    settings: { prefill_tokens_about: prefill, decode_tokens: decode, budget_s: budgetS },
+    models: [] as ModelRow[],
+    sampling: null as unknown,
+    skipped: [] as string[],
+  };
+  const save = () => {
+    report.elapsed_s = round(elapsed(), 1);
+    if (out) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  };
+  save();
+  if (!adapter.found) throw new Error('Dawn found no WebGPU adapter (is a Vulkan driver installed and VK_DRIVER_FILES set?)');
+  process.stderr.write(`[bench/gpu] adapter: ${JSON.stringify({ vendor: adapter.vendor, description: adapter.description, architecture: adapter.architecture })}\n`);
+
+  // The sampler first (seconds): every distinct vocabulary of the chosen models.
+  const shapes: [string, BenchShape][] = [];
+  for (const id of ids) {
+    const s = SHAPES[id];
+    if (!s) throw new Error(`unknown model ${id}: one of ${Object.keys(SHAPES).join(', ')}`);
+    shapes.push([id, tiny ? tinyShape(s) : s]);
+  }
+  const dir = join(tmpdir(), `webgpu-responses-bench-gpu-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  // The models build on the CPU while the sampler runs on the GPU.
+  const builds = buildAll(ids, dir, tiny);
+  let samplingRows: SamplingBenchRow[] = [];
+  if (!argv.includes('--no-sampling')) {
+    const vocabs = [...new Set(tiny ? [151936] : shapes.map(([, s]) => s.vocab))];
+    try {
+      const result = await runSamplingBench(vocabs, tiny ? 3 : 9, { dawn: gpu });
+      samplingRows = result.rows;
+      report.sampling = { adapter: result.adapter, vocabs, rows: result.rows };
+    } catch (error) {
+      report.sampling = { error: String((error as Error)?.stack ?? error).slice(0, 2000) };
+    }
+    save();
+    process.stderr.write(`[bench/gpu] sampling done at ${elapsed().toFixed(1)} s\n`);
+  }
+
+  try {
+    for (const [id, shape] of shapes) {
+      if (elapsed() > budgetS) {
+        (report.skipped as string[]).push(`${id}: the ${budgetS} s budget was spent`);
+        save();
+        continue;
+      }
+      const o = shape.options;
+      const row: ModelRow = { id, name: shape.name, like: shape.like, arch: o.arch, layers: o.layers ?? 1, hidden: o.hidden ?? 0, vocab: shape.vocab };
+      (report.models as ModelRow[]).push(row);
+      try {
+        const built = await builds.get(id)!;
+        const path = join(dir, `${id}.gguf`);
+        row.file_bytes = built.bytes;
+        row.build_s = built.build_s;
+        process.stderr.write(`[bench/gpu] ${id}: ${(built.bytes / 1e6).toFixed(0)} MB built in ${row.build_s} s (ready at ${elapsed().toFixed(1)} s)\n`);
+        const r = await runCliCommand(
+          { command: 'generate', prompt: promptOf(prefill), maxTokens: decode, temperature: 0, contextLength: Math.max(2048, prefill * 2 + decode + 64), profile: true },
+          { gguf: await openAsBlob(path) },
+          gpu,
+        );
+        rmSync(path, { force: true });
+        if (!('timings' in r)) throw new Error('generate gave no timings');
+        row.parameters = r.model.parameters;
+        row.weight_gpu_bytes = r.model.weight_gpu_bytes;
+        row.weight_bytes_per_token = r.model.weight_bytes_per_token;
+        row.dispatches_per_token = r.model.dispatches_per_token;
+        row.prompt_tokens = r.usage.promptTokens;
+        row.generated_tokens = r.usage.completionTokens;
+        row.finish_reason = r.finish_reason;
+        row.load_ms = r.timings.load_ms;
+        row.prefill_tok_s = r.timings.prefill_tok_s;
+        row.decode_tok_s = r.timings.decode_tok_s;
+        row.decode_ms_per_token = r.timings.decode_tok_s > 0 ? round(1000 / r.timings.decode_tok_s) : undefined;
+        row.decode_weight_gb_s = round((r.model.weight_bytes_per_token * r.timings.decode_tok_s) / 1e9);
+        row.bandwidth_fraction = bandwidth ? round(row.decode_weight_gb_s / bandwidth) : null;
+        row.prefill_top_ops = topOps(r.profile?.prefill);
+        row.decode_top_ops = topOps(r.profile?.decode);
+        row.decode_gpu_ms = r.profile?.decode ? round(r.profile.decode.reduce((n, x) => n + x.ms, 0)) : undefined;
+        const at = (name: string) => samplingRows.find((x) => x.vocab === (tiny ? 151936 : shape.vocab) && x.name === name);
+        const greedy = at('greedy');
+        const topP = at('top-p 0.9, temperature 1');
+        if (greedy) row.sampling_greedy_ms = greedy.median_ms;
+        if (topP) {
+          row.sampling_top_p_ms = topP.median_ms;
+          if (row.decode_ms_per_token) row.sampling_top_p_fraction_of_step = round(topP.median_ms / row.decode_ms_per_token);
+        }
+        process.stderr.write(`[bench/gpu] ${id}: prefill ${row.prefill_tok_s} tok/s, decode ${row.decode_tok_s} tok/s at ${elapsed().toFixed(1)} s\n`);
+      } catch (error) {
+        row.error = String((error as Error)?.stack ?? error).slice(0, 2000);
+        process.stderr.write(`[bench/gpu] ${id}: ${row.error}\n`);
+      }
+      save();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  save();
+  return report;
+}

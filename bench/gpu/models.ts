@@ -1,0 +1,198 @@
+// Random-weight models of real shapes for the GPU bench, made fast: tools/make-test-model generates ONE layer (and
+// the embedding at the real vocabulary size), then `repeatLayers` rewrites the GGUF with that layer's tensors
+// copied to every block (same bytes, separate tensors: each layer is its own GPU buffer, so decode reads as many
+// bytes as the real model). Generating every layer would take minutes of a lent GPU machine's time.
+import { buildTestModel, type TestModelOptions } from '../../tools/make-test-model/build.ts';
+import { buildByteLevelBpeVocab, tokenizerConfigJson, tokenizerJson } from '../../tools/make-test-model/byte-level-bpe.ts';
+import { realTokenizerVocab } from '../../tools/make-test-model/real-tokenizer.ts';
+import { CHATML_TOOLS_TEMPLATE } from '../../tools/make-test-model/chatml-template.ts';
+
+export interface BenchShape {
+  /** The real model whose shape this is. */
+  name: string;
+  options: TestModelOptions;
+  /** Vocabulary rows (the real model's vocab_size): a small byte-level BPE padded with unused tokens. */
+  vocab: number;
+  /** The llama.cpp file type it stands in for. */
+  like: string;
+}
+
+const tiny = (o: TestModelOptions): TestModelOptions => ({ ...o, layers: 2, hidden: 256, heads: 4, kvHeads: 2, headDim: 64, intermediate: 512 });
+
+/** Shapes from each model's config.json; matrices whose rows are not a multiple of 256 cannot be K-quants. */
+export const SHAPES: Record<string, BenchShape> = {
+  // Qwen2.5-0.5B: hidden 896 (not a multiple of 256, so its published Q4_K_M falls back to Q5_0/Q8_0 there).
+  'qwen2.5-0.5b-q4_0': { name: 'Qwen2.5-0.5B', like: 'Q4_0 (token_embd Q8_0, tied)', vocab: 151936, options: { arch: 'qwen2', type: 'Q4_0', embeddingType: 'Q8_0', tiedEmbeddings: true, layers: 24, hidden: 896, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, ropeTheta: 1000000 } },
+  'qwen2.5-0.5b-q8_0': { name: 'Qwen2.5-0.5B', like: 'Q8_0 (tied)', vocab: 151936, options: { arch: 'qwen2', type: 'Q8_0', tiedEmbeddings: true, layers: 24, hidden: 896, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, ropeTheta: 1000000 } },
+  // Qwen3-1.7B: Q4_K matrices with a Q6_K (tied) embedding, about what Q4_K_M holds.
+  'qwen3-1.7b-q4_k': { name: 'Qwen3-1.7B', like: 'Q4_K_M-ish: Q4_K, token_embd Q6_K (tied)', vocab: 151936, options: { arch: 'qwen3', type: 'Q4_K', embeddingType: 'Q6_K', tiedEmbeddings: true, layers: 28, hidden: 2048, heads: 16, kvHeads: 8, headDim: 128, intermediate: 6144, ropeTheta: 1000000 } },
+  // Llama-3.2-1B: Q4_K matrices with a Q6_K (tied) embedding.
+  'llama-3.2-1b-q4_k': { name: 'Llama-3.2-1B', like: 'Q4_K_M-ish: Q4_K, token_embd Q6_K (tied)', vocab: 128256, options: { arch: 'llama', type: 'Q4_K', embeddingType: 'Q6_K', tiedEmbeddings: true, layers: 16, hidden: 2048, heads: 32, kvHeads: 8, headDim: 64, intermediate: 8192, ropeTheta: 500000 } },
+};
+
+/** The same shapes shrunk for a CPU adapter (--tiny): 2 layers of hidden 256, vocabularies of 4096 or 3000. */
+export function tinyShape(s: BenchShape): BenchShape {
+  const type = s.options.type === 'Q4_0' || s.options.type === 'Q8_0' ? s.options.type : 'Q4_K';
+  return { ...s, vocab: s.vocab === 128256 ? 3000 : 4096, options: { ...tiny(s.options), type } };
+}
+
+/** The model as GGUF chunks: one generated layer repeated `layers` times; the real vocabulary size. */
+export function buildBenchModel(shape: BenchShape, seed = 1): { chunks: Uint8Array[]; bytes: number; layers: number; vocab: number } {
+  const layers = shape.options.layers ?? 1;
+  const bpe = buildByteLevelBpeVocab(250);
+  const vocab = realTokenizerVocab(tokenizerJson(bpe), tokenizerConfigJson(bpe, CHATML_TOOLS_TEMPLATE, 4096), { vocabSize: shape.vocab });
+  const one = buildTestModel({ ...shape.options, layers: 1, seed }, vocab);
+  const chunks = repeatLayers(concat(one.files['model.gguf']), layers);
+  return { chunks, bytes: chunks.reduce((n, c) => n + c.byteLength, 0), layers, vocab: one.info.vocabSize };
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+const SCALAR_BYTES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+const STRING = 8;
+const ARRAY = 9;
+
+/**
+ * A GGUF v3 file with blk.0's tensors copied to blk.0 .. blk.(layers - 1) and `<arch>.block_count` set to `layers`;
+ * the metadata is copied byte for byte otherwise, the tensor data re-aligned to general.alignment.
+ */
+export function repeatLayers(file: Uint8Array, layers: number): Uint8Array[] {
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  let at = 0;
+  const u32 = () => {
+    const v = view.getUint32(at, true);
+    at += 4;
+    return v;
+  };
+  const u64 = () => {
+    const v = Number(view.getBigUint64(at, true));
+    at += 8;
+    return v;
+  };
+  const str = () => {
+    const n = u64();
+    const s = new TextDecoder().decode(file.subarray(at, at + n));
+    at += n;
+    return s;
+  };
+  const skipValue = (type: number): void => {
+    if (type === STRING) {
+      const n = u64(); // (`at += u64()` would read `at` before u64 moves it)
+      at += n;
+    } else if (type === ARRAY) {
+      const item = u32();
+      const count = u64();
+      for (let i = 0; i < count; i++) skipValue(item);
+    } else if (SCALAR_BYTES[type] !== undefined) at += SCALAR_BYTES[type];
+    else throw new Error(`GGUF value type ${type} unknown`);
+  };
+  if (u32() !== 0x46554747) throw new Error('not a GGUF file');
+  const version = u32();
+  const tensorCount = u64();
+  const kvCount = u64();
+  const kvStart = at;
+  let alignment = 32;
+  let blockCountAt = -1;
+  let arch = '';
+  for (let k = 0; k < kvCount; k++) {
+    const key = str();
+    const type = u32();
+    if (key === 'general.alignment' && type === 4) alignment = view.getUint32(at, true);
+    if (key === 'general.architecture' && type === STRING) {
+      const save = at;
+      arch = str();
+      at = save;
+    }
+    if (key.endsWith('.block_count') && type === 4) blockCountAt = at;
+    skipValue(type);
+  }
+  const kvBytes = file.slice(kvStart, at);
+  if (blockCountAt < 0 || !arch) throw new Error('no <arch>.block_count (u32) in the GGUF');
+  new DataView(kvBytes.buffer).setUint32(blockCountAt - kvStart, layers, true);
+
+  interface Info { name: string; dims: number[]; type: number; offset: number; size: number }
+  const infos: Info[] = [];
+  for (let t = 0; t < tensorCount; t++) {
+    const name = str();
+    const nd = u32();
+    const dims = Array.from({ length: nd }, () => u64());
+    const type = u32();
+    const offset = u64();
+    infos.push({ name, dims, type, offset, size: 0 });
+  }
+  const dataStart = Math.ceil(at / alignment) * alignment;
+  const byOffset = [...infos].sort((a, b) => a.offset - b.offset);
+  byOffset.forEach((info, i) => {
+    info.size = (i + 1 < byOffset.length ? byOffset[i + 1].offset : file.byteLength - dataStart) - info.offset;
+  });
+  const out: { name: string; dims: number[]; type: number; data: Uint8Array }[] = [];
+  const data = (info: Info) => file.subarray(dataStart + info.offset, dataStart + info.offset + info.size);
+  for (const info of infos) if (!info.name.startsWith('blk.')) out.push({ name: info.name, dims: info.dims, type: info.type, data: data(info) });
+  const layer0 = infos.filter((i) => i.name.startsWith('blk.0.'));
+  for (let l = 0; l < layers; l++) {
+    for (const info of layer0) out.push({ name: `blk.${l}.${info.name.slice('blk.0.'.length)}`, dims: info.dims, type: info.type, data: data(info) });
+  }
+
+  // Header: magic, version, counts, the metadata, then the tensor infos with fresh offsets.
+  const enc = new TextEncoder();
+  const infoParts: Uint8Array[] = [];
+  let offset = 0;
+  const offsets: number[] = [];
+  for (const t of out) {
+    offset = Math.ceil(offset / alignment) * alignment;
+    offsets.push(offset);
+    offset += t.data.byteLength;
+  }
+  out.forEach((t, i) => {
+    const name = enc.encode(t.name);
+    const b = new Uint8Array(8 + name.byteLength + 4 + 8 * t.dims.length + 4 + 8);
+    const v = new DataView(b.buffer);
+    let p = 0;
+    v.setBigUint64(p, BigInt(name.byteLength), true);
+    p += 8;
+    b.set(name, p);
+    p += name.byteLength;
+    v.setUint32(p, t.dims.length, true);
+    p += 4;
+    for (const d of t.dims) {
+      v.setBigUint64(p, BigInt(d), true);
+      p += 8;
+    }
+    v.setUint32(p, t.type, true);
+    p += 4;
+    v.setBigUint64(p, BigInt(offsets[i]), true);
+    infoParts.push(b);
+  });
+  const head = new Uint8Array(24);
+  const hv = new DataView(head.buffer);
+  hv.setUint32(0, 0x46554747, true);
+  hv.setUint32(4, version, true);
+  hv.setBigUint64(8, BigInt(out.length), true);
+  hv.setBigUint64(16, BigInt(kvCount), true);
+  const chunks: Uint8Array[] = [head, kvBytes, ...infoParts];
+  let length = chunks.reduce((n, c) => n + c.byteLength, 0);
+  const pad = (to: number) => {
+    const n = Math.ceil(length / to) * to - length;
+    if (n > 0) chunks.push(new Uint8Array(n));
+    length += n;
+  };
+  pad(alignment);
+  let dataAt = 0;
+  out.forEach((t, i) => {
+    if (offsets[i] > dataAt) {
+      chunks.push(new Uint8Array(offsets[i] - dataAt));
+      dataAt = offsets[i];
+    }
+    chunks.push(t.data);
+    dataAt += t.data.byteLength;
+  });
+  return chunks;
+}
