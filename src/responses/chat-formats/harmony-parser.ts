@@ -49,6 +49,8 @@ export class HarmonyParser {
   private state: State = { kind: 'header' };
   private buffer = '';
   private args: ArgumentsDecoder | null = null;
+  /** Where the arguments' JSON is (inside a string or not), to tell a message end from string content. */
+  private strings = new JsonStringState();
   private phase: 'commentary' | 'final_answer' = 'final_answer';
   private tokensInReasoning = 0;
 
@@ -158,6 +160,7 @@ export class HarmonyParser {
         const member = this.options.namespaced?.get(name);
         events.push(member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom });
         this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
+        this.strings = new JsonStringState();
         this.state = { kind: 'body', body: 'call-args' };
         return;
       }
@@ -186,11 +189,13 @@ export class HarmonyParser {
   /** Reads the open message's body; false when it must wait for more text. */
   private body(body: Body, events: ParseEvent[]): boolean {
     if (body === 'call-args') {
-      // Up to the end of the arguments' JSON value (or a message end, should the JSON never close).
-      const hit = findFirst(this.buffer, BODY_ENDS);
-      const upTo = hit === null ? this.buffer.length : hit.index;
+      // Up to the end of the arguments' JSON value, or a message end outside its strings (should the JSON never
+      // close): a marker inside a JSON string is string content, as the grammar lets the model write it there.
+      const hit = this.strings.firstOutside(this.buffer, BODY_ENDS);
+      const upTo = hit === null ? this.buffer.length - this.strings.heldOutside(this.buffer, BODY_ENDS) : hit.index;
       const { delta, consumed } = this.args!.pushUntilDone(this.buffer.slice(0, upTo));
       if (delta) events.push({ kind: 'call.delta', text: delta });
+      this.strings.advance(this.buffer.slice(0, consumed));
       this.buffer = this.buffer.slice(consumed);
       if (this.args!.done) {
         this.state = { kind: 'body', body: 'call-tail' };
@@ -251,4 +256,52 @@ export function parseHarmonyHeader(text: string): HarmonyHeader {
     if (words.length > 1) contentType = words.at(-1)!;
   }
   return { role, channel, recipient, contentType };
+}
+
+/** Whether JSON text read so far ends inside a string; finds markers that stand outside strings. */
+class JsonStringState {
+  private inString = false;
+  private escaped = false;
+
+  advance(text: string): void {
+    for (const c of text) this.step(c);
+  }
+
+  /** The first of `markers` in `text` that starts outside a JSON string (the state is not advanced). */
+  firstOutside(text: string, markers: readonly string[]): { index: number; marker: string } | null {
+    const saved = { inString: this.inString, escaped: this.escaped };
+    try {
+      for (let i = 0; i < text.length; i++) {
+        if (!this.inString) {
+          const marker = markers.find((m) => text.startsWith(m, i));
+          if (marker) return { index: i, marker };
+        }
+        this.step(text[i]!);
+      }
+      return null;
+    } finally {
+      this.inString = saved.inString;
+      this.escaped = saved.escaped;
+    }
+  }
+
+  /** How many chars at the end of `text` could begin a marker outside a string (held until the next token). */
+  heldOutside(text: string, markers: readonly string[]): number {
+    const keep = heldPrefix(text, markers);
+    if (keep === 0) return 0;
+    const saved = { inString: this.inString, escaped: this.escaped };
+    this.advance(text.slice(0, text.length - keep));
+    const outside = !this.inString;
+    this.inString = saved.inString;
+    this.escaped = saved.escaped;
+    return outside ? keep : 0;
+  }
+
+  private step(c: string): void {
+    if (this.inString) {
+      if (this.escaped) this.escaped = false;
+      else if (c === '\\') this.escaped = true;
+      else if (c === '"') this.inString = false;
+    } else if (c === '"') this.inString = true;
+  }
 }

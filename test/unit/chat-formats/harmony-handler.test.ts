@@ -139,6 +139,13 @@ describe('Harmony (gpt-oss) through the handler', () => {
     expect(response.output).toMatchObject([{ type: 'function_call', name: 'fs.read_file', arguments: '{"path":"a.txt"}' }]);
   });
 
+  it('a message end inside an argument string is string content, as the grammar lets the model write it', async () => {
+    for (const cut of [tokens, ragged]) {
+      const { response } = await answerBoth({ tokens: cut(call('get_weather', '{"city":"a<|end|>b \\"<|call|>\\""}')) }, { input: 'weather?', tools: [weather] });
+      expect(response.output).toMatchObject([{ type: 'function_call', name: 'get_weather', arguments: '{"city":"a<|end|>b \\"<|call|>\\""}', status: 'completed' }]);
+    }
+  });
+
   it('the recipient in the role part (as the template writes it) is read too', async () => {
     const text = `<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{"city":"Oslo"}`;
     const { response } = await answerBoth({ tokens: tokens(text) }, { input: 'weather?', tools: [weather] });
