@@ -11,12 +11,12 @@
 // never holds the marker raw anyway (it must write `<\/tool_call>` or `</tool_call\u003e`), so the first marker
 // after `<tool_call>` is the end for this parser and for any other reader alike.
 import type { ModelInfo } from '../engine/types.ts';
-import { ArgumentsDecoder } from './chat-formats/arguments-decoder.ts';
 import type { ParseEvent } from './chat-formats/parse-event.ts';
 import { JsonCallsParser } from './chat-formats/json-calls-parser.ts';
 import { HarmonyParser } from './chat-formats/harmony-parser.ts';
 import { NameArgsParser } from './chat-formats/name-args-parser.ts';
-import { decodeName, findFirst, heldPrefix } from './chat-formats/marker-scan.ts';
+import { decodeName, heldPrefix } from './chat-formats/marker-scan.ts';
+import { CallStream, parseWholeCall, textUntil } from './chat-formats/call-stream.ts';
 import { type ChatFormatName, chatFormatByName } from '../common/chat-format.ts';
 
 export type { ParseEvent } from './chat-formats/parse-event.ts';
@@ -53,7 +53,7 @@ type State = 'text' | 'reasoning' | 'call-head' | 'call-args' | 'call-tail' | 'c
 export class OutputParser {
   private state: State;
   private buffer = '';
-  private args: ArgumentsDecoder | null = null;
+  private readonly call: CallStream;
   private tokensInReasoning = 0;
 
   /** `reasoning.start` owed when the output starts inside reasoning (sent with the first push). */
@@ -65,6 +65,7 @@ export class OutputParser {
   constructor(private readonly options: OutputParserOptions) {
     this.state = options.startsInReasoning ? 'reasoning' : 'text';
     this.pendingStart = options.startsInReasoning;
+    this.call = new CallStream(options);
     const format = chatFormatByName(options.format ?? options.markers.format);
     if (format.name === 'harmony') {
       this.delegate = new HarmonyParser(options);
@@ -125,161 +126,111 @@ export class OutputParser {
       case 'call-text':
         if (rest) events.push({ kind: 'text.delta', text: rest });
         break;
-      case 'call-args': {
-        const delta = this.args!.push(rest);
-        if (delta) events.push({ kind: 'call.delta', text: delta });
-        events.push({ kind: 'call.end', complete: this.args!.done });
+      case 'call-args':
+        this.call.cutOff(rest, events);
         break;
-      }
       case 'call-tail':
-        events.push({ kind: 'call.end', complete: true });
+        this.call.end(events);
         break;
     }
     this.state = 'text';
     return events;
   }
 
-  private callStart(name: string, custom: boolean): ParseEvent {
-    const member = this.options.namespaced?.get(name);
-    return member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom };
-  }
-
-  private declared(name: string): boolean {
-    return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
-  }
-
   /** One step of the state machine over the buffer; false when it must wait for more text. */
   private step(events: ParseEvent[]): boolean {
-    const { markers } = this.options;
     switch (this.state) {
-      case 'text': {
-        // Every marker is recognised; the end markers and (without tools) the call markers never reach the text.
-        const candidates = [markers.thinkStart, markers.toolCallStart, markers.thinkEnd, markers.toolCallEnd];
-        const hit = findFirst(this.buffer, candidates);
-        if (hit === null) {
-          const keep = heldPrefix(this.buffer, candidates);
-          const out = this.buffer.slice(0, this.buffer.length - keep);
-          if (out) events.push({ kind: 'text.delta', text: out });
-          this.buffer = this.buffer.slice(out.length);
-          return false;
-        }
-        const before = this.buffer.slice(0, hit.index);
-        if (before) events.push({ kind: 'text.delta', text: before });
-        this.buffer = this.buffer.slice(hit.index + hit.marker.length);
-        if (hit.marker === markers.thinkStart) {
-          events.push({ kind: 'reasoning.start' });
-          this.state = 'reasoning';
-        } else if (hit.marker === markers.toolCallStart) {
-          this.state = this.options.toolCalls ? 'call-head' : 'call-text';
-        }
-        // A stray end marker (`</think>`, `</tool_call>` with nothing open) is dropped.
-        return true;
-      }
-      case 'reasoning': {
-        // A stray `<think>` inside reasoning is dropped; the block ends at the first `</think>`.
-        const hit = findFirst(this.buffer, [markers.thinkEnd, markers.thinkStart]);
-        if (hit === null) {
-          const keep = heldPrefix(this.buffer, [markers.thinkEnd, markers.thinkStart]);
-          const out = this.buffer.slice(0, this.buffer.length - keep);
-          if (out) events.push({ kind: 'reasoning.delta', text: out });
-          this.buffer = this.buffer.slice(out.length);
-          return false;
-        }
-        const before = this.buffer.slice(0, hit.index);
-        if (before) events.push({ kind: 'reasoning.delta', text: before });
-        this.buffer = this.buffer.slice(hit.index + hit.marker.length);
-        if (hit.marker === markers.thinkStart) return true;
-        events.push({ kind: 'reasoning.end', complete: true });
-        this.state = 'text';
-        return true;
-      }
+      case 'text':
+        return this.stepText(events);
+      case 'reasoning':
+        return this.stepReasoning(events);
       case 'call-text': {
-        const hit = findFirst(this.buffer, [markers.toolCallEnd]);
-        if (hit === null) {
-          const keep = heldPrefix(this.buffer, [markers.toolCallEnd]);
-          const out = this.buffer.slice(0, this.buffer.length - keep);
-          if (out) events.push({ kind: 'text.delta', text: out });
-          this.buffer = this.buffer.slice(out.length);
-          return false;
-        }
-        const before = this.buffer.slice(0, hit.index);
-        if (before) events.push({ kind: 'text.delta', text: before });
-        this.buffer = this.buffer.slice(hit.index + hit.marker.length);
+        // Inside a block that is no call: text up to its end marker.
+        const { marker, rest } = textUntil(this.buffer, [this.options.markers.toolCallEnd], 'text.delta', events);
+        this.buffer = rest;
+        if (marker === null) return false;
         this.state = 'text';
         return true;
       }
-      case 'call-head': {
-        const head = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:/.exec(this.buffer);
-        if (head) {
-          const name = decodeName(head[1]!);
-          if (name === null || !this.declared(name)) {
-            // No call: the block is text (the buffer still holds its head), up to its end marker.
-            this.state = 'call-text';
-            return true;
-          }
-          const custom = this.options.customNames.has(name);
-          events.push(this.callStart(name, custom));
-          this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
-          this.buffer = this.buffer.slice(head[0].length);
-          this.state = 'call-args';
-          return true;
-        }
-        const end = this.buffer.indexOf(markers.toolCallEnd);
-        if (end < 0) return false;
-        // The envelope closed in another shape (e.g. "arguments" before "name"): parse it whole.
-        const body = this.buffer.slice(0, end);
-        this.buffer = this.buffer.slice(end + markers.toolCallEnd.length);
-        this.state = 'text';
-        const call = parseWholeCall(body);
-        if (call === null || !this.declared(call.name)) {
-          if (body) events.push({ kind: 'text.delta', text: body });
-          return true;
-        }
-        const custom = this.options.customNames.has(call.name);
-        const decoder = new ArgumentsDecoder(custom ? 'custom' : 'function');
-        events.push(this.callStart(call.name, custom));
-        const delta = decoder.push(call.argumentsJson);
-        if (delta) events.push({ kind: 'call.delta', text: delta });
-        events.push({ kind: 'call.end', complete: true });
-        return true;
-      }
+      case 'call-head':
+        return this.stepCallHead(events);
       case 'call-args': {
-        const decoder = this.args!;
-        const { delta, consumed } = decoder.pushUntilDone(this.buffer);
-        if (delta) events.push({ kind: 'call.delta', text: delta });
+        const { consumed, done } = this.call.pushArgs(this.buffer, events);
         this.buffer = this.buffer.slice(consumed);
-        if (!decoder.done) return false;
+        if (!done) return false;
         this.state = 'call-tail';
         return true;
       }
       case 'call-tail': {
-        const end = this.buffer.indexOf(markers.toolCallEnd);
+        const { toolCallEnd } = this.options.markers;
+        const end = this.buffer.indexOf(toolCallEnd);
         if (end < 0) {
-          const keep = heldPrefix(this.buffer, [markers.toolCallEnd]);
-          this.buffer = this.buffer.slice(this.buffer.length - keep);
+          this.buffer = this.buffer.slice(this.buffer.length - heldPrefix(this.buffer, [toolCallEnd]));
           return false;
         }
-        this.buffer = this.buffer.slice(end + markers.toolCallEnd.length);
-        events.push({ kind: 'call.end', complete: true });
-        this.args = null;
+        this.buffer = this.buffer.slice(end + toolCallEnd.length);
+        this.call.end(events);
         this.state = 'text';
         return true;
       }
     }
   }
-}
 
+  private stepText(events: ParseEvent[]): boolean {
+    const { markers } = this.options;
+    // Every marker is recognised; the end markers and (without tools) the call markers never reach the text.
+    const { marker, rest } = textUntil(this.buffer, [markers.thinkStart, markers.toolCallStart, markers.thinkEnd, markers.toolCallEnd], 'text.delta', events);
+    this.buffer = rest;
+    if (marker === null) return false;
+    if (marker === markers.thinkStart) {
+      events.push({ kind: 'reasoning.start' });
+      this.state = 'reasoning';
+    } else if (marker === markers.toolCallStart) {
+      this.state = this.options.toolCalls ? 'call-head' : 'call-text';
+    }
+    // A stray end marker (`</think>`, `</tool_call>` with nothing open) is dropped.
+    return true;
+  }
 
+  private stepReasoning(events: ParseEvent[]): boolean {
+    const { markers } = this.options;
+    // A stray `<think>` inside reasoning is dropped; the block ends at the first `</think>`.
+    const { marker, rest } = textUntil(this.buffer, [markers.thinkEnd, markers.thinkStart], 'reasoning.delta', events);
+    this.buffer = rest;
+    if (marker === null) return false;
+    if (marker === markers.thinkStart) return true;
+    events.push({ kind: 'reasoning.end', complete: true });
+    this.state = 'text';
+    return true;
+  }
 
-
-function parseWholeCall(body: string): { name: string; argumentsJson: string } | null {
-  try {
-    const value: unknown = JSON.parse(body);
-    if (typeof value !== 'object' || value === null) return null;
-    const { name, arguments: args } = value as { name?: unknown; arguments?: unknown };
-    if (typeof name !== 'string') return null;
-    return { name, argumentsJson: JSON.stringify(args ?? {}) };
-  } catch {
-    return null;
+  private stepCallHead(events: ParseEvent[]): boolean {
+    const { toolCallEnd } = this.options.markers;
+    const head = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:/.exec(this.buffer);
+    if (head) {
+      const name = decodeName(head[1]!);
+      if (name === null || !this.call.declared(name)) {
+        // No call: the block is text (the buffer still holds its head), up to its end marker.
+        this.state = 'call-text';
+        return true;
+      }
+      this.call.start(name, events);
+      this.buffer = this.buffer.slice(head[0].length);
+      this.state = 'call-args';
+      return true;
+    }
+    const end = this.buffer.indexOf(toolCallEnd);
+    if (end < 0) return false;
+    // The envelope closed in another shape (e.g. "arguments" before "name"): parse it whole.
+    const body = this.buffer.slice(0, end);
+    this.buffer = this.buffer.slice(end + toolCallEnd.length);
+    this.state = 'text';
+    const call = parseWholeCall(body, ['arguments']);
+    if (call === null || !this.call.declared(call.name)) {
+      if (body) events.push({ kind: 'text.delta', text: body });
+      return true;
+    }
+    this.call.whole(call, events);
+    return true;
   }
 }

@@ -12,24 +12,22 @@
 // or JSON that is no call, is kept as text (the opening marker dropped), and so is everything after it (most of
 // these formats have no end marker to resume from). These formats have no reasoning block.
 import type { ToolCallSyntax } from '../../common/chat-format.ts';
-import { ArgumentsDecoder } from './arguments-decoder.ts';
-import { decodeName, findFirst, heldPrefix } from './marker-scan.ts';
+import { CallStream, parseWholeCall, textUntil, type CallOptions } from './call-stream.ts';
+import { decodeName } from './marker-scan.ts';
 import type { ParseEvent } from './parse-event.ts';
 
 /** The OutputParser options this parser reads (see output-parser.ts). */
-export interface JsonCallsParserOptions {
-  toolCalls: boolean;
-  declaredNames?: ReadonlySet<string>;
-  namespaced?: ReadonlyMap<string, { namespace: string; name: string }>;
-  customNames: ReadonlySet<string>;
-}
+export type JsonCallsParserOptions = CallOptions;
+
+/** Where a call's arguments may stand: Llama writes `parameters`, the others `arguments`. */
+const ARGUMENT_KEYS = ['arguments', 'parameters'] as const;
 
 type State = 'start' | 'text' | 'calls' | 'call-head' | 'call-args' | 'call-tail';
 
 export class JsonCallsParser {
   private state: State;
   private buffer = '';
-  private args: ArgumentsDecoder | null = null;
+  private readonly call: CallStream;
   private tail = new ObjectTailScanner();
   /** Inside the calls after `open`: the list's `[` was read (list syntaxes). */
   private listOpen = false;
@@ -42,6 +40,7 @@ export class JsonCallsParser {
   ) {
     this.state = syntax.bareAtStart && options.toolCalls ? 'start' : 'text';
     this.callsOff = !options.toolCalls;
+    this.call = new CallStream(options);
   }
 
   get reasoningTokens(): number {
@@ -68,40 +67,20 @@ export class JsonCallsParser {
         // Spaces or separators after the last call.
         break;
       case 'call-head': {
-        const call = parseWholeCall(rest);
-        if (call && this.declared(call.name)) this.emitWholeCall(call, events);
+        const call = parseWholeCall(rest, ARGUMENT_KEYS);
+        if (call && this.call.declared(call.name)) this.call.whole(call, events);
         else if (rest) events.push({ kind: 'text.delta', text: rest });
         break;
       }
-      case 'call-args': {
-        const delta = this.args!.push(rest);
-        if (delta) events.push({ kind: 'call.delta', text: delta });
-        events.push({ kind: 'call.end', complete: this.args!.done });
+      case 'call-args':
+        this.call.cutOff(rest, events);
         break;
-      }
       case 'call-tail':
-        events.push({ kind: 'call.end', complete: true });
+        this.call.end(events);
         break;
     }
     this.state = 'text';
     return events;
-  }
-
-  private declared(name: string): boolean {
-    return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
-  }
-
-  private callStart(name: string, custom: boolean): ParseEvent {
-    const member = this.options.namespaced?.get(name);
-    return member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom };
-  }
-
-  private emitWholeCall(call: { name: string; argumentsJson: string }, events: ParseEvent[]): void {
-    const custom = this.options.customNames.has(call.name);
-    events.push(this.callStart(call.name, custom));
-    const delta = new ArgumentsDecoder(custom ? 'custom' : 'function').push(call.argumentsJson);
-    if (delta) events.push({ kind: 'call.delta', text: delta });
-    events.push({ kind: 'call.end', complete: true });
   }
 
   /** No call after all: the rest of the output is text. */
@@ -111,7 +90,6 @@ export class JsonCallsParser {
   }
 
   private step(events: ParseEvent[]): boolean {
-    const { syntax } = this;
     switch (this.state) {
       case 'start': {
         const i = this.buffer.search(/\S/);
@@ -123,96 +101,23 @@ export class JsonCallsParser {
         return true;
       }
       case 'text': {
-        const candidates = [syntax.open, ...syntax.dropped];
-        const hit = findFirst(this.buffer, candidates);
-        if (hit === null) {
-          const keep = heldPrefix(this.buffer, candidates);
-          const out = this.buffer.slice(0, this.buffer.length - keep);
-          if (out) events.push({ kind: 'text.delta', text: out });
-          this.buffer = this.buffer.slice(out.length);
-          return false;
-        }
-        const before = this.buffer.slice(0, hit.index);
-        if (before) events.push({ kind: 'text.delta', text: before });
-        this.buffer = this.buffer.slice(hit.index + hit.marker.length);
-        if (hit.marker === syntax.open && !this.callsOff) {
+        const { marker, rest } = textUntil(this.buffer, [this.syntax.open, ...this.syntax.dropped], 'text.delta', events);
+        this.buffer = rest;
+        if (marker === null) return false;
+        if (marker === this.syntax.open && !this.callsOff) {
           this.state = 'calls';
           this.listOpen = false;
         }
         return true;
       }
-      case 'calls': {
-        const i = this.buffer.search(/\S/);
-        if (i < 0) {
-          this.buffer = '';
-          return false;
-        }
-        const c = this.buffer[i]!;
-        if (syntax.list && !this.listOpen) {
-          // With a close marker the list is optional (Phi-4-mini writes `[…]`, past calls replay as bare objects).
-          if (c !== '[' && !syntax.close) return this.giveUp(i);
-          this.listOpen = true;
-          if (c === '[') this.buffer = this.buffer.slice(i + 1);
-          return true;
-        }
-        if (c === '{') {
-          this.buffer = this.buffer.slice(i);
-          this.state = 'call-head';
-          return true;
-        }
-        if (syntax.separator && c === syntax.separator) {
-          this.buffer = this.buffer.slice(i + 1);
-          return true;
-        }
-        if (syntax.list && c === ']') {
-          // The list is closed: what follows is text (or the block's close marker).
-          this.buffer = this.buffer.slice(i + 1);
-          this.state = syntax.close ? 'calls' : 'text';
-          return true;
-        }
-        if (syntax.close && this.buffer.slice(i).startsWith(syntax.close)) {
-          this.buffer = this.buffer.slice(i + syntax.close.length);
-          this.state = 'text';
-          return true;
-        }
-        // The start of the close marker: wait for the rest.
-        if (syntax.close && syntax.close.startsWith(this.buffer.slice(i))) return false;
-        return this.giveUp(i);
-      }
-      case 'call-head': {
-        const head = /^\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"(?:arguments|parameters)"\s*:/.exec(this.buffer);
-        if (head) {
-          const name = decodeName(head[1]!);
-          if (name === null || !this.declared(name)) {
-            this.toText();
-            return true;
-          }
-          const custom = this.options.customNames.has(name);
-          events.push(this.callStart(name, custom));
-          this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
-          this.buffer = this.buffer.slice(head[0].length);
-          this.state = 'call-args';
-          return true;
-        }
-        // Another key order: wait for the object to close, then read it whole.
-        const end = objectEnd(this.buffer);
-        if (end < 0) return false;
-        const call = parseWholeCall(this.buffer.slice(0, end));
-        if (call === null || !this.declared(call.name)) {
-          this.toText();
-          return true;
-        }
-        this.buffer = this.buffer.slice(end);
-        this.emitWholeCall(call, events);
-        this.state = 'calls';
-        return true;
-      }
+      case 'calls':
+        return this.stepBetweenCalls();
+      case 'call-head':
+        return this.stepCallHead(events);
       case 'call-args': {
-        const decoder = this.args!;
-        const { delta, consumed } = decoder.pushUntilDone(this.buffer);
-        if (delta) events.push({ kind: 'call.delta', text: delta });
+        const { consumed, done } = this.call.pushArgs(this.buffer, events);
         this.buffer = this.buffer.slice(consumed);
-        if (!decoder.done) return false;
+        if (!done) return false;
         this.tail = new ObjectTailScanner();
         this.state = 'call-tail';
         return true;
@@ -222,12 +127,79 @@ export class JsonCallsParser {
         const consumed = this.tail.push(this.buffer);
         this.buffer = this.buffer.slice(consumed);
         if (!this.tail.done) return false;
-        events.push({ kind: 'call.end', complete: true });
-        this.args = null;
+        this.call.end(events);
         this.state = 'calls';
         return true;
       }
     }
+  }
+
+  /** Inside the calls: list brackets, separators and the close marker, up to the next call's `{`. */
+  private stepBetweenCalls(): boolean {
+    const { syntax } = this;
+    const i = this.buffer.search(/\S/);
+    if (i < 0) {
+      this.buffer = '';
+      return false;
+    }
+    const c = this.buffer[i]!;
+    if (syntax.list && !this.listOpen) {
+      // With a close marker the list is optional (Phi-4-mini writes `[…]`, past calls replay as bare objects).
+      if (c !== '[' && !syntax.close) return this.giveUp(i);
+      this.listOpen = true;
+      if (c === '[') this.buffer = this.buffer.slice(i + 1);
+      return true;
+    }
+    if (c === '{') {
+      this.buffer = this.buffer.slice(i);
+      this.state = 'call-head';
+      return true;
+    }
+    if (syntax.separator && c === syntax.separator) {
+      this.buffer = this.buffer.slice(i + 1);
+      return true;
+    }
+    if (syntax.list && c === ']') {
+      // The list is closed: what follows is text (or the block's close marker).
+      this.buffer = this.buffer.slice(i + 1);
+      this.state = syntax.close ? 'calls' : 'text';
+      return true;
+    }
+    if (syntax.close && this.buffer.slice(i).startsWith(syntax.close)) {
+      this.buffer = this.buffer.slice(i + syntax.close.length);
+      this.state = 'text';
+      return true;
+    }
+    // The start of the close marker: wait for the rest.
+    if (syntax.close && syntax.close.startsWith(this.buffer.slice(i))) return false;
+    return this.giveUp(i);
+  }
+
+  private stepCallHead(events: ParseEvent[]): boolean {
+    const head = /^\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"(?:arguments|parameters)"\s*:/.exec(this.buffer);
+    if (head) {
+      const name = decodeName(head[1]!);
+      if (name === null || !this.call.declared(name)) {
+        this.toText();
+        return true;
+      }
+      this.call.start(name, events);
+      this.buffer = this.buffer.slice(head[0].length);
+      this.state = 'call-args';
+      return true;
+    }
+    // Another key order: wait for the object to close, then read it whole.
+    const end = objectEnd(this.buffer);
+    if (end < 0) return false;
+    const call = parseWholeCall(this.buffer.slice(0, end), ARGUMENT_KEYS);
+    if (call === null || !this.call.declared(call.name)) {
+      this.toText();
+      return true;
+    }
+    this.buffer = this.buffer.slice(end);
+    this.call.whole(call, events);
+    this.state = 'calls';
+    return true;
   }
 
   /** Between calls, something that is no call: it and the rest are text. */
@@ -271,16 +243,4 @@ function objectEnd(text: string): number {
   const scanner = new ObjectTailScanner();
   const consumed = scanner.push(text.slice(1));
   return scanner.done ? consumed + 1 : -1;
-}
-
-function parseWholeCall(body: string): { name: string; argumentsJson: string } | null {
-  try {
-    const value: unknown = JSON.parse(body);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-    const { name, arguments: args, parameters } = value as { name?: unknown; arguments?: unknown; parameters?: unknown };
-    if (typeof name !== 'string') return null;
-    return { name, argumentsJson: JSON.stringify(args ?? parameters ?? {}) };
-  } catch {
-    return null;
-  }
 }

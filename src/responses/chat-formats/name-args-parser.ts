@@ -5,9 +5,7 @@
 // does not end at `[ARGS]` within a name's length, or arguments that are no JSON value keep the rest of the output
 // as text (the marker dropped), as the JSON-call parser does. No reasoning.
 import type { ToolCallSyntax } from '../../common/chat-format.ts';
-import { ArgumentsDecoder } from './arguments-decoder.ts';
-import type { JsonCallsParserOptions } from './json-calls-parser.ts';
-import { findFirst, heldPrefix } from './marker-scan.ts';
+import { CallStream, textUntil, type CallOptions } from './call-stream.ts';
 import type { ParseEvent } from './parse-event.ts';
 
 const CALL_ID = '[CALL_ID]';
@@ -19,15 +17,16 @@ type State = 'text' | 'name' | 'args' | 'between';
 export class NameArgsParser {
   private state: State = 'text';
   private buffer = '';
-  private args: ArgumentsDecoder | null = null;
+  private readonly call: CallStream;
   /** A call was no call: the rest is text. */
   private callsOff: boolean;
   private readonly argsMarker: string;
 
   constructor(
     private readonly syntax: ToolCallSyntax,
-    private readonly options: JsonCallsParserOptions,
+    options: CallOptions,
   ) {
+    this.call = new CallStream(options);
     this.callsOff = !options.toolCalls;
     this.argsMarker = syntax.nameArgs ?? '[ARGS]';
   }
@@ -50,9 +49,7 @@ export class NameArgsParser {
     if (this.state === 'text' || this.state === 'name') {
       if (rest) events.push({ kind: 'text.delta', text: rest });
     } else if (this.state === 'args') {
-      const delta = this.args!.push(rest);
-      if (delta) events.push({ kind: 'call.delta', text: delta });
-      events.push({ kind: 'call.end', complete: this.args!.done });
+      this.call.cutOff(rest, events);
     }
     this.state = 'text';
     return events;
@@ -61,19 +58,10 @@ export class NameArgsParser {
   private step(events: ParseEvent[]): boolean {
     switch (this.state) {
       case 'text': {
-        const candidates = [this.syntax.open, ...this.syntax.dropped];
-        const hit = findFirst(this.buffer, candidates);
-        if (hit === null) {
-          const keep = heldPrefix(this.buffer, candidates);
-          const out = this.buffer.slice(0, this.buffer.length - keep);
-          if (out) events.push({ kind: 'text.delta', text: out });
-          this.buffer = this.buffer.slice(out.length);
-          return false;
-        }
-        const before = this.buffer.slice(0, hit.index);
-        if (before) events.push({ kind: 'text.delta', text: before });
-        this.buffer = this.buffer.slice(hit.index + hit.marker.length);
-        if (hit.marker === this.syntax.open && !this.callsOff) this.state = 'name';
+        const { marker, rest } = textUntil(this.buffer, [this.syntax.open, ...this.syntax.dropped], 'text.delta', events);
+        this.buffer = rest;
+        if (marker === null) return false;
+        if (marker === this.syntax.open && !this.callsOff) this.state = 'name';
         return true;
       }
       case 'name': {
@@ -85,23 +73,17 @@ export class NameArgsParser {
         let name = this.buffer.slice(0, at);
         const id = name.indexOf(CALL_ID);
         if (id >= 0) name = name.slice(0, id);
-        if (!name || name.length > MAX_NAME || !this.declared(name)) return this.toText();
-        const custom = this.options.customNames.has(name);
-        const member = this.options.namespaced?.get(name);
-        events.push(member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom });
-        this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
+        if (!name || name.length > MAX_NAME || !this.call.declared(name)) return this.toText();
+        this.call.start(name, events);
         this.buffer = this.buffer.slice(at + this.argsMarker.length);
         this.state = 'args';
         return true;
       }
       case 'args': {
-        const decoder = this.args!;
-        const { delta, consumed } = decoder.pushUntilDone(this.buffer);
-        if (delta) events.push({ kind: 'call.delta', text: delta });
+        const { consumed, done } = this.call.pushArgs(this.buffer, events);
         this.buffer = this.buffer.slice(consumed);
-        if (!decoder.done) return false;
-        events.push({ kind: 'call.end', complete: true });
-        this.args = null;
+        if (!done) return false;
+        this.call.end(events);
         this.state = 'between';
         return true;
       }
@@ -121,10 +103,6 @@ export class NameArgsParser {
         return true;
       }
     }
-  }
-
-  private declared(name: string): boolean {
-    return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
   }
 
   /** No call after all: the rest of the output is text. */
