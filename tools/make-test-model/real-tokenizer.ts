@@ -117,6 +117,17 @@ export function realTokenizerVocab(
   const tokens: string[] = [];
   const tokenTypes: number[] = [];
   const scores: number[] = [];
+  // SentencePiece scores: tokenizer.json's merges are the pieces ordered by score (the HF converter sorts them so),
+  // so a piece scores minus the rank of the first merge that makes it; pieces no merge makes rank after all merges.
+  const mergeRank = new Map<string, number>();
+  if (spm) {
+    (model.merges ?? []).forEach((m, rank) => {
+      const [left, right] = typeof m === 'string' ? m.split(' ', 2) : m;
+      const piece = left + right;
+      if (!mergeRank.has(piece)) mergeRank.set(piece, rank);
+    });
+  }
+  const mergeCount = model.merges?.length ?? 0;
   for (let id = 0; id < vocabSize; id++) {
     const token = reverse[id];
     const a = addedById.get(id);
@@ -137,8 +148,7 @@ export function realTokenizerVocab(
     } else {
       tokens.push(token);
       tokenTypes.push(GGUF_TOKEN_TYPE.NORMAL);
-      // SentencePiece BPE pieces are scored by their order (the HF converter orders merges the same way).
-      scores.push(-id);
+      scores.push(-(mergeRank.get(token) ?? mergeCount + id));
     }
   }
 
