@@ -7,7 +7,7 @@ import type { PreparedPrompt } from './request-checks.ts';
 
 export async function checkPromptFits(engine: Engine, prepared: PreparedPrompt): Promise<void> {
   const { model } = prepared;
-  const tokens = await engine.tokenizePrompt({ model: model.id, messages: prepared.messages, tools: prepared.served.chatTools, enableThinking: prepared.enableThinking });
+  const tokens = await engine.tokenizePrompt({ model: model.id, messages: prepared.messages, tools: prepared.served.chatTools, enableThinking: prepared.enableThinking, reasoningEffort: prepared.reasoningEffort });
   if (tokens.length + 1 <= model.contextLength) return;
   throw new DomainError(
     'invalid_request',

@@ -82,7 +82,7 @@ function generation(ctx: HandlerContext, c: Creation, signal: AbortSignal): Pipe
     messages: prepared.messages,
     tools: prepared.served.chatTools,
     enableThinking: prepared.enableThinking,
-    reasoningEffort: body.reasoning?.effort ?? null,
+    reasoningEffort: prepared.reasoningEffort,
     maxTokens: body.max_output_tokens ?? prepared.model.contextLength,
     sampling: {
       temperature: body.temperature ?? 1,

@@ -160,6 +160,8 @@ export interface PreparedPrompt {
   /** The most tool calls this turn may make (the constraint stops there; the event pipeline drops any beyond). */
   maxToolCalls: number;
   enableThinking: boolean;
+  /** `reasoning.effort` as asked (the prompt of a format that writes it, Harmony's, depends on it). */
+  reasoningEffort: string | null;
   /** What `truncation: "auto"` left out of the prompt (null when nothing). */
   truncation: TruncationReport | null;
 }
@@ -197,17 +199,18 @@ export async function preparePrompt(engine: Engine, store: ResponseStore, sealer
   if (chain.length === 0 && input.length === 0) throw badRequest('The request has no input: send input, or continue with previous_response_id.', 'input');
   const served = serveTools(tools, servedChoice);
   const enableThinking = thinkingEnabled(body.reasoning);
+  const reasoningEffort = body.reasoning?.effort ?? null;
   const history = [...chain, ...input];
   let messages = buildChat(history, body.instructions);
   let truncation: TruncationReport | null = null;
   if (body.truncation === 'auto') {
-    const count = async (chat: ChatMessage[]) => (await engine.tokenizePrompt({ model: model.id, messages: chat, tools: served.chatTools, enableThinking })).length;
+    const count = async (chat: ChatMessage[]) => (await engine.tokenizePrompt({ model: model.id, messages: chat, tools: served.chatTools, enableThinking, reasoningEffort })).length;
     const reserve = body.max_output_tokens ?? defaultReserve(model.contextLength);
     ({ messages, report: truncation } = await fitToContext({ history, instructions: body.instructions, count, contextLength: model.contextLength, reserve, modelId: model.id }));
   }
   const constraint = constraintFor(served, servedChoice, body.text, maxToolCalls);
   if (constraint.kind !== 'none') await checkConstraint(engine, model.id, constraint);
-  return { model, chain, input, messages, served, constraint, maxToolCalls, enableThinking, truncation };
+  return { model, chain, input, messages, served, constraint, maxToolCalls, enableThinking, reasoningEffort, truncation };
 }
 
 /**

@@ -83,6 +83,7 @@ export async function countInputTokens(ctx: HandlerContext, request: Request): P
     messages: prepared.messages,
     tools: prepared.served.chatTools,
     enableThinking: prepared.enableThinking,
+    reasoningEffort: prepared.reasoningEffort,
   });
   return Response.json({ object: 'response.input_tokens', input_tokens: tokens.length });
 }

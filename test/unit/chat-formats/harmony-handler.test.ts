@@ -221,6 +221,16 @@ describe('Harmony (gpt-oss) through the handler', () => {
     expect(prompt.endsWith('<|start|>user<|message|>hi<|end|><|start|>assistant')).toBe(true);
   });
 
+  it('input_tokens counts the prompt generation renders, the request effort included', async () => {
+    const { handler, engine } = setup([{ tokens: tokens(final('ok')) }], { models: [MODEL] });
+    const body = { model: MODEL.id, instructions: 'Be brief.', input: 'hi', tools: [weather], reasoning: { effort: 'high' } };
+    const counted = (await (await post(handler, '/responses/input_tokens', body)).json()) as Json;
+    expect((await post(handler, '/responses', body)).status).toBe(200);
+    const prompt = await promptOf(engine, 0);
+    expect(prompt).toContain('Reasoning: high');
+    expect(counted.input_tokens).toBe([...prompt].length);
+  });
+
   it('instructions are rebuilt for each request and never inherited through previous_response_id', async () => {
     const { handler, engine } = setup([{ tokens: tokens(final('First answer.')) }, { tokens: tokens(final('Second answer.')) }, { tokens: tokens(final('Third.')) }], { models: [MODEL] });
     const first = (await (await post(handler, '/responses', { model: MODEL.id, instructions: 'Answer in French.', input: 'hello', reasoning: { effort: 'high' } })).json()) as Json;
