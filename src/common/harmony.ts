@@ -17,6 +17,8 @@
 //   progress (calls not yet answered by a final message) is kept, as `<|channel|>analysis`;
 // - code the model sent to its `python` tool (a code_interpreter_call, replayed as a call of `python` that no
 //   declared function answers) is `<|channel|>analysis to=python code`, what it printed `<|start|>python to=assistant`.
+// - a parameter's default is written `, // default: x` as openai-harmony writes it (the template adds a second comma),
+//   a nested object type without the template's stray indentation, descriptions with `// ` on every line.
 // Where the template and this renderer mean the same, they write the same text (test/unit/chat-formats/
 // harmony-render.test.ts renders both). Plain functions over the shared chat vocabulary only.
 import type { ChatMessage, ChatTool } from './chat.ts';
