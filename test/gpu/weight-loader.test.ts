@@ -1,10 +1,12 @@
 // The weight loader in Chromium on a real WebGPU adapter: generated models (built in the page) stream into
 // GPU buffers, read back equal to the TypeScript dequantization of the file bytes, split by rows when a
 // tensor exceeds the part size, report progress per file, and leave nothing behind on failure.
+// The read-back is decoded with the GPU block layouts written out below (as the WGSL decoders read them), not
+// with the weight-format table's repack the loader itself uses, so a wrong table entry fails here.
 
 import { beforeAll, describe, expect, test } from 'vitest';
 import { BlobSource, type ByteSource } from '../../src/model/byte-source.ts';
-import { dequantizeGguf, dequantizeGpuLayout } from '../../src/model/dequantize.ts';
+import { dequantizeGguf } from '../../src/model/dequantize.ts';
 import { readGguf } from '../../src/model/gguf.ts';
 import { readSafetensorsCheckpoint } from '../../src/model/safetensors.ts';
 import { type TensorType } from '../../src/model/tensor-types.ts';
@@ -45,13 +47,40 @@ async function readBack(buffer: GPUBuffer, size: number): Promise<Uint8Array> {
   return out;
 }
 
-/** A tensor's values as the GPU holds them (all parts, dequantized with the GPU-layout reference). */
+/**
+ * How each block format sits in a GPU buffer, written out from the WGSL decoders' word layouts (independent of
+ * src/common/weight-formats.ts): the block's bytes on the GPU and, per field, [file offset, length, GPU offset].
+ * Q8_0 and Q4_0 move their qs to word 1 (after the f16 d and two pad bytes); Q6_K gains two pad bytes at the end
+ * (d stays at byte 208); Q4_K is the file block as is.
+ */
+const GPU_BLOCKS: Partial<Record<TensorType, { elements: number; fileBytes: number; gpuBytes: number; fields: [number, number, number][] }>> = {
+  Q8_0: { elements: 32, fileBytes: 34, gpuBytes: 36, fields: [[0, 2, 0], [2, 32, 4]] },
+  Q4_0: { elements: 32, fileBytes: 18, gpuBytes: 20, fields: [[0, 2, 0], [2, 16, 4]] },
+  Q4_K: { elements: 256, fileBytes: 144, gpuBytes: 144, fields: [[0, 144, 0]] },
+  Q6_K: { elements: 256, fileBytes: 210, gpuBytes: 212, fields: [[0, 210, 0]] },
+};
+
+/** `elements` values from GPU-buffer bytes of `type`: F32 as is, F16 two halves a word, blocks by GPU_BLOCKS. */
+function valuesOnGpu(type: TensorType, bytes: Uint8Array, elements: number): Float32Array {
+  if (type === 'F32') return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + elements * 4));
+  if (type === 'F16') return dequantizeGguf('F16', bytes.subarray(0, elements * 2));
+  const layout = GPU_BLOCKS[type];
+  if (!layout) throw new Error(`no GPU block layout written for ${type}`);
+  const blocks = elements / layout.elements;
+  const file = new Uint8Array(blocks * layout.fileBytes);
+  for (let b = 0; b < blocks; b++) {
+    for (const [from, length, to] of layout.fields) file.set(bytes.subarray(b * layout.gpuBytes + to, b * layout.gpuBytes + to + length), b * layout.fileBytes + from);
+  }
+  return dequantizeGguf(type, file);
+}
+
+/** A tensor's values as the GPU holds them (all parts, decoded by valuesOnGpu). */
 async function gpuValues(t: LoadedTensor): Promise<Float32Array> {
   const out = new Float32Array(t.rows * t.cols);
   for (const part of t.parts) {
     const elements = part.rowCount * t.cols;
     const bytes = await readBack(part.buffer, part.buffer.size);
-    out.set(dequantizeGpuLayout(t.type, bytes, elements), part.rowStart * t.cols);
+    out.set(valuesOnGpu(t.type, bytes, elements), part.rowStart * t.cols);
   }
   return out;
 }
@@ -122,7 +151,7 @@ describe('weight loader', () => {
       for (const part of group.parts) {
         expect(part.buffer.size).toBeLessThanOrEqual(maxPartBytes);
         const elements = part.rowCount * group.cols;
-        const values = dequantizeGpuLayout(group.type, await readBack(part.buffer, part.buffer.size), 2 * elements);
+        const values = valuesOnGpu(group.type, await readBack(part.buffer, part.buffer.size), 2 * elements);
         const from = part.rowStart * group.cols;
         expect(firstDifference(values.subarray(0, elements), gateValues.subarray(from, from + elements))).toBe(-1);
         expect(firstDifference(values.subarray(elements), upValues.subarray(from, from + elements))).toBe(-1);
