@@ -33,72 +33,36 @@ export interface NodeServer {
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'http2-settings']);
 
+/** What the request handler knows of the server once it listens: its app, its origin, whether it is on loopback. */
+interface Site {
+  app: App | null;
+  origin: string;
+  loopback: boolean;
+}
+
+/** The answers in flight, each with its abort and its end (close() aborts them and waits for them). */
+type Running = Map<ServerResponse, { controller: AbortController; done: Promise<void> }>;
+
 /** Binds `app` to a port; resolves once it listens. `app` comes from `makeApp`, told the origins it is served as. */
 export async function listen(options: ListenOptions, makeApp: (site: { origin: string; aliases: string[] }) => App): Promise<NodeServer> {
-  const host = options.host ?? '127.0.0.1';
-  const running = new Map<ServerResponse, { controller: AbortController; done: Promise<void> }>();
-  let app: App | null = null;
-  let origin = '';
-  let aliases: string[] = [];
-  let loopback = false;
-
+  const running: Running = new Map();
+  const site: Site = { app: null, origin: '', loopback: false };
   const server = createServer((req, res) => {
     const controller = new AbortController();
-    const done = serve(req, res, controller).finally(() => running.delete(res));
+    const done = serve(site, req, res, controller).finally(() => running.delete(res));
     running.set(res, { controller, done });
   });
   server.keepAliveTimeout = 5_000;
   // A prefill of a long prompt can take minutes before the first byte of a non-streamed answer.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
-
-  async function serve(req: IncomingMessage, res: ServerResponse, controller: AbortController): Promise<void> {
-    res.on('close', () => {
-      if (!res.writableFinished) controller.abort(new DOMException('The client closed the connection.', 'AbortError'));
-    });
-    req.socket.setNoDelay(true);
-    try {
-      const url = requestUrl(req);
-      if (url === null) {
-        sendError(res, new DomainError('misdirected', `This server does not answer for host '${String(req.headers.host).slice(0, 100)}'.`));
-        return;
-      }
-      const request = toRequest(req, url, controller.signal);
-      const response = await app!(request, controller.signal);
-      await sendResponse(response, res);
-    } catch (error) {
-      if (!res.headersSent) {
-        sendError(res, new DomainError('internal', `The server failed: ${error instanceof Error ? error.message : String(error)}`));
-      } else res.destroy();
-    }
-  }
-
-  /** The request's URL on this server's origin; null when a loopback server is addressed by another name (DNS rebinding). */
-  function requestUrl(req: IncomingMessage): string | null {
-    const path = req.url ?? '/';
-    const hostHeader = req.headers.host;
-    if (hostHeader === undefined) return `${origin}${path}`;
-    const name = hostHeader.replace(/:\d+$/, '').toLowerCase();
-    if (loopback && !LOOPBACK_NAMES.includes(name)) return null;
-    return `http://${hostHeader}${path}`;
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
+  const address = await bind(server, options.port, options.host ?? '127.0.0.1');
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  origin = `http://${shown}:${address.port}`;
-  loopback = /^127\.|^::1$/.test(address.address);
-  aliases = loopback
-    ? LOOPBACK_NAMES.map((n) => `http://${n}:${address.port}`).filter((o) => o !== origin)
-    : [];
-  app = makeApp({ origin, aliases });
-
+  const origin = `http://${shown}:${address.port}`;
+  site.origin = origin;
+  site.loopback = /^127\.|^::1$/.test(address.address);
+  const aliases = site.loopback ? LOOPBACK_NAMES.map((n) => `http://${n}:${address.port}`).filter((o) => o !== origin) : [];
+  site.app = makeApp({ origin, aliases });
   return {
     server,
     origin,
@@ -106,18 +70,62 @@ export async function listen(options: ListenOptions, makeApp: (site: { origin: s
     get inFlight() {
       return running.size;
     },
-    async close(graceMs = 5_000) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const { controller } of running.values()) controller.abort(new DOMException('The server is shutting down.', 'AbortError'));
-      server.closeIdleConnections();
-      const answered = Promise.all([...running.values()].map((r) => r.done));
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([answered, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
-      clearTimeout(timer);
-      server.closeAllConnections();
-      await closed;
-    },
+    close: (graceMs = 5_000) => closeServer(server, running, graceMs),
   };
+}
+
+function bind(server: Server, port: number | undefined, host: string): Promise<AddressInfo> {
+  return new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+async function serve(site: Site, req: IncomingMessage, res: ServerResponse, controller: AbortController): Promise<void> {
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort(new DOMException('The client closed the connection.', 'AbortError'));
+  });
+  req.socket.setNoDelay(true);
+  try {
+    const url = requestUrl(site, req);
+    if (url === null) {
+      sendError(res, new DomainError('misdirected', `This server does not answer for host '${String(req.headers.host).slice(0, 100)}'.`));
+      return;
+    }
+    const request = toRequest(req, url, controller.signal);
+    const response = await site.app!(request, controller.signal);
+    await sendResponse(response, res);
+  } catch (error) {
+    if (!res.headersSent) {
+      sendError(res, new DomainError('internal', `The server failed: ${error instanceof Error ? error.message : String(error)}`));
+    } else res.destroy();
+  }
+}
+
+/** The request's URL on this server's origin; null when a loopback server is addressed by another name (DNS rebinding). */
+function requestUrl(site: Site, req: IncomingMessage): string | null {
+  const path = req.url ?? '/';
+  const hostHeader = req.headers.host;
+  if (hostHeader === undefined) return `${site.origin}${path}`;
+  const name = hostHeader.replace(/:\d+$/, '').toLowerCase();
+  if (site.loopback && !LOOPBACK_NAMES.includes(name)) return null;
+  return `http://${hostHeader}${path}`;
+}
+
+/** Stops listening, aborts the answers in flight, waits up to `graceMs` for them, then drops every connection. */
+async function closeServer(server: Server, running: Running, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  for (const { controller } of running.values()) controller.abort(new DOMException('The server is shutting down.', 'AbortError'));
+  server.closeIdleConnections();
+  const answered = Promise.all([...running.values()].map((r) => r.done));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([answered, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+  clearTimeout(timer);
+  server.closeAllConnections();
+  await closed;
 }
 
 function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request {

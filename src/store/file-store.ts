@@ -33,55 +33,111 @@ const KEY_BYTES = 32;
 const TMP_SUFFIX = '.tmp';
 
 export function createFileStore(options: FileStoreOptions): FileStore {
-  const dir = options.dir;
-  const recordsDir = join(dir, 'responses');
-  let closed = false;
-  let ready: Promise<void> | undefined;
-  let reasoningKeyPromise: Promise<CryptoKey> | undefined;
-  /** The tail of each id's chain of operations. */
-  const queues = new Map<string, Promise<unknown>>();
+  return new DirectoryStore(options.dir);
+}
 
-  function prepare(): Promise<void> {
-    ready ??= (async () => {
-      await fs.mkdir(recordsDir, { recursive: true, mode: 0o700 });
+class DirectoryStore implements FileStore {
+  private readonly recordsDir: string;
+  private closed = false;
+  private ready: Promise<void> | undefined;
+  private reasoningKeyPromise: Promise<CryptoKey> | undefined;
+  /** The tail of each id's chain of operations. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(readonly dir: string) {
+    this.recordsDir = join(dir, 'responses');
+  }
+
+  put(record: StoredResponse): Promise<void> {
+    return this.serial(record.id, () => this.write(record));
+  }
+
+  get(id: string): Promise<StoredResponse | undefined> {
+    return this.serial(id, () => this.read(id));
+  }
+
+  updateResponse(id: string, response: { [key: string]: JsonValue }): Promise<void> {
+    return this.serial(id, async () => {
+      const record = await this.read(id);
+      if (record === undefined) throw new StoreError(`No stored response with id ${id}`, 'failed');
+      await this.write({ ...record, response });
+    });
+  }
+
+  delete(id: string): Promise<boolean> {
+    return this.serial(id, async () => {
+      if ((await this.read(id)) === undefined) return false;
+      try {
+        await fs.rm(this.pathOf(id));
+        await syncDir(this.recordsDir);
+      } catch (error) {
+        if (codeOf(error) === 'ENOENT') return false;
+        throw storeError(`Response ${id} cannot be deleted`, error);
+      }
+      return true;
+    });
+  }
+
+  reasoningKey(): Promise<CryptoKey> {
+    if (this.closed) return Promise.reject(new StoreError('The response store is closed', 'unavailable'));
+    if (this.reasoningKeyPromise === undefined) {
+      const loading = (async () => {
+        await this.prepare();
+        return loadOrCreateKey(join(this.dir, KEY_FILE));
+      })();
+      this.reasoningKeyPromise = loading;
+      // A failed load must not be cached forever.
+      loading.catch(() => {
+        this.reasoningKeyPromise = undefined;
+      });
+    }
+    return this.reasoningKeyPromise;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.queues.values()]);
+  }
+
+  private prepare(): Promise<void> {
+    this.ready ??= (async () => {
+      await fs.mkdir(this.recordsDir, { recursive: true, mode: 0o700 });
       // Temporary files are what a crash mid-write leaves: never a record, removed here.
-      for (const name of await fs.readdir(recordsDir)) {
-        if (name.endsWith(TMP_SUFFIX)) await fs.rm(join(recordsDir, name), { force: true });
+      for (const name of await fs.readdir(this.recordsDir)) {
+        if (name.endsWith(TMP_SUFFIX)) await fs.rm(join(this.recordsDir, name), { force: true });
       }
     })().catch((error: unknown) => {
-      ready = undefined;
-      throw storeError(`The response store at ${dir} cannot be opened`, error);
+      this.ready = undefined;
+      throw storeError(`The response store at ${this.dir} cannot be opened`, error);
     });
-    return ready;
+    return this.ready;
   }
 
   /** Runs `op` after every earlier operation on `id` has settled. */
-  function serial<T>(id: string, op: () => Promise<T>): Promise<T> {
-    if (closed) return Promise.reject(new StoreError('The response store is closed', 'unavailable'));
-    const before = queues.get(id) ?? Promise.resolve();
-    const result = before.then(async () => {
-      await prepare();
+  private serial<T>(id: string, op: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreError('The response store is closed', 'unavailable'));
+    const before = this.queues.get(id) ?? Promise.resolve();
+    const run = async () => {
+      await this.prepare();
       return op();
-    }, async () => {
-      await prepare();
-      return op();
-    });
+    };
+    const result = before.then(run, run);
     const tail = result.catch(() => undefined);
-    queues.set(id, tail);
+    this.queues.set(id, tail);
     void tail.then(() => {
-      if (queues.get(id) === tail) queues.delete(id);
+      if (this.queues.get(id) === tail) this.queues.delete(id);
     });
     return result;
   }
 
-  function pathOf(id: string): string {
-    return join(recordsDir, `${fileNameOf(id)}.json`);
+  private pathOf(id: string): string {
+    return join(this.recordsDir, `${fileNameOf(id)}.json`);
   }
 
-  async function read(id: string): Promise<StoredResponse | undefined> {
+  private async read(id: string): Promise<StoredResponse | undefined> {
     let text: string;
     try {
-      text = await fs.readFile(pathOf(id), 'utf8');
+      text = await fs.readFile(this.pathOf(id), 'utf8');
     } catch (error) {
       if (codeOf(error) === 'ENOENT') return undefined;
       throw storeError(`Response ${id} cannot be read`, error);
@@ -96,7 +152,7 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     return record;
   }
 
-  async function write(record: StoredResponse): Promise<void> {
+  private async write(record: StoredResponse): Promise<void> {
     let text: string;
     try {
       text = JSON.stringify({ id: record.id, response: record.response, history: record.history, inputItems: record.inputItems, createdAt: record.createdAt });
@@ -104,65 +160,11 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       throw new StoreError(`Record cannot be stored: ${describe(error)}`, 'failed');
     }
     try {
-      await writeAtomically(pathOf(record.id), text, 0o600);
+      await writeAtomically(this.pathOf(record.id), text, 0o600);
     } catch (error) {
       throw storeError(`Response ${record.id} cannot be written`, error);
     }
   }
-
-  return {
-    dir,
-
-    put(record: StoredResponse): Promise<void> {
-      return serial(record.id, () => write(record));
-    },
-
-    get(id: string): Promise<StoredResponse | undefined> {
-      return serial(id, () => read(id));
-    },
-
-    updateResponse(id: string, response: { [key: string]: JsonValue }): Promise<void> {
-      return serial(id, async () => {
-        const record = await read(id);
-        if (record === undefined) throw new StoreError(`No stored response with id ${id}`, 'failed');
-        await write({ ...record, response });
-      });
-    },
-
-    delete(id: string): Promise<boolean> {
-      return serial(id, async () => {
-        if ((await read(id)) === undefined) return false;
-        try {
-          await fs.rm(pathOf(id));
-          await syncDir(recordsDir);
-        } catch (error) {
-          if (codeOf(error) === 'ENOENT') return false;
-          throw storeError(`Response ${id} cannot be deleted`, error);
-        }
-        return true;
-      });
-    },
-
-    reasoningKey(): Promise<CryptoKey> {
-      if (closed) return Promise.reject(new StoreError('The response store is closed', 'unavailable'));
-      if (reasoningKeyPromise === undefined) {
-        reasoningKeyPromise = (async () => {
-          await prepare();
-          return loadOrCreateKey(join(dir, KEY_FILE));
-        })();
-        // A failed load must not be cached forever.
-        reasoningKeyPromise.catch(() => {
-          reasoningKeyPromise = undefined;
-        });
-      }
-      return reasoningKeyPromise;
-    },
-
-    async close(): Promise<void> {
-      closed = true;
-      await Promise.all([...queues.values()]);
-    },
-  };
 }
 
 /** A file name for an id: the id itself when it is plain (`resp_…`), else a hash of it. */
