@@ -85,8 +85,10 @@ export class ModelTokenizer {
 
   /** Text of token ids (may contain U+FFFD where the ids end inside a UTF-8 character). */
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
-    if (ids.length === 0) return '';
-    return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
+    // Ids with no token (unused rows of the embedding) decode to nothing, as in llama.cpp (not to the unknown token).
+    const known = ids.filter((id) => this.hf.id_to_token(id) !== undefined);
+    if (known.length === 0) return '';
+    return this.hf.decode(known, { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
   }
 
   /** The id of a token given its text (e.g. "<|im_end|>"), or undefined. */
@@ -206,8 +208,9 @@ export function tokenizerSourceFromGguf(metadata: Record<string, GgufMetadataVal
   });
   const addedIds = new Set(addedTokens.map((t) => t.id));
   const vocab: Record<string, number> = {};
+  // Unused ids (`[PAD<id>]` rows past the real vocabulary) are no text: llama.cpp decodes them to nothing.
   tokens.forEach((t, i) => {
-    if (!addedIds.has(i) && !(t in vocab)) vocab[t] = i;
+    if (!addedIds.has(i) && types[i] !== TOKEN_TYPE.UNUSED && !(t in vocab)) vocab[t] = i;
   });
 
   let addBos = metadata['tokenizer.ggml.add_bos_token'];

@@ -124,11 +124,13 @@ describe.each(REAL_TOKENIZERS)('$label', (c) => {
   let texts: string[];
   let rows: Row[];
   let clean: (text: string) => string;
+  let tokenTypes: number[];
 
   beforeAll(async () => {
     path = realTokenizerModel(c);
     const metadata = (await readGguf(await openAsBlob(path))).metadata;
     tokenizer = ModelTokenizer.fromGguf(metadata);
+    tokenTypes = metadata['tokenizer.ggml.token_type'] as number[];
     clean = CLEAN_SPACES_PRE.has(String(metadata['tokenizer.ggml.pre'])) ? llamaCleanSpaces : (text) => text;
     llama = await loadLlamaModel(path, { vocabOnly: true });
     texts = [...HARD_TEXTS, ...specialTexts(tokenizer)];
@@ -172,6 +174,24 @@ describe.each(REAL_TOKENIZERS)('$label', (c) => {
     // Not checked with special tokens inside: SentencePiece with add_space_prefix adds a space after each one.
     const lossy = rows.slice(0, HARD_TEXTS.length).filter((r) => tokenizer.decode(r.ids) !== wellFormed(r.text));
     expect(lossy.map((r) => ({ text: r.text.slice(0, 60), decoded: tokenizer.decode(r.ids).slice(0, 60) }))).toEqual([]);
+  });
+
+  test('ids a model may sample (unused padding rows, control tokens, lone bytes) decode and stream as llama.cpp', () => {
+    let seed = 12345;
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const nonNormal = tokenTypes.flatMap((type, id) => (type !== 1 ? [id] : []));
+    const differ: { ids: number[]; expected: string; actual: string; streamed: string }[] = [];
+    for (let k = 0; k < 200; k++) {
+      const ids = Array.from({ length: 12 }, () =>
+        random() < 0.2 ? nonNormal[Math.floor(random() * nonNormal.length)] : Math.floor(random() * (random() < 0.3 ? 300 : tokenTypes.length)),
+      );
+      const expected = llama.detokenize(ids as never, true);
+      const detokenizer = new IncrementalDetokenizer(tokenizer);
+      const streamed = ids.map((id) => detokenizer.push(id)).join('') + detokenizer.flush();
+      const actual = clean(tokenizer.decode(ids));
+      if (actual !== expected || clean(streamed) !== expected) differ.push({ ids, expected, actual, streamed });
+    }
+    expect(differ.slice(0, 3)).toEqual([]);
   });
 
   test('incremental detokenizer streams llama.cpp text token by token, never half a character', () => {
