@@ -66,6 +66,9 @@ export interface SamplerOptions {
   maxCandidates?: number;
   /** Refine while more candidates than this remain (default REFINE_ABOVE). */
   refineAbove?: number;
+  /** Kernel shapes for a CPU adapter (small workgroups, indexed per-level sums) or a GPU's; default: the adapter's
+   * kind (tests run the GPU shapes on SwiftShader too). */
+  cpuShapes?: boolean;
 }
 
 interface SamplerPipelines {
@@ -137,7 +140,7 @@ export class GpuSampler {
     if (!Number.isInteger(vocabSize) || vocabSize <= 0) throw new RangeError(`vocabSize must be a positive integer, got ${vocabSize}`);
     const cache = options.pipelines ?? new PipelineCache(gpu.device);
     // The last kernel's workgroup: one SIMD group on a CPU adapter (its barriers switch coroutines), 256 on GPUs.
-    const cpu = isCpuAdapter(gpu.adapterInfo);
+    const cpu = options.cpuShapes ?? isCpuAdapter(gpu.adapterInfo);
     const tokenWorkgroup = cpu ? 4 : 256;
     const [process, bias, partials, reduce, levels, select, compact, sample, mass, draw] = await Promise.all([
       cache.get(logitsProcess, { WORKGROUP_SIZE: PROCESS_WORKGROUP }),

@@ -50,6 +50,8 @@ export interface SamplerCase {
   refineAbove?: number;
   /** The thresholds must be searched over candidates (no overflow to the whole-vocabulary search). */
   windowed?: boolean;
+  /** The sampler's kernel shapes (false: a GPU's, 256-wide workgroups and unrolled per-level sums, on any adapter). */
+  cpuShapes?: boolean;
 }
 
 export const DISTRIBUTION_CASES: SamplerCase[] = [
@@ -80,6 +82,16 @@ export const DISTRIBUTION_CASES: SamplerCase[] = [
     windowed: true,
   },
   { name: 'top-p 0.9 and min-p 0.05 over a flat vocabulary, windowed', vocab: 600, params: { temperature: 1, top_p: 0.9, min_p: 0.05, seed: 21 }, maxCandidates: 40, refineAbove: 8, windowed: true },
+  {
+    name: "top-p 0.85 with 3 top logprobs, windowed, in a GPU's kernel shapes",
+    vocab: 600,
+    params: { temperature: 1.1, top_p: 0.85, top_logprobs: 3, seed: 22 },
+    maxCandidates: 48,
+    refineAbove: 8,
+    windowed: true,
+    cpuShapes: false,
+  },
+  { name: "top-k 12, top-p 0.9 in a GPU's kernel shapes", vocab: 64, params: { temperature: 0.9, top_p: 0.9, top_k: 12, seed: 23 }, cpuShapes: false },
 ];
 
 function maskBits(vocab: number, allowed?: (i: number) => boolean): Uint32Array | null {
@@ -116,7 +128,7 @@ export async function checkDistribution(gpu: GpuContext, c: SamplerCase, streams
   const problems: string[] = [];
   const logitsData = seededLogits(c.vocab, c.vocab * 31 + (c.params.seed ?? 0));
   const logits = createStorageBuffer(gpu.device, logitsData);
-  const sampler = await createSampler(gpu, c.vocab, { maxStreams: streams, maxCandidates: c.maxCandidates, refineAbove: c.refineAbove });
+  const sampler = await createSampler(gpu, c.vocab, { maxStreams: streams, maxCandidates: c.maxCandidates, refineAbove: c.refineAbove, cpuShapes: c.cpuShapes });
   try {
     const results = await drawStreams(gpu, sampler, logits, c, 1000, streams);
     if (c.windowed) {
