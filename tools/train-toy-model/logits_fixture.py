@@ -33,12 +33,25 @@ def main():
         vocab = json.load(f)
     tok = Tokenizer(vocab)
     items = [json.loads(l) for l in open(os.path.join(a.data, "eval.jsonl"))]
-    weather = next(i for i in items if i["kind"] == "weather")
     chat = next(i for i in items if i["kind"] == "chat")
-    cases = [
-        {"id": "weather-with-tools", "messages": weather["messages"], "tools": weather["tools"]},
-        {"id": "small-talk", "messages": chat["messages"], "tools": []},
-    ]
+    if any(i["kind"] == "weather" for i in items):
+        # corpus.py's held-out set (the first two stages)
+        weather = next(i for i in items if i["kind"] == "weather")
+        cases = [{"id": "weather-with-tools", "messages": weather["messages"], "tools": weather["tools"]}]
+    else:
+        # demo_corpus.py's: the demo's tools with its file message, and the web IDE's patch tool
+        math = next(i for i in items if i["kind"] == "math")
+        ide = next(i for i in items if i["kind"] == "ide")
+        cases = [{"id": "demo-calculator", "messages": math["messages"], "tools": math["tools"]},
+                 {"id": "web-ide-patch", "messages": ide["messages"], "tools": ide["tools"]}]
+        # A conversation of 8 user turns, ~1,900 tokens: positions past the old 1,024-token context.
+        import random
+        import demo_corpus as D
+        msgs, _, _, _ = D.demo_conversation(random.Random(5), "held", set(), D.DEMO_INITIAL_FILE, 8,
+                                            ["math", "time", "patch", "chat", "math", "patch", "time", "math"])
+        last_user = max(i for i, m in enumerate(msgs) if m["role"] == "user")
+        cases.append({"id": "demo-8-turns", "messages": msgs[: last_user + 1], "tools": D.DEMO_TOOLS, "stride": 128, "greedy": 4})
+    cases.append({"id": "small-talk", "messages": chat["messages"], "tools": []})
     out = {"model": "toy-qwen3", "note": "PyTorch float32 logits of public/models/toy-qwen3 (tools/train-toy-model/logits_fixture.py)", "cases": []}
     stop = {vocab["eosId"], vocab["bosId"]}
     with torch.no_grad():
@@ -46,8 +59,8 @@ def main():
             text = prompt_text(case["messages"], case["tools"])
             ids = tok.encode(text)
             logits, _ = model(torch.tensor([ids]))
-            positions = sorted(set(list(range(0, len(ids), a.stride)) + [len(ids) - 1]))
-            cont = greedy(model, ids, stop, a.greedy)
+            positions = sorted(set(list(range(0, len(ids), case.get("stride", a.stride))) + [len(ids) - 1]))
+            cont = greedy(model, ids, stop, case.get("greedy", a.greedy))
             out["cases"].append({
                 "id": case["id"],
                 "messages": case["messages"],

@@ -17,7 +17,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import ToyConfig, ToyQwen3  # noqa: E402
+from model import ToyConfig, ToyQwen3, load_hf_dir  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 
@@ -96,6 +96,7 @@ def main():
     ap.add_argument("--limit", type=int, default=100000, help="conversations to use")
     ap.add_argument("--save-every", type=int, default=10)
     ap.add_argument("--init", default=None, help="start from this checkpoint's weights (a fresh optimizer)")
+    ap.add_argument("--init-hf", default=None, help="start from the weights of a Hugging Face model dir (e.g. the bundled model; its context may differ: RoPE has no learned positions)")
     ap.add_argument("--decay", action="store_true", help="after warmup, decay the rate linearly to 0 at --steps (a cooldown)")
     ap.add_argument("--out", default="checkpoint.pt", help="checkpoint file name in --data")
     a = ap.parse_args()
@@ -107,7 +108,14 @@ def main():
         vocab = json.load(f)
     tok = Tokenizer(vocab)
     t0 = time.time()
-    data = encode_corpus(os.path.join(a.data, "train.jsonl"), tok, a.max_len, a.limit)
+    # The encoded corpus is cached next to it (the Python BPE encoder takes minutes on a busy machine).
+    cache = os.path.join(a.data, f"train.{a.max_len}.{a.limit}.encoded.pt")
+    src = os.path.join(a.data, "train.jsonl")
+    if os.path.exists(cache) and os.path.getmtime(cache) > os.path.getmtime(src):
+        data = torch.load(cache)
+    else:
+        data = encode_corpus(src, tok, a.max_len, a.limit)
+        torch.save(data, cache)
     n_conv = sum(len(g[1]) for g in data)
     n_prefix = sum(len(g[0]) for g in data)
     n_body = sum(len(ids) for g in data for ids, _ in g[1])
@@ -125,6 +133,12 @@ def main():
             raise SystemExit(f"--init {a.init}: its config {ck0['config']} differs from {cfg.to_dict()}")
         model.load_state_dict(ck0["state_dict"])
         print(f"initialised from {a.init} (step {ck0['step']}, seed {ck0['seed']})", flush=True)
+    if a.init_hf:
+        hf = load_hf_dir(a.init_hf)
+        if {k: v for k, v in hf.cfg.to_dict().items() if k != "max_position_embeddings"} != {k: v for k, v in cfg.to_dict().items() if k != "max_position_embeddings"}:
+            raise SystemExit(f"--init-hf {a.init_hf}: its config {hf.cfg.to_dict()} differs from {cfg.to_dict()}")
+        model.load_state_dict(hf.state_dict())
+        print(f"initialised from {a.init_hf} (context {hf.cfg.max_position_embeddings} -> {cfg.max_position_embeddings})", flush=True)
     print(f"{sum(p.numel() for p in model.parameters())} parameters: {cfg}", flush=True)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
