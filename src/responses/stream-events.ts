@@ -122,21 +122,9 @@ class ResponseEmitter {
   async apply(event: ParseEvent): Promise<UnnumberedStreamEvent[]> {
     const out: UnnumberedStreamEvent[] = [];
     switch (event.kind) {
-      case 'text.delta': {
-        this.textSegment ??= new TrimmedSegment();
-        const text = this.textSegment.push(event.text);
-        if (text === '') break;
-        if (event.phase) {
-          // The format names the phase (Harmony's channels): the text streams live under it.
-          if (this.open?.kind !== 'message') out.push(...this.openMessage(event.phase));
-          out.push(...this.messageDelta(text));
-        } else if (this.options.holdTextForPhase) this.held.push(text);
-        else {
-          if (this.open?.kind !== 'message') out.push(...this.openMessage('final_answer'));
-          out.push(...this.messageDelta(text));
-        }
+      case 'text.delta':
+        this.textDelta(event.text, event.phase, out);
         break;
-      }
       case 'text.end':
         out.push(...this.endTextSegment('commentary', 'completed'));
         break;
@@ -144,85 +132,26 @@ class ResponseEmitter {
         out.push(...this.endTextSegment('commentary', 'completed'));
         this.reasoningSegment = new TrimmedSegment();
         break;
-      case 'reasoning.delta': {
-        const text = (this.reasoningSegment ??= new TrimmedSegment()).push(event.text);
-        if (text === '') break;
-        if (this.open?.kind !== 'reasoning') out.push(...this.openReasoning());
-        const open = this.open as Extract<Open, { kind: 'reasoning' }>;
-        open.text += text;
-        const type = this.options.reasoningEvents === 'open-responses' ? 'response.reasoning.delta' : 'response.reasoning_text.delta';
-        out.push({ type, item_id: open.item.id, output_index: open.index, content_index: 0, delta: text });
+      case 'reasoning.delta':
+        this.reasoningDelta(event.text, out);
         break;
-      }
       case 'reasoning.end':
         this.reasoningSegment = null;
         if (this.open?.kind === 'reasoning') out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
         break;
-      case 'call.start': {
-        if (this.calls >= this.options.maxToolCalls) {
-          this.dropping = true;
-          break;
-        }
-        this.calls++;
-        out.push(...this.endTextSegment('commentary', 'completed'));
-        const index = this.output.length;
-        const callId = this.options.ids('call');
-        if (event.custom) {
-          const item: OutputCustomToolCall = {
-            id: this.itemId('ctc'),
-            type: 'custom_tool_call',
-            call_id: callId,
-            name: event.name,
-            ...(event.namespace ? { namespace: event.namespace } : {}),
-            input: '',
-          };
-          this.open = { kind: 'custom', index, item, announced: false };
-        } else {
-          const item: OutputFunctionCall = {
-            id: this.itemId('fc'),
-            type: 'function_call',
-            call_id: callId,
-            name: event.name,
-            ...(event.namespace ? { namespace: event.namespace } : {}),
-            arguments: '',
-            status: 'in_progress',
-          };
-          this.open = { kind: 'function', index, item, announced: false };
-        }
-        // The item is announced with its first argument text (announceCall): a call cut off before any has
-        // nothing a client could call (empty arguments read as `{}`), so it is dropped like one cut before its name.
+      case 'call.start':
+        this.callStart(event, out);
         break;
-      }
-      case 'call.delta': {
-        if (this.dropping || event.text === '') break;
-        const open = this.open;
-        if (open?.kind === 'function' || open?.kind === 'custom') out.push(...this.announceCall(open));
-        if (open?.kind === 'function') {
-          open.item.arguments += event.text;
-          out.push({ type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: open.index, delta: event.text });
-        } else if (open?.kind === 'custom') {
-          open.item.input += event.text;
-          out.push({ type: 'response.custom_tool_call_input.delta', item_id: open.item.id, output_index: open.index, delta: event.text });
-        }
+      case 'call.delta':
+        this.callDelta(event.text, out);
         break;
-      }
       case 'call.end':
         if (this.dropping) this.dropping = false;
         else out.push(...(await this.closeOpen(event.complete ? 'completed' : 'incomplete')));
         break;
-      case 'code.start': {
-        // Harmony's `python` recipient: the code as a code_interpreter_call (this runtime runs none: no outputs).
-        out.push(...this.endTextSegment('commentary', 'completed'));
-        const index = this.output.length;
-        const item: OutputCodeInterpreterCall = { id: this.itemId('ci'), type: 'code_interpreter_call', code: '', container_id: 'auto', outputs: [], status: 'in_progress' };
-        this.open = { kind: 'code', index, item };
-        this.output.push(structuredClone(item));
-        out.push(
-          { type: 'response.output_item.added', output_index: index, item: structuredClone(item) },
-          { type: 'response.code_interpreter_call.in_progress', item_id: item.id, output_index: index },
-        );
+      case 'code.start':
+        this.codeStart(out);
         break;
-      }
       case 'code.delta':
         if (this.open?.kind === 'code') {
           this.open.item.code += event.text;
@@ -234,6 +163,92 @@ class ResponseEmitter {
         break;
     }
     return out;
+  }
+
+  private textDelta(delta: string, phase: Extract<ParseEvent, { kind: 'text.delta' }>['phase'], out: UnnumberedStreamEvent[]): void {
+    this.textSegment ??= new TrimmedSegment();
+    const text = this.textSegment.push(delta);
+    if (text === '') return;
+    if (phase) {
+      // The format names the phase (Harmony's channels): the text streams live under it.
+      if (this.open?.kind !== 'message') out.push(...this.openMessage(phase));
+      out.push(...this.messageDelta(text));
+    } else if (this.options.holdTextForPhase) this.held.push(text);
+    else {
+      if (this.open?.kind !== 'message') out.push(...this.openMessage('final_answer'));
+      out.push(...this.messageDelta(text));
+    }
+  }
+
+  private reasoningDelta(delta: string, out: UnnumberedStreamEvent[]): void {
+    const text = (this.reasoningSegment ??= new TrimmedSegment()).push(delta);
+    if (text === '') return;
+    if (this.open?.kind !== 'reasoning') out.push(...this.openReasoning());
+    const open = this.open as Extract<Open, { kind: 'reasoning' }>;
+    open.text += text;
+    const type = this.options.reasoningEvents === 'open-responses' ? 'response.reasoning.delta' : 'response.reasoning_text.delta';
+    out.push({ type, item_id: open.item.id, output_index: open.index, content_index: 0, delta: text });
+  }
+
+  private callStart(event: Extract<ParseEvent, { kind: 'call.start' }>, out: UnnumberedStreamEvent[]): void {
+    if (this.calls >= this.options.maxToolCalls) {
+      this.dropping = true;
+      return;
+    }
+    this.calls++;
+    out.push(...this.endTextSegment('commentary', 'completed'));
+    const index = this.output.length;
+    const callId = this.options.ids('call');
+    if (event.custom) {
+      const item: OutputCustomToolCall = {
+        id: this.itemId('ctc'),
+        type: 'custom_tool_call',
+        call_id: callId,
+        name: event.name,
+        ...(event.namespace ? { namespace: event.namespace } : {}),
+        input: '',
+      };
+      this.open = { kind: 'custom', index, item, announced: false };
+    } else {
+      const item: OutputFunctionCall = {
+        id: this.itemId('fc'),
+        type: 'function_call',
+        call_id: callId,
+        name: event.name,
+        ...(event.namespace ? { namespace: event.namespace } : {}),
+        arguments: '',
+        status: 'in_progress',
+      };
+      this.open = { kind: 'function', index, item, announced: false };
+    }
+    // The item is announced with its first argument text (announceCall): a call cut off before any has
+    // nothing a client could call (empty arguments read as `{}`), so it is dropped like one cut before its name.
+  }
+
+  private callDelta(delta: string, out: UnnumberedStreamEvent[]): void {
+    if (this.dropping || delta === '') return;
+    const open = this.open;
+    if (open?.kind === 'function' || open?.kind === 'custom') out.push(...this.announceCall(open));
+    if (open?.kind === 'function') {
+      open.item.arguments += delta;
+      out.push({ type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: open.index, delta });
+    } else if (open?.kind === 'custom') {
+      open.item.input += delta;
+      out.push({ type: 'response.custom_tool_call_input.delta', item_id: open.item.id, output_index: open.index, delta });
+    }
+  }
+
+  /** Harmony's `python` recipient: the code as a code_interpreter_call (this runtime runs none: no outputs). */
+  private codeStart(out: UnnumberedStreamEvent[]): void {
+    out.push(...this.endTextSegment('commentary', 'completed'));
+    const index = this.output.length;
+    const item: OutputCodeInterpreterCall = { id: this.itemId('ci'), type: 'code_interpreter_call', code: '', container_id: 'auto', outputs: [], status: 'in_progress' };
+    this.open = { kind: 'code', index, item };
+    this.output.push(structuredClone(item));
+    out.push(
+      { type: 'response.output_item.added', output_index: index, item: structuredClone(item) },
+      { type: 'response.code_interpreter_call.in_progress', item_id: item.id, output_index: index },
+    );
   }
 
   /** The turn ended: the held text is the final answer; whatever is open closes with `status`. */
