@@ -284,71 +284,52 @@ export function constraintFor(served: ServedTools, toolChoice: ToolChoice, text:
 
 /** The chat messages for a normalised history; `instructions` (this request's only) lead as the system message. */
 export function buildChat(items: readonly SourcedItem[], instructions: string | null | undefined): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  if (instructions) messages.push({ role: 'system', content: instructions });
-  const calls = new Map<string, string>();
-  // The assistant turn being built, and reasoning waiting for the turn it belongs to.
-  const open: { turn: ChatMessage | null; reasoning: string | null } = { turn: null, reasoning: null };
+  const chat = new ChatBuilder();
+  if (instructions) chat.messages.push({ role: 'system', content: instructions });
+  for (const { item, origin } of items) chat.add(item, origin);
+  chat.flush();
+  return chat.messages;
+}
 
-  const flush = (): void => {
-    if (open.turn === null && open.reasoning !== null) open.turn = { role: 'assistant', content: '', reasoning_content: open.reasoning };
-    if (open.turn !== null) messages.push(open.turn);
-    open.turn = null;
-    open.reasoning = null;
-  };
-  const assistantTurn = (): ChatMessage => {
-    if (open.turn === null) {
-      open.turn = { role: 'assistant', content: '' };
-      if (open.reasoning !== null) open.turn.reasoning_content = open.reasoning;
-      open.reasoning = null;
-    }
-    return open.turn;
-  };
-  const addCall = (call: ChatToolCall): void => {
-    const current = assistantTurn();
-    (current.tool_calls ??= []).push(call);
-    calls.set(call.id, call.function.name);
-  };
+/** The messages so far, the calls by id (their results name them), and the assistant turn being built. */
+class ChatBuilder {
+  readonly messages: ChatMessage[] = [];
+  private readonly calls = new Map<string, string>();
+  /** The assistant turn being built. */
+  private turn: ChatMessage | null = null;
+  /** Reasoning waiting for the turn it belongs to. */
+  private reasoning: string | null = null;
 
-  for (const { item, origin } of items) {
+  add(item: SourcedItem['item'], origin: string): void {
     switch (item.type) {
       case 'message': {
         const content = typeof item.content === 'string' ? item.content : '';
         if (item.role === 'assistant') {
-          if (open.turn !== null && (open.turn.content !== '' || open.turn.tool_calls)) flush();
-          const turn = assistantTurn();
+          if (this.turn !== null && (this.turn.content !== '' || this.turn.tool_calls)) this.flush();
+          const turn = this.assistantTurn();
           turn.content = content;
           if (item.phase) turn.phase = item.phase;
         } else {
-          flush();
-          messages.push(item.role === 'developer' ? { role: 'system', content: `${DEVELOPER_LABEL}\n${content}` } : { role: item.role, content });
+          this.flush();
+          this.messages.push(item.role === 'developer' ? { role: 'system', content: `${DEVELOPER_LABEL}\n${content}` } : { role: item.role, content });
         }
         break;
       }
       case 'reasoning': {
-        if (open.turn !== null) flush();
+        if (this.turn !== null) this.flush();
         const text = (item.content ?? []).map((p) => p.text).join('\n');
-        open.reasoning = open.reasoning === null ? text : `${open.reasoning}\n${text}`;
+        this.reasoning = this.reasoning === null ? text : `${this.reasoning}\n${text}`;
         break;
       }
       case 'function_call':
-        addCall({ id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name), arguments: parseArguments(item.arguments) } });
+        this.addCall({ id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name), arguments: parseArguments(item.arguments) } });
         break;
       case 'custom_tool_call':
-        addCall({ id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name), arguments: { input: item.input } } });
+        this.addCall({ id: item.call_id, type: 'function', function: { name: qualifiedName(item.namespace, item.name), arguments: { input: item.input } } });
         break;
-      case 'code_interpreter_call': {
-        // Code sent to Harmony's `python` tool: a call of `python` whose arguments are the code (the Harmony
-        // renderer writes it back as `to=python`), what it printed that call's result.
-        const id = `python_${calls.size}`;
-        addCall({ id, type: 'function', function: { name: 'python', arguments: item.code ?? '' } });
-        const logs = (item.outputs ?? []).map((o) => o.logs ?? '').join('');
-        if (logs) {
-          flush();
-          messages.push({ role: 'tool', content: logs, tool_call_id: id, name: 'python' });
-        }
+      case 'code_interpreter_call':
+        this.addCodeCall(item.code ?? '', (item.outputs ?? []).map((o) => o.logs ?? '').join(''));
         break;
-      }
       case 'additional_tools':
         break;
       case 'item_reference':
@@ -356,12 +337,12 @@ export function buildChat(items: readonly SourcedItem[], instructions: string | 
         throw new Error('buildChat got an unresolved item reference');
       case 'function_call_output':
       case 'custom_tool_call_output': {
-        flush();
-        const name = calls.get(item.call_id);
+        this.flush();
+        const name = this.calls.get(item.call_id);
         if (name === undefined) {
           throw badRequest(`No tool call found for call_id '${quote(item.call_id)}' in '${origin}'.`, `${origin}.call_id`);
         }
-        messages.push({ role: 'tool', content: typeof item.output === 'string' ? item.output : '', tool_call_id: item.call_id, name });
+        this.messages.push({ role: 'tool', content: typeof item.output === 'string' ? item.output : '', tool_call_id: item.call_id, name });
         break;
       }
       case 'compaction':
@@ -369,8 +350,42 @@ export function buildChat(items: readonly SourcedItem[], instructions: string | 
         throw new Error('buildChat got an unexpanded compaction item');
     }
   }
-  flush();
-  return messages;
+
+  /** Ends the assistant turn being built (a turn of reasoning alone too). */
+  flush(): void {
+    if (this.turn === null && this.reasoning !== null) this.turn = { role: 'assistant', content: '', reasoning_content: this.reasoning };
+    if (this.turn !== null) this.messages.push(this.turn);
+    this.turn = null;
+    this.reasoning = null;
+  }
+
+  private assistantTurn(): ChatMessage {
+    if (this.turn === null) {
+      this.turn = { role: 'assistant', content: '' };
+      if (this.reasoning !== null) this.turn.reasoning_content = this.reasoning;
+      this.reasoning = null;
+    }
+    return this.turn;
+  }
+
+  private addCall(call: ChatToolCall): void {
+    const current = this.assistantTurn();
+    (current.tool_calls ??= []).push(call);
+    this.calls.set(call.id, call.function.name);
+  }
+
+  /**
+   * Code sent to Harmony's `python` tool: a call of `python` whose arguments are the code (the Harmony renderer
+   * writes it back as `to=python`), what it printed that call's result.
+   */
+  private addCodeCall(code: string, logs: string): void {
+    const id = `python_${this.calls.size}`;
+    this.addCall({ id, type: 'function', function: { name: 'python', arguments: code } });
+    if (logs) {
+      this.flush();
+      this.messages.push({ role: 'tool', content: logs, tool_call_id: id, name: 'python' });
+    }
+  }
 }
 
 function parseArguments(text: string): Record<string, unknown> | string {

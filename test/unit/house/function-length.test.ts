@@ -20,7 +20,6 @@ const ALLOWED: Record<string, string> = {
   'src/demo/main.ts#streamTurn': 'the demo is being reworked by another helper: split there',
   'src/demo/main.ts#converse': 'the demo is being reworked by another helper: split there',
   'src/engine/webgpu-engine.ts#WebGpuEngine.generateEvents': 'the engine is being edited for the chat formats and the forward plan: split with that work',
-  'src/responses/translate.ts#buildChat': 'being edited for Harmony replay at the time: split next',
 };
 
 export interface LongFunction {
