@@ -1,12 +1,15 @@
-// sample_select: one invocation picks the candidate levels (head words 3..7 and 14..16) and where each unit's
+// sample_select: one workgroup picks the candidate levels (head words 3..7 and 14..18) and where each unit's
 // candidates go (HEAD_OFFSETS + u), and the next round's finer mapping (11..13). See sample_common.wgsl for why the
-// candidates hold every threshold the draw can choose.
-// Bindings: 0 part array<u32>; 1 head array<u32>; 2 levels array<u32>; 3 params. Dispatch: 1 workgroup of 1.
+// candidates hold every threshold the draw can choose. The sums over units are split over the workgroup (WG: 4 on
+// CPU adapters, 256 on GPUs, where one invocation walking 1024 units x 12 levels would take milliseconds).
+// Bindings: 0 part array<u32>; 1 head array<u32>; 2 levels array<u32>; 3 params. Dispatch: 1 workgroup.
 
 @group(0) @binding(0) var<storage, read_write> part: array<u32>;
 @group(0) @binding(1) var<storage, read_write> head: array<u32>;
 @group(0) @binding(2) var<storage, read_write> levels: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
+
+override WG: u32 = 256u;
 
 // The depth range [x, y) of level j under the mapping (nb, lo, hi) (y < 0: open).
 fn depth_range(j: u32, nb: f32, lo: f32, hi: f32) -> vec2<f32> {
@@ -27,16 +30,112 @@ fn depth_range(j: u32, nb: f32, lo: f32, hi: f32) -> vec2<f32> {
   return vec2<f32>(lo + f32(j - 2u) * step, select(lo + f32(j - 1u) * step, hi, j == LEVELS - 2u));
 }
 
-@compute @workgroup_size(1)
-fn main() {
-  if (head[7] > 0u && head[18] == 0u) {
+// Workgroup scratch: per-thread partials, the per-level totals, the decision thread 0 broadcasts.
+var<workgroup> red_f: array<f32, WG>;
+var<workgroup> red_u: array<u32, WG>;
+var<workgroup> level_count: array<u32, LEVELS>;
+var<workgroup> level_mass: array<f32, LEVELS>;
+var<workgroup> shared_kept: f32;
+var<workgroup> decided: vec4<u32>; // accept (1), upper_end, window_lo, window_hi
+var<workgroup> skip: u32;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32) {
+  if (lid == 0u) {
+    skip = select(0u, 1u, head[7] > 0u && head[18] == 0u);
+  }
+  if (workgroupUniformLoad(&skip) != 0u) {
     return;
   }
   let units = params.units;
-  var kept = 0.0;
-  for (var u = 0u; u < units; u++) {
-    kept += bitcast<f32>(part[4u * u + 3u]);
+  // Each thread sums the units lid, lid + WG, ...; thread 0 adds the partials in order.
+  var kept_part = 0.0;
+  var c_part: array<u32, LEVELS>;
+  var q_part: array<f32, LEVELS>;
+  for (var j = 0u; j < LEVELS; j++) {
+    c_part[j] = 0u;
+    q_part[j] = 0.0;
   }
+  for (var u = lid; u < units; u += WG) {
+    kept_part += bitcast<f32>(part[4u * u + 3u]);
+    for (var j = 0u; j < LEVELS; j++) {
+      c_part[j] += levels[LEVELS * u + j];
+      q_part[j] += bitcast<f32>(levels[LEVELS * (units + u) + j]);
+    }
+  }
+  red_f[lid] = kept_part;
+  workgroupBarrier();
+  if (lid == 0u) {
+    var kept = 0.0;
+    for (var t = 0u; t < WG; t++) {
+      kept += red_f[t];
+    }
+    shared_kept = kept;
+  }
+  // One level at a time through the two WG-sized arrays (all levels at once would pass 16 KiB of workgroup memory).
+  for (var j = 0u; j < LEVELS; j++) {
+    workgroupBarrier();
+    red_u[lid] = c_part[j];
+    red_f[lid] = q_part[j];
+    workgroupBarrier();
+    if (lid == 0u) {
+      var c = 0u;
+      var q = 0.0;
+      for (var t = 0u; t < WG; t++) {
+        c += red_u[t];
+        q += red_f[t];
+      }
+      level_count[j] = c;
+      level_mass[j] = q;
+    }
+  }
+  workgroupBarrier();
+
+  // Thread 0 decides: the crossing levels, the candidate levels, whether this round is kept, the next mapping.
+  if (lid == 0u) {
+    decided = decide(shared_kept);
+  }
+  let d = workgroupUniformLoad(&decided);
+  if (d.x == 0u) {
+    return;
+  }
+  // Where each unit's candidates start: contiguous runs of units per thread, their totals, a prefix by thread 0.
+  let run = (units + WG - 1u) / WG;
+  let first = min(lid * run, units);
+  let last = min(first + run, units);
+  var mine = 0u;
+  for (var u = first; u < last; u++) {
+    for (var j = 0u; j < LEVELS; j++) {
+      if (is_candidate(j, d.y, d.z, d.w)) {
+        mine += levels[LEVELS * u + j];
+      }
+    }
+  }
+  red_u[lid] = mine;
+  workgroupBarrier();
+  if (lid == 0u) {
+    var at = 0u;
+    for (var t = 0u; t < WG; t++) {
+      let n = red_u[t];
+      red_u[t] = at;
+      at += n;
+    }
+  }
+  workgroupBarrier();
+  var at = red_u[lid];
+  for (var u = first; u < last; u++) {
+    head[HEAD_OFFSETS + u] = at;
+    for (var j = 0u; j < LEVELS; j++) {
+      if (is_candidate(j, d.y, d.z, d.w)) {
+        at += levels[LEVELS * u + j];
+      }
+    }
+  }
+}
+
+// Thread 0's part, from the per-level totals: head words 3..18 but the offsets; (accept, upper_end, window_lo,
+// window_hi). A refining round is kept only if it narrows the candidates (rounding can move a crossing by a level).
+fn decide(kept: f32) -> vec4<u32> {
   head[6] = bitcast<u32>(kept);
   let top_n = min(params.top_n, MAX_TOP_N);
   var need_count = max(top_n, 1u);
@@ -51,7 +150,7 @@ fn main() {
     need_lo = params.top_p * kept * 0.999;
     need_hi = params.top_p * kept * 1.001;
   }
-  // Per level totals over the units (a fixed order), and the first levels whose cumulative totals reach each need.
+  // The first levels whose cumulative totals reach each need.
   var count: array<u32, LEVELS>;
   var mass: array<f32, LEVELS>;
   var total_count = 0u;
@@ -63,12 +162,8 @@ fn main() {
   var found_lo = false;
   var found_hi = false;
   for (var j = 0u; j < LEVELS; j++) {
-    var c = 0u;
-    var q = 0.0;
-    for (var u = 0u; u < units; u++) {
-      c += levels[LEVELS * u + j];
-      q += bitcast<f32>(levels[LEVELS * (units + u) + j]);
-    }
+    let c = level_count[j];
+    let q = level_mass[j];
     count[j] = c;
     mass[j] = q;
     total_count += c;
@@ -112,20 +207,10 @@ fn main() {
       at += count[j];
     }
   }
-  // A refining round is kept only if it narrows the candidates (rounding can move a crossing by a level).
   if (head[7] > 0u && at >= head[4]) {
     head[7] = head[7] + 1u;
     head[18] = 0u;
-    return;
-  }
-  at = 0u;
-  for (var u = 0u; u < units; u++) {
-    head[HEAD_OFFSETS + u] = at;
-    for (var j = 0u; j < LEVELS; j++) {
-      if (is_candidate(j, upper_end, window_lo, window_hi)) {
-        at += levels[LEVELS * u + j];
-      }
-    }
+    return vec4<u32>(0u, 0u, 0u, 0u);
   }
   head[3] = window_hi;
   head[4] = at;
@@ -162,4 +247,5 @@ fn main() {
   head[11] = bitcast<u32>(next_nb);
   head[12] = bitcast<u32>(a);
   head[13] = bitcast<u32>(b);
+  return vec4<u32>(1u, upper_end, window_lo, window_hi);
 }

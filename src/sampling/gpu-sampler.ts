@@ -139,16 +139,16 @@ export class GpuSampler {
   static async create(gpu: GpuContext, vocabSize: number, options: SamplerOptions = {}): Promise<GpuSampler> {
     if (!Number.isInteger(vocabSize) || vocabSize <= 0) throw new RangeError(`vocabSize must be a positive integer, got ${vocabSize}`);
     const cache = options.pipelines ?? new PipelineCache(gpu.device);
-    // The last kernel's workgroup: one SIMD group on a CPU adapter (its barriers switch coroutines), 256 on GPUs.
+    // The one-workgroup kernels' size: one SIMD group on a CPU adapter (its barriers switch coroutines), 256 on GPUs.
     const cpu = options.cpuShapes ?? isCpuAdapter(gpu.adapterInfo);
     const tokenWorkgroup = cpu ? 4 : 256;
     const [process, bias, partials, reduce, levels, select, compact, sample, mass, draw] = await Promise.all([
       cache.get(logitsProcess, { WORKGROUP_SIZE: PROCESS_WORKGROUP }),
       cache.get(logitsBias),
       cache.get(samplePartials),
-      cache.get(sampleReduce),
+      cache.get(sampleReduce, { WG: tokenWorkgroup }),
       cache.get(sampleLevels, { DYNAMIC_INDEX: cpu ? 1 : 0 }),
-      cache.get(sampleSelect),
+      cache.get(sampleSelect, { WG: tokenWorkgroup }),
       cache.get(sampleCompact),
       cache.get(sampleToken, { WG: tokenWorkgroup }),
       cache.get(sampleDraw, {}, 'mass'),

@@ -43,6 +43,9 @@ describe('GPU sampler on Dawn', () => {
   test('top-p over a flat 152k vocabulary searches a window of candidates and draws what the reference draws', async (ctx) => {
     expect(await checkFlatVocabulary(need(ctx))).toEqual([]);
   });
+  test("the same in a GPU's kernel shapes (256-wide one-workgroup kernels over 1024 units)", async (ctx) => {
+    expect(await checkFlatVocabulary(need(ctx), { cpuShapes: false })).toEqual([]);
+  });
   test('sequential steps with penalties replay under the same seed', async (ctx) => {
     expect((await checkSequentialSteps(need(ctx))).problems).toEqual([]);
   });

@@ -256,11 +256,12 @@ export const FLAT_VOCABULARY_PARAMS: SamplingParams[] = [
   { temperature: 1.3, top_p: 0.7, min_p: 0.01, seed: 3033 },
 ];
 
-export async function checkFlatVocabulary(gpu: GpuContext, vocab = 151936, draws = 16): Promise<string[]> {
+export async function checkFlatVocabulary(gpu: GpuContext, options: { vocab?: number; draws?: number; cpuShapes?: boolean } = {}): Promise<string[]> {
+  const { vocab = 151936, draws = 16 } = options;
   const problems: string[] = [];
   const logitsData = seededLogits(vocab, 8, 3);
   const logits = createStorageBuffer(gpu.device, logitsData);
-  const sampler = await createSampler(gpu, vocab, { maxStreams: draws });
+  const sampler = await createSampler(gpu, vocab, { maxStreams: draws, cpuShapes: options.cpuShapes });
   try {
     for (const params of FLAT_VOCABULARY_PARAMS) {
       const results = await drawStreams(gpu, sampler, logits, { name: 'flat', vocab, params }, 11, draws);
