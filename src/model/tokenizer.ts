@@ -298,16 +298,30 @@ function sentencePieceMerges(tokens: string[], scores: number[], types: number[]
   tokens.forEach((t, i) => {
     if (types[i] === TOKEN_TYPE.NORMAL && !ids.has(t)) ids.set(t, i);
   });
-  const merges: { left: string; right: string; score: number; id: number; leftId: number }[] = [];
+  // Columns rather than objects, and splits at code point boundaries without arrays of characters: a 262k
+  // vocabulary (Gemma 3) has half a million merges.
+  const lefts: string[] = [];
+  const rights: string[] = [];
+  const mergeScores: number[] = [];
+  const mergedIds: number[] = [];
+  const leftIds: number[] = [];
   for (const [piece, id] of ids) {
-    const chars = Array.from(piece);
-    for (let i = 1; i < chars.length; i++) {
-      const left = chars.slice(0, i).join('');
-      const right = chars.slice(i).join('');
+    for (let i = 1; i < piece.length; i++) {
+      const unit = piece.charCodeAt(i);
+      if (unit >= 0xdc00 && unit <= 0xdfff) continue; // inside a surrogate pair
+      const left = piece.slice(0, i);
       const leftId = ids.get(left);
-      if (leftId !== undefined && ids.has(right)) merges.push({ left, right, score: scores[id], id, leftId });
+      if (leftId === undefined) continue;
+      const right = piece.slice(i);
+      if (!ids.has(right)) continue;
+      lefts.push(left);
+      rights.push(right);
+      mergeScores.push(scores[id]);
+      mergedIds.push(id);
+      leftIds.push(leftId);
     }
   }
-  merges.sort((a, b) => b.score - a.score || a.id - b.id || a.leftId - b.leftId);
-  return merges.map((m) => [m.left, m.right]);
+  const order = Array.from(lefts, (_, k) => k);
+  order.sort((a, b) => mergeScores[b] - mergeScores[a] || mergedIds[a] - mergedIds[b] || leftIds[a] - leftIds[b]);
+  return order.map((k) => [lefts[k], rights[k]]);
 }
