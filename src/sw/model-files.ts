@@ -346,18 +346,38 @@ function quotaOr(error: unknown): unknown {
   return error;
 }
 
-/** Refuses cleanly (507) when `bytes` more would not fit in this origin's storage quota. */
+/**
+ * Refuses cleanly (507) when `bytes` more would not fit in this origin's storage quota. Asks for persistent storage
+ * first (navigator.storage.persist(): a multi-gigabyte model must not be evicted under pressure, and some browsers
+ * grant a persisted origin a larger quota), then compares what storage.estimate() says is free with `bytes`; the
+ * refusal names the bytes needed and available, exact and rounded, and whether persistence was granted.
+ */
 export async function checkQuota(bytes: number, what: string): Promise<void> {
-  const estimate = await navigator.storage?.estimate?.().catch(() => null);
+  const storage = globalThis.navigator?.storage;
+  const persisted = await requestPersistence(storage);
+  const estimate = await storage?.estimate?.().catch(() => null);
   if (!estimate || estimate.quota === undefined) return;
   const free = Math.max(0, estimate.quota - (estimate.usage ?? 0));
   if (bytes > free) {
     throw new ModelFileError(
       `Not enough storage for ${what}: it needs ${formatBytes(bytes)} more but only ${formatBytes(free)} is free for this site ` +
-        `(quota ${formatBytes(estimate.quota)}). Delete other models or free disk space.`,
+        `(quota ${formatBytes(estimate.quota)}). Delete other models or free disk space.` +
+        (bytes >= 1 << 30 ? ` (Needed: ${bytes} bytes; available: ${free} bytes.)` : '') +
+        (persisted === false ? ' Persistent storage was not granted for this site, so the browser may also evict stored models.' : ''),
       'insufficient_storage',
       'insufficient_storage',
     );
+  }
+}
+
+/** Asks for persistent storage once it is not granted yet; whether it is (null: the browser has no such API). */
+async function requestPersistence(storage: StorageManager | undefined): Promise<boolean | null> {
+  if (!storage?.persist) return null;
+  try {
+    if (await storage.persisted?.()) return true;
+    return await storage.persist();
+  } catch {
+    return null;
   }
 }
 
