@@ -203,6 +203,7 @@ function renderBounded(template: Template, context: Record<string, unknown>, lim
       if (name !== undefined && Object.hasOwn(UNDEFINED_FILTER_RESULTS, name)) {
         const operand = evaluate((node as unknown as { operand: unknown }).operand, environment);
         if (operand.type === 'UndefinedValue') return runtimeValue(UNDEFINED_FILTER_RESULTS[name]);
+        if (name === 'string' && operand.type === 'BooleanValue') return runtimeValue(operand.value ? 'True' : 'False');
       }
     }
     const value = evaluate(statement, environment);
@@ -216,7 +217,20 @@ function renderBounded(template: Template, context: Record<string, unknown>, lim
     if (totalChars > limits.maxTotalChars) fail(`more than ${limits.maxTotalChars} characters of output`);
     return value;
   };
-  return String(interpreter.run(template.parsed).value);
+  // Booleans print as Python prints them ("True"), as in transformers' Jinja2 and llama.cpp (a template that writes
+  // a tool call's boolean argument with `{{ value }}` or `| string`); @huggingface/jinja prints "true". The
+  // library's BooleanValue is patched for the (synchronous) render only; `tojson` still writes true.
+  const booleanPrototype = Object.getPrototypeOf(env.lookupVariable('true')) as { toString(this: RuntimeValue): string };
+  const ownToString = Object.hasOwn(booleanPrototype, 'toString') ? booleanPrototype.toString : undefined;
+  booleanPrototype.toString = function (this: RuntimeValue) {
+    return this.value ? 'True' : 'False';
+  };
+  try {
+    return String(interpreter.run(template.parsed).value);
+  } finally {
+    if (ownToString) booleanPrototype.toString = ownToString;
+    else delete (booleanPrototype as { toString?: unknown }).toString;
+  }
 }
 
 /** strftime as @huggingface/jinja's strftime_now formats (%Y %m %d %b %B %H %M %%). */

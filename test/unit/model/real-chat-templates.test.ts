@@ -157,6 +157,19 @@ describe('the chat template with Jinja2 semantics the library lacks', () => {
     expect(nativeRender(source, { messages })).toBe('0||bc');
     expect(() => new Template(source).render({ messages })).toThrow();
   });
+
+  test('booleans print as Python prints them (a boolean tool argument replayed), tojson still writes JSON', () => {
+    const source = '{% for k, v in messages[0].tool_calls[0].function.arguments | items %}{{ k }}={{ v }},{{ v | string }};{% endfor %}{{ messages[0].tool_calls[0].function.arguments | tojson }}';
+    const messages: ChatMessage[] = [
+      { role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: { on: true, off: false } } }] },
+    ];
+    const expected = 'on=True,True;off=False,False;{"on": true, "off": false}';
+    expect(new ChatTemplate(source).render({ messages })).toBe(expected);
+    expect(nativeRender(source, { messages })).toBe(expected);
+    expect(new Template(source).render({ messages })).not.toBe(expected);
+    // The library's own rendering elsewhere is left as it was.
+    expect(new Template('{{ true }}').render({})).toBe('true');
+  });
 });
 
 describe.each(REAL_TOKENIZERS.filter((c) => ['qwen3', 'llama3_1', 'gemma3', 'mistral_nemo'].includes(c.name)))('$label prompt tokens', (c) => {
