@@ -67,7 +67,8 @@ export function mountModelPanel(root: HTMLElement, baseURL: string, onModelsChan
   function row(model: ManagedModel): HTMLLIElement {
     const li = document.createElement('li');
     const title = document.createElement('span');
-    title.textContent = `${model.id} · ${megabytes(model.bytes)} · ${model.license} · ${model.status}`;
+    const gpu = model.min_gpu_memory_bytes ? ` · needs a GPU with ≥ ${Math.round(model.min_gpu_memory_bytes / 2 ** 30)} GB` : '';
+    title.textContent = `${model.id} · ${megabytes(model.bytes)} · ${model.license}${gpu} · ${model.status}`;
     title.title = model.description;
     li.append(title);
     if (model.status === 'available' || model.status === 'downloading' || model.stored_bytes) {

@@ -16,6 +16,8 @@ export const catalogEntrySchema = z.object({
   license: z.string(),
   bundled: z.boolean().default(false),
   description: z.string().default(''),
+  /** The GPU memory the model needs (weights, cache and work buffers), in bytes; the model panel shows it. */
+  minGpuMemoryBytes: z.number().int().positive().optional(),
 });
 export type CatalogEntry = z.infer<typeof catalogEntrySchema>;
 

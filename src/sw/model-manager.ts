@@ -50,6 +50,8 @@ export interface ManagedModel extends ModelObject {
   progress?: { loaded: number; total: number };
   /** Not downloading and not complete, but part of the file is stored: a download continues from here. */
   stored_bytes?: number;
+  /** The GPU memory the model needs (the catalog's minGpuMemoryBytes), in bytes. */
+  min_gpu_memory_bytes?: number;
 }
 
 export type ModelEvent =
@@ -240,6 +242,7 @@ class StoredModels implements ModelManager {
       ...(model.url ? { url: model.url } : {}),
       ...(progress && status === 'downloading' ? { progress } : {}),
       ...(partial > 0 ? { stored_bytes: partial } : {}),
+      ...(entry.minGpuMemoryBytes ? { min_gpu_memory_bytes: entry.minGpuMemoryBytes } : {}),
     };
   }
 

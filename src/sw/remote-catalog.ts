@@ -69,6 +69,20 @@ export const remoteCatalog: CatalogEntry[] = [
     bundled: false,
     description: 'Llama 3.2 1B Instruct, GGUF Q4_K_M',
   },
+  {
+    // ggml-org's MXFP4 conversion (experts MXFP4, as released). The size is the rounded figure public listings give
+    // for the MXFP4 GGUF of gpt-oss-20b (12.1 GB); the download checks the server's length.
+    id: 'gpt-oss-20b-mxfp4',
+    aliases: ['gpt-oss-20b'],
+    file: hf('ggml-org/gpt-oss-20b-GGUF', 'gpt-oss-20b-mxfp4.gguf'),
+    format: 'gguf',
+    bytes: 12_100_000_000,
+    bytesApproximate: true,
+    license: 'Apache-2.0',
+    bundled: false,
+    description: 'gpt-oss-20b (mixture of experts, Harmony format), GGUF MXFP4',
+    minGpuMemoryBytes: 16 * 2 ** 30,
+  },
 ];
 
 /** The origins the catalog's files are on (what a page's connect-src must allow besides 'self'). */
