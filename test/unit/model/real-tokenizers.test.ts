@@ -5,13 +5,15 @@
 // its incremental detokenizer, fed one token at a time, must stream llama.cpp's detokenized text without ever
 // emitting half a character.
 
-import { openAsBlob, readFileSync } from 'node:fs';
+import { openAsBlob, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readGguf } from '../../../src/model/gguf.ts';
 import { IncrementalDetokenizer } from '../../../src/model/incremental-detokenizer.ts';
 import { ModelTokenizer, wellFormed } from '../../../src/model/tokenizer.ts';
-import { REAL_TOKENIZERS, realTokenizerModel } from '../../support/real-tokenizers.ts';
+import { REAL_TOKENIZERS, realTokenizerDir, realTokenizerModel } from '../../support/real-tokenizers.ts';
+import { testModelCacheDir } from '../../support/test-models.ts';
+import { readRealTokenizer, writeTestModel } from '../../../tools/make-test-model/index.ts';
 import type { LlamaModel } from '../../../tools/llama-oracle/node_modules/node-llama-cpp/dist/index.js';
 import { loadLlamaModel } from './llama-oracle.ts';
 
@@ -208,4 +210,27 @@ describe.each(REAL_TOKENIZERS)('$label', (c) => {
       expect(clean(deltas.join('')), r.text.slice(0, 40)).toBe(expected);
     }
   });
+});
+
+describe('a GGUF without tokenizer.ggml.add_bos_token', () => {
+  // Older conversions carry no add_bos key: llama.cpp then decides by the pre-tokenizer (llama-bpe and tekken add
+  // BOS, qwen2 does not; SentencePiece always does). The runtime must decide the same.
+  test.each(REAL_TOKENIZERS.filter((c) => ['llama3_1', 'mistral_nemo', 'qwen3', 'llama2'].includes(c.name)))('$label: BOS added as llama.cpp adds it', async (c) => {
+    const vocab = readRealTokenizer(realTokenizerDir(c.name), { vocabSize: c.vocabSize });
+    delete vocab.gguf['tokenizer.ggml.add_bos_token'];
+    const dir = join(testModelCacheDir(), 'real-tokenizers', `${c.name}-no-add-bos-${process.pid}`);
+    const model = writeTestModel({ arch: c.arch, type: 'Q8_0', hidden: 64, heads: 2, kvHeads: 1, headDim: 32, intermediate: 64, layers: 1, tiedEmbeddings: true }, dir, vocab);
+    try {
+      const tokenizer = ModelTokenizer.fromGguf((await readGguf(await openAsBlob(model.ggufPath))).metadata);
+      const llama = await loadLlamaModel(model.ggufPath, { vocabOnly: true });
+      try {
+        expect(tokenizer.addsBos).toBe(llama.tokens.shouldPrependBosToken);
+        expect(tokenizer.addsBos).toBe(c.name !== 'qwen3');
+      } finally {
+        await llama.dispose();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
