@@ -187,6 +187,13 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
   };
   save();
   if (!adapter.found) throw new Error('Dawn found no WebGPU adapter (is a Vulkan driver installed and VK_DRIVER_FILES set?)');
+  // Real shapes on a CPU adapter take hours: stop at once rather than spend a lent machine's minutes.
+  const cpuAdapter = /swiftshader|llvmpipe|lavapipe|cpu/i.test(`${adapter.architecture} ${adapter.description} ${adapter.device}`);
+  report.cpu_adapter = cpuAdapter;
+  if (cpuAdapter && !tiny && !argv.includes('--allow-cpu')) {
+    save();
+    throw new Error(`the adapter is a CPU one (${adapter.description}): no GPU driver was found; real shapes need --allow-cpu (or --tiny)`);
+  }
   process.stderr.write(`[bench/gpu] adapter: ${JSON.stringify({ vendor: adapter.vendor, description: adapter.description, architecture: adapter.architecture })}\n`);
 
   // The sampler first (seconds): every distinct vocabulary of the chosen models.
