@@ -70,6 +70,8 @@ fn swiglu_oai(gate: vec4<f32>, up: vec4<f32>) -> vec4<f32> {
 
 // The expert of slot `slot` (ids index), uniform across the workgroup; params.experts when it is not in this part.
 fn expert_of(slot: u32, lid: u32) -> u32 {
+  // Every invocation has read the previous slot's id before it is overwritten (called in uniform control flow).
+  workgroupBarrier();
   if (lid == 0u) {
     chosen = ids[slot];
   }

@@ -156,3 +156,22 @@ export function guardViolation(words: Uint32Array, length: number): string | nul
   }
   return null;
 }
+
+/**
+ * shaders/moe_route.wgsl's reference: per token, the `used` largest of `experts` logits (ties to the lower id),
+ * largest first, and the softmax over those chosen logits.
+ */
+export function moeRouteReference(logits: ArrayLike<number>, m: number, experts: number, used: number): { ids: number[]; weights: number[] } {
+  const ids: number[] = [];
+  const weights: number[] = [];
+  for (let t = 0; t < m; t++) {
+    const row = Array.from({ length: experts }, (_, e) => ({ e, v: logits[t * experts + e] }));
+    const chosen = row.sort((a, b) => b.v - a.v || a.e - b.e).slice(0, used);
+    const total = chosen.reduce((s, c) => s + Math.exp(c.v - chosen[0].v), 0);
+    for (const c of chosen) {
+      ids.push(c.e);
+      weights.push(Math.exp(c.v - chosen[0].v) / total);
+    }
+  }
+  return { ids, weights };
+}
