@@ -83,10 +83,13 @@ function quantizeMxfp4(x: Float32Array, out: Uint8Array, at: number): void {
   for (const v of x) amax = Math.max(amax, Math.abs(v));
   const e = amax > 0 ? clamp(Math.floor(Math.log2(amax)) - 2 + 127, 0, 255) : 0;
   const d = 2 ** (e - 128);
+  // The nearest code (ties to the smaller magnitude; 0 rather than -0): magnitudes 0, 1, 2, 3, 4, 6, 8, 12 (codes 0..7)
+  // through the midpoints between them, the sign as code + 8.
   const code = (v: number) => {
-    let best = 0;
-    for (let c = 1; c < 16; c++) if (Math.abs(MXFP4_VALUES[c] * d - v) < Math.abs(MXFP4_VALUES[best] * d - v)) best = c;
-    return best;
+    const a = Math.abs(v);
+    let c = 0;
+    while (c < 7 && a > ((MXFP4_VALUES[c] + MXFP4_VALUES[c + 1]) / 2) * d) c++;
+    return c > 0 && v < 0 ? c + 8 : c;
   };
   out[at] = e;
   for (let j = 0; j < 16; j++) out[at + 1 + j] = code(x[j]) | (code(x[j + 16]) << 4);
