@@ -104,6 +104,8 @@ export function mountModelPanel(root: HTMLElement, baseURL: string, onModelsChan
     const detail = document.createElement('span');
     detail.className = 'download-detail';
     li.append(bar, detail);
+    // Only a page can ask for persistent storage (the worker's quota check says when it was not granted).
+    await navigator.storage?.persist?.().catch(() => false);
     const response = await fetch(`${baseURL}/models/${encodeURIComponent(model.id)}/download`, {
       method: 'POST',
       ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),

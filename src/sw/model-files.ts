@@ -370,11 +370,14 @@ export async function checkQuota(bytes: number, what: string): Promise<void> {
   }
 }
 
-/** Asks for persistent storage once it is not granted yet; whether it is (null: the browser has no such API). */
+/**
+ * Asks for persistent storage when it is not granted yet; whether it is (null: the browser cannot say). persist() is
+ * a page's (a service worker has only persisted()): there the answer is whether a page asked and got it.
+ */
 async function requestPersistence(storage: StorageManager | undefined): Promise<boolean | null> {
-  if (!storage?.persist) return null;
   try {
-    if (await storage.persisted?.()) return true;
+    const persisted = (await storage?.persisted?.()) ?? null;
+    if (persisted || !storage?.persist) return persisted;
     return await storage.persist();
   } catch {
     return null;

@@ -161,6 +161,14 @@ describe('a 13 GB model in the model file store', () => {
     expect(cachesFake.puts).toEqual([]);
   });
 
+  it("in a service worker (persisted() but no persist()) the refusal says persistence is not granted", async () => {
+    vi.stubGlobal('navigator', { storage: { persisted: async () => false, estimate: async () => ({ quota: 4 * GB, usage: 0 }) } });
+    await expect(checkQuota(FILE_BYTES, 'gpt-oss-20b')).rejects.toThrow(
+      'Not enough storage for gpt-oss-20b: it needs 12.11 GiB more but only 3.73 GiB is free for this site (quota 3.73 GiB). Delete other models or free disk space. ' +
+        '(Needed: 13000000000 bytes; available: 4000000000 bytes.) Persistent storage was not granted for this site, so the browser may also evict stored models.',
+    );
+  });
+
   it('counts what is already stored: a resumed download needs only the rest', async () => {
     fakeStorage(20 * GB, 14 * GB);
     await expect(checkQuota(FILE_BYTES - 8 * GB, 'the rest')).resolves.toBeUndefined();
