@@ -11,7 +11,7 @@ import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { createWebGpuEngine } from '../../src/engine/webgpu-engine.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { uploadTensors } from '../../src/engine/upload-weights.ts';
-import { Decoder, type DecoderOptions } from '../../src/model/decoder.ts';
+import { Decoder, type DecoderOptions, type DecoderWeights, type GpuExperts } from '../../src/model/decoder.ts';
 import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import { readGguf } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf, type ModelConfig } from '../../src/model/model-config.ts';
@@ -136,13 +136,21 @@ function maxDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
 }
 
 /** Our logits for the case: prefill of the prompt (every position), then one decode step per further token. */
-async function gptOssLogits(g: GpuContext, c: Case, path: string, tokens: number[], edit?: (config: ModelConfig) => ModelConfig): Promise<Float32Array[]> {
+async function gptOssLogits(
+  g: GpuContext,
+  c: Case,
+  path: string,
+  tokens: number[],
+  edit?: (config: ModelConfig) => ModelConfig,
+  poke?: (weights: DecoderWeights) => void,
+): Promise<Float32Array[]> {
   const file = await readGguf(await openAsBlob(path));
   const config = edit ? edit(modelConfigFromGguf(file)) : modelConfigFromGguf(file);
   const uploaded = await uploadTensors(g.device, ggufTensorSources(file), { maxPartBytes: c.maxPartBytes });
   try {
     const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
     if (c.maxPartBytes) expect(weights.layers[0].moe!.gateUp.parts.length, 'experts split over buffers').toBeGreaterThan(1);
+    poke?.(weights);
     const decoder = await Decoder.create(g, config, weights, { maxSeq: Math.max(64, tokens.length), maxBatch: c.maxBatch ?? 16, pipelines, shapes: c.shapes });
     try {
       const out = (await decoder.forward(tokens.slice(0, c.prompt), { logits: 'all' })).logits!;
@@ -192,6 +200,33 @@ describe('without a feature the logits miss llama.cpp', () => {
       expect(diff).toBeGreaterThan(100 * TOLERANCE.exact);
     }, 300_000);
   }
+});
+
+describe('only the chosen experts are read', () => {
+  test('experts the router never chooses, filled with NaN, leave the logits as they were', async (ctx) => {
+    const g = needDawnAdapter(ctx, gpu, missing);
+    const c = CASES[0];
+    const { path, tokens } = models.get(c.id)!;
+    const experts = c.model.experts!;
+    const unused = experts / 2;
+    // Experts unused .. experts - 1 get a router bias of -1e30 (never in the top 2 of 8), then NaN weights.
+    const bar = (w: DecoderWeights) => {
+      for (const L of w.layers) g.device.queue.writeBuffer(L.moe!.routerBias.buffer, unused * 4, new Float32Array(experts - unused).fill(-1e30));
+    };
+    const nan = (w: DecoderWeights) => {
+      bar(w);
+      const fill = (e: GpuExperts) => {
+        const [part] = e.parts;
+        const words = e.rows * e.cols;
+        for (let m = 0; m < e.stacked; m++) g.device.queue.writeBuffer(part.buffer, ((m * e.experts + unused) * words) * 4, new Float32Array((experts - unused) * words).fill(NaN));
+      };
+      for (const L of w.layers) [L.moe!.gateUp, L.moe!.down].forEach(fill);
+    };
+    const barred = await gptOssLogits(g, c, path, tokens, undefined, bar);
+    const poisoned = await gptOssLogits(g, c, path, tokens, undefined, nan);
+    expect(barred.every((row) => row.every(Number.isFinite))).toBe(true);
+    expect(maxDiff(poisoned, barred)).toBe(0);
+  }, 300_000);
 });
 
 describe('the engine serves a gpt-oss model', () => {
