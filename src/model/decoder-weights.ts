@@ -68,9 +68,9 @@ function gateUpWeights(lookup: GpuTensorLookup, layer: number, c: ModelConfig): 
 function flatVector(lookup: GpuTensorLookup, name: string, length: number): GpuVector {
   const t = lookup(name);
   if (!t) throw new Error(`The model has no tensor ${name}`);
-  const v: GpuVector = t.kind === 'vector' ? t : t.type === 'F32' && t.parts.length === 1 && (t.stacked ?? 1) === 1 ? { name, buffer: t.parts[0].buffer, length: t.rows * t.cols } : (null as never);
-  if (!v) throw new Error(`Tensor ${name} should be f32 values in one buffer`);
-  return checkVector(v, length)!;
+  if (t.kind === 'vector') return checkVector(t, length)!;
+  if (t.type !== 'F32' || t.parts.length !== 1 || (t.stacked ?? 1) !== 1) throw new Error(`Tensor ${name} should be f32 values in one buffer`);
+  return checkVector({ name, buffer: t.parts[0].buffer, length: t.rows * t.cols }, length)!;
 }
 
 /** Expert matrices [experts, rows, cols] from a loaded tensor of experts·rows rows whose parts hold whole experts. */
