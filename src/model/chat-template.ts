@@ -134,13 +134,13 @@ const UNDEFINED_FILTER_RESULTS: Record<string, unknown> = {
 };
 type Evaluate = (statement: unknown, environment: Environment) => RuntimeValue;
 
-/** What Template.render does, with the globals' `range` bounded and every step of the interpreter counted. */
-function renderBounded(template: Template, context: Record<string, unknown>, limits: Readonly<TemplateLimits>): string {
-  const fail = (what: string): never => {
-    throw new ChatTemplateLimitError(`The chat template exceeded a limit: ${what}`);
-  };
+const limitFail = (what: string): never => {
+  throw new ChatTemplateLimitError(`The chat template exceeded a limit: ${what}`);
+};
+
+/** The globals of @huggingface/jinja's setupGlobals (not exported), `range` bounded, then the context. */
+function boundedEnvironment(context: Record<string, unknown>, limits: Readonly<TemplateLimits>): Environment {
   const env = new Environment();
-  // The globals of @huggingface/jinja's setupGlobals (not exported), `range` bounded.
   env.set('false', false);
   env.set('true', true);
   env.set('none', null);
@@ -152,7 +152,7 @@ function renderBounded(template: Template, context: Record<string, unknown>, lim
     if (typeof start !== 'number' || typeof stop !== 'number' || typeof step !== 'number') throw new Error('range() takes numbers');
     if (step === 0) throw new Error('range() step must not be zero');
     const length = Math.max(0, Math.ceil((stop - start) / step));
-    if (length > limits.maxRange) fail(`range() of ${length} items (the limit is ${limits.maxRange})`);
+    if (length > limits.maxRange) limitFail(`range() of ${length} items (the limit is ${limits.maxRange})`);
     return Array.from({ length }, (_, i) => start + i * step);
   });
   env.set('strftime_now', (format: string) => strftime(new Date(), String(format)));
@@ -160,32 +160,74 @@ function renderBounded(template: Template, context: Record<string, unknown>, lim
   env.set('False', false);
   env.set('None', null);
   for (const [key, value] of Object.entries(context)) env.set(key, value);
+  return env;
+}
 
-  const interpreter = new Interpreter(env);
-  // Jinja2 (transformers) and llama.cpp iterate an undefined value as an empty list (`{% for c in m.tool_calls %}`
-  // on a message without calls); @huggingface/jinja throws. The for loops' iterables are marked as they are met.
-  const iterables = new WeakSet<object>();
-  const runtimeValue = (value: unknown): RuntimeValue => {
-    const scope = new Environment();
-    scope.set('value', value);
-    return scope.lookupVariable('value') as unknown as RuntimeValue;
+/** A JS value as the interpreter's runtime value. */
+function runtimeValue(value: unknown): RuntimeValue {
+  const scope = new Environment();
+  scope.set('value', value);
+  return scope.lookupVariable('value') as unknown as RuntimeValue;
+}
+
+/**
+ * Jinja2 (transformers) and llama.cpp semantics @huggingface/jinja lacks, before a node is evaluated: a filter on an
+ * undefined value gives what Jinja2's Undefined gives (`tools | length` with no tools: 0), `bool | string` is
+ * "True". Undefined when the library's own evaluation should go on. A for loop's iterable is marked in `iterables`
+ * (an undefined one iterates as empty: `{% for c in m.tool_calls %}` on a message without calls).
+ */
+function jinja2Override(node: unknown, environment: Environment, evaluate: Evaluate, iterables: WeakSet<object>): RuntimeValue | undefined {
+  const n = node as { type?: string; iterable?: { type?: string; lhs?: object } } | undefined;
+  if (n?.type === 'For' && n.iterable) iterables.add(n.iterable.type === 'SelectExpression' && n.iterable.lhs ? n.iterable.lhs : n.iterable);
+  if (n?.type !== 'FilterExpression') return undefined;
+  const f = (n as unknown as { filter: { type: string; value?: string; callee?: { type: string; value?: string } } }).filter;
+  const name = f.type === 'Identifier' ? f.value : f.type === 'CallExpression' && f.callee?.type === 'Identifier' ? f.callee.value : undefined;
+  if (name === undefined || !Object.hasOwn(UNDEFINED_FILTER_RESULTS, name)) return undefined;
+  const operand = evaluate((n as unknown as { operand: unknown }).operand, environment);
+  if (operand.type === 'UndefinedValue') return runtimeValue(UNDEFINED_FILTER_RESULTS[name]);
+  if (name === 'string' && operand.type === 'BooleanValue') return runtimeValue(operand.value ? 'True' : 'False');
+  return undefined;
+}
+
+/**
+ * Run `f` with booleans printing as Python prints them ("True"), as in transformers' Jinja2 and llama.cpp (a
+ * template that writes a tool call's boolean argument with `{{ value }}`); @huggingface/jinja prints "true". The
+ * library's BooleanValue is patched for the (synchronous) render only; `tojson` still writes true.
+ */
+function withPythonBooleans<T>(env: Environment, f: () => T): T {
+  const booleanPrototype = Object.getPrototypeOf(env.lookupVariable('true')) as { toString(this: RuntimeValue): string };
+  const ownToString = Object.hasOwn(booleanPrototype, 'toString') ? booleanPrototype.toString : undefined;
+  booleanPrototype.toString = function (this: RuntimeValue) {
+    return this.value ? 'True' : 'False';
   };
-  const emptyList = (): RuntimeValue => runtimeValue([]);
+  try {
+    return f();
+  } finally {
+    if (ownToString) booleanPrototype.toString = ownToString;
+    else delete (booleanPrototype as { toString?: unknown }).toString;
+  }
+}
+
+/** What Template.render does, with the globals' `range` bounded and every step of the interpreter counted. */
+function renderBounded(template: Template, context: Record<string, unknown>, limits: Readonly<TemplateLimits>): string {
+  const env = boundedEnvironment(context, limits);
+  const interpreter = new Interpreter(env);
+  const iterables = new WeakSet<object>();
   let steps = 0;
   let totalChars = 0;
   const check = (value: RuntimeValue): RuntimeValue => {
     if (value.type === 'StringValue' && (value.value as string).length > limits.maxStringChars) {
-      fail(`a string of ${(value.value as string).length} characters (the limit is ${limits.maxStringChars})`);
+      limitFail(`a string of ${(value.value as string).length} characters (the limit is ${limits.maxStringChars})`);
     }
     if ((value.type === 'ArrayValue' || value.type === 'TupleValue') && (value.value as unknown[]).length > limits.maxListItems) {
-      fail(`a list of ${(value.value as unknown[]).length} items (the limit is ${limits.maxListItems})`);
+      limitFail(`a list of ${(value.value as unknown[]).length} items (the limit is ${limits.maxListItems})`);
     }
     return value;
   };
   const deadline = performance.now() + limits.maxMillis;
   const step = () => {
-    if (++steps > limits.maxSteps) fail(`more than ${limits.maxSteps} evaluation steps (a loop too long?)`);
-    if ((steps & 1023) === 0 && performance.now() > deadline) fail(`more than ${limits.maxMillis} ms to render`);
+    if (++steps > limits.maxSteps) limitFail(`more than ${limits.maxSteps} evaluation steps (a loop too long?)`);
+    if ((steps & 1023) === 0 && performance.now() > deadline) limitFail(`more than ${limits.maxMillis} ms to render`);
   };
   // Instance properties shadow the prototype's methods, so the interpreter's own recursive calls come here.
   const self = interpreter as unknown as { evaluate: Evaluate; evaluateBlock: (statements: unknown[], environment: Environment) => RuntimeValue };
@@ -194,43 +236,20 @@ function renderBounded(template: Template, context: Record<string, unknown>, lim
   self.evaluate = (statement, environment) => {
     step();
     // `statement` is undefined for an absent part of an expression (a slice's start): the interpreter answers Undefined.
-    const node = statement as { type?: string; iterable?: { type?: string; lhs?: object } } | undefined;
-    if (node?.type === 'For' && node.iterable) iterables.add(node.iterable.type === 'SelectExpression' && node.iterable.lhs ? node.iterable.lhs : node.iterable);
-    if (node?.type === 'FilterExpression') {
-      // Filters on an undefined value give what Jinja2's Undefined gives (`tools | length` when no tools: 0).
-      const f = (node as unknown as { filter: { type: string; value?: string; callee?: { type: string; value?: string } } }).filter;
-      const name = f.type === 'Identifier' ? f.value : f.type === 'CallExpression' && f.callee?.type === 'Identifier' ? f.callee.value : undefined;
-      if (name !== undefined && Object.hasOwn(UNDEFINED_FILTER_RESULTS, name)) {
-        const operand = evaluate((node as unknown as { operand: unknown }).operand, environment);
-        if (operand.type === 'UndefinedValue') return runtimeValue(UNDEFINED_FILTER_RESULTS[name]);
-        if (name === 'string' && operand.type === 'BooleanValue') return runtimeValue(operand.value ? 'True' : 'False');
-      }
-    }
+    const overridden = jinja2Override(statement, environment, evaluate, iterables);
+    if (overridden) return overridden;
     const value = evaluate(statement, environment);
-    if (value.type === 'UndefinedValue' && node && iterables.has(node)) return emptyList();
+    if (value.type === 'UndefinedValue' && statement && iterables.has(statement as object)) return runtimeValue([]);
     return check(value);
   };
   self.evaluateBlock = (statements, environment) => {
     step();
     const value = check(evaluateBlock(statements, environment));
     totalChars += typeof value.value === 'string' ? value.value.length : 0;
-    if (totalChars > limits.maxTotalChars) fail(`more than ${limits.maxTotalChars} characters of output`);
+    if (totalChars > limits.maxTotalChars) limitFail(`more than ${limits.maxTotalChars} characters of output`);
     return value;
   };
-  // Booleans print as Python prints them ("True"), as in transformers' Jinja2 and llama.cpp (a template that writes
-  // a tool call's boolean argument with `{{ value }}` or `| string`); @huggingface/jinja prints "true". The
-  // library's BooleanValue is patched for the (synchronous) render only; `tojson` still writes true.
-  const booleanPrototype = Object.getPrototypeOf(env.lookupVariable('true')) as { toString(this: RuntimeValue): string };
-  const ownToString = Object.hasOwn(booleanPrototype, 'toString') ? booleanPrototype.toString : undefined;
-  booleanPrototype.toString = function (this: RuntimeValue) {
-    return this.value ? 'True' : 'False';
-  };
-  try {
-    return String(interpreter.run(template.parsed).value);
-  } finally {
-    if (ownToString) booleanPrototype.toString = ownToString;
-    else delete (booleanPrototype as { toString?: unknown }).toString;
-  }
+  return withPythonBooleans(env, () => String(interpreter.run(template.parsed).value));
 }
 
 /** strftime as @huggingface/jinja's strftime_now formats (%Y %m %d %b %B %H %M %%). */

@@ -55,7 +55,7 @@ export class ModelTokenizer {
     if (!tokenizerJson || typeof tokenizerJson !== 'object' || !('model' in tokenizerJson)) {
       throw new Error('tokenizer.json: has no "model" section: not a Hugging Face tokenizer file');
     }
-    return new ModelTokenizer({ tokenizerJson, tokenizerConfig });
+    return new ModelTokenizer({ tokenizerJson: withUnicodeDigits(tokenizerJson), tokenizerConfig });
   }
 
   /** From a GGUF file's metadata alone. */
@@ -100,6 +100,22 @@ export class ModelTokenizer {
   tokenText(id: number): string | undefined {
     return this.hf.id_to_token(id);
   }
+}
+
+/**
+ * tokenizer.json with each `Digits` pre-tokenizer as the equivalent Split on \p{N}: @huggingface/tokenizers' JS
+ * Digits matches ASCII \d only, the Rust one (and llama.cpp) any numeric character ("١٢٣", "１２３", "²"): SmolLM's.
+ */
+function withUnicodeDigits(tokenizerJson: Record<string, unknown>): Record<string, unknown> {
+  const rewrite = (p: unknown): unknown => {
+    if (!p || typeof p !== 'object') return p;
+    const node = p as Record<string, unknown>;
+    if (node.type === 'Digits') return { type: 'Split', pattern: { Regex: node.individual_digits ? '\\p{N}' : '\\p{N}+' }, behavior: 'Isolated', invert: false };
+    if (node.type === 'Sequence' && Array.isArray(node.pretokenizers)) return { ...node, pretokenizers: node.pretokenizers.map(rewrite) };
+    return p;
+  };
+  const pre = rewrite(tokenizerJson.pre_tokenizer);
+  return pre === tokenizerJson.pre_tokenizer ? tokenizerJson : { ...tokenizerJson, pre_tokenizer: pre };
 }
 
 /** `text` with each lone surrogate replaced by U+FFFD (String.prototype.toWellFormed). */
@@ -189,17 +205,17 @@ function numberArray(metadata: Record<string, GgufMetadataValue>, key: string): 
 
 const TOKEN_TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 } as const;
 
-/** The tokenizer.json + tokenizer_config.json equivalent to a GGUF's `tokenizer.ggml.*` metadata. */
-export function tokenizerSourceFromGguf(metadata: Record<string, GgufMetadataValue>): TokenizerSource {
-  const model = metadata['tokenizer.ggml.model'];
-  if (typeof model !== 'string') throw new Error('GGUF metadata key "tokenizer.ggml.model" is missing: the file has no tokenizer');
+/** A GGUF vocabulary as tokenizer.json's parts: added tokens (control and user-defined) and the vocabulary map. */
+interface GgufVocab {
+  tokens: string[];
+  types: number[];
+  addedTokens: Record<string, unknown>[];
+  vocab: Record<string, number>;
+}
+
+function ggufVocab(metadata: Record<string, GgufMetadataValue>): GgufVocab {
   const tokens = stringArray(metadata, 'tokenizer.ggml.tokens');
   const types = numberArray(metadata, 'tokenizer.ggml.token_type') ?? tokens.map(() => TOKEN_TYPE.NORMAL);
-  const id = (key: string): number | null => (typeof metadata[key] === 'number' ? (metadata[key] as number) : null);
-  const bosId = id('tokenizer.ggml.bos_token_id');
-  const eosId = id('tokenizer.ggml.eos_token_id');
-  const unkId = id('tokenizer.ggml.unknown_token_id');
-  const padId = id('tokenizer.ggml.padding_token_id');
   const addedTokens = tokens.flatMap((content, tokenId) => {
     const t = types[tokenId];
     const special = t === TOKEN_TYPE.CONTROL || t === TOKEN_TYPE.UNKNOWN;
@@ -212,57 +228,79 @@ export function tokenizerSourceFromGguf(metadata: Record<string, GgufMetadataVal
   tokens.forEach((t, i) => {
     if (!addedIds.has(i) && types[i] !== TOKEN_TYPE.UNUSED && !(t in vocab)) vocab[t] = i;
   });
+  return { tokens, types, addedTokens, vocab };
+}
 
+/** GGUF model "gpt2": byte-level BPE with the pre-tokenizer of its `pre` name. */
+function byteLevelBpeJson(metadata: Record<string, GgufMetadataValue>, v: GgufVocab, pre: string): Record<string, unknown> {
+  return {
+    version: '1.0',
+    added_tokens: v.addedTokens,
+    normalizer: null,
+    pre_tokenizer: bpePreTokenizer(pre),
+    post_processor: null,
+    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+    model: {
+      type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
+      fuse_unk: false, byte_fallback: false, ignore_merges: IGNORE_MERGES_PRE.has(pre),
+      vocab: v.vocab, merges: stringArray(metadata, 'tokenizer.ggml.merges'),
+    },
+  };
+}
+
+/** GGUF model "llama": SentencePiece as BPE with byte fallback, merges ranked by the pieces' scores. */
+function sentencePieceJson(metadata: Record<string, GgufMetadataValue>, v: GgufVocab, unkId: number | null): Record<string, unknown> {
+  const scores = numberArray(metadata, 'tokenizer.ggml.scores') ?? v.tokens.map(() => 0);
+  const addSpacePrefix = metadata['tokenizer.ggml.add_space_prefix'] !== false;
+  return {
+    version: '1.0',
+    added_tokens: v.addedTokens,
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [
+        ...(addSpacePrefix ? [{ type: 'Prepend', prepend: '▁' }] : []),
+        { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+      ],
+    },
+    pre_tokenizer: null,
+    post_processor: null,
+    decoder: {
+      type: 'Sequence',
+      decoders: [
+        { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
+        { type: 'ByteFallback' },
+        { type: 'Fuse' },
+        ...(addSpacePrefix ? [{ type: 'Strip', content: ' ', start: 1, stop: 0 }] : []),
+      ],
+    },
+    model: {
+      type: 'BPE', dropout: null, unk_token: unkId === null ? null : v.tokens[unkId], continuing_subword_prefix: null,
+      end_of_word_suffix: null, fuse_unk: true, byte_fallback: true, ignore_merges: false,
+      vocab: v.vocab, merges: sentencePieceMerges(v.tokens, scores, v.types),
+    },
+  };
+}
+
+/** The tokenizer.json + tokenizer_config.json equivalent to a GGUF's `tokenizer.ggml.*` metadata. */
+export function tokenizerSourceFromGguf(metadata: Record<string, GgufMetadataValue>): TokenizerSource {
+  const model = metadata['tokenizer.ggml.model'];
+  if (typeof model !== 'string') throw new Error('GGUF metadata key "tokenizer.ggml.model" is missing: the file has no tokenizer');
+  const v = ggufVocab(metadata);
+  const tokens = v.tokens;
+  const id = (key: string): number | null => (typeof metadata[key] === 'number' ? (metadata[key] as number) : null);
+  const bosId = id('tokenizer.ggml.bos_token_id');
+  const eosId = id('tokenizer.ggml.eos_token_id');
+  const unkId = id('tokenizer.ggml.unknown_token_id');
+  const padId = id('tokenizer.ggml.padding_token_id');
   let addBos = metadata['tokenizer.ggml.add_bos_token'];
   let tokenizerJson: Record<string, unknown>;
   if (model === 'gpt2') {
     const pre = typeof metadata['tokenizer.ggml.pre'] === 'string' ? (metadata['tokenizer.ggml.pre'] as string) : 'default';
-    const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
     addBos ??= ADD_BOS_PRE.has(pre);
-    tokenizerJson = {
-      version: '1.0',
-      added_tokens: addedTokens,
-      normalizer: null,
-      pre_tokenizer: bpePreTokenizer(pre),
-      post_processor: null,
-      decoder: byteLevel,
-      model: {
-        type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-        fuse_unk: false, byte_fallback: false, ignore_merges: IGNORE_MERGES_PRE.has(pre),
-        vocab, merges: stringArray(metadata, 'tokenizer.ggml.merges'),
-      },
-    };
+    tokenizerJson = byteLevelBpeJson(metadata, v, pre);
   } else if (model === 'llama') {
-    const scores = numberArray(metadata, 'tokenizer.ggml.scores') ?? tokens.map(() => 0);
-    const addSpacePrefix = metadata['tokenizer.ggml.add_space_prefix'] !== false;
     addBos ??= true;
-    tokenizerJson = {
-      version: '1.0',
-      added_tokens: addedTokens,
-      normalizer: {
-        type: 'Sequence',
-        normalizers: [
-          ...(addSpacePrefix ? [{ type: 'Prepend', prepend: '▁' }] : []),
-          { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
-        ],
-      },
-      pre_tokenizer: null,
-      post_processor: null,
-      decoder: {
-        type: 'Sequence',
-        decoders: [
-          { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
-          { type: 'ByteFallback' },
-          { type: 'Fuse' },
-          ...(addSpacePrefix ? [{ type: 'Strip', content: ' ', start: 1, stop: 0 }] : []),
-        ],
-      },
-      model: {
-        type: 'BPE', dropout: null, unk_token: unkId === null ? null : tokens[unkId], continuing_subword_prefix: null,
-        end_of_word_suffix: null, fuse_unk: true, byte_fallback: true, ignore_merges: false,
-        vocab, merges: sentencePieceMerges(tokens, scores, types),
-      },
-    };
+    tokenizerJson = sentencePieceJson(metadata, v, unkId);
   } else {
     throw new Error(`Unsupported GGUF tokenizer model "${model}" in tokenizer.ggml.model (supported: gpt2, llama)`);
   }
