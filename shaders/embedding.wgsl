@@ -8,7 +8,8 @@
 //                         layout (a table split by rows binds each range and dispatches once per range).
 //   1 tokens  array<u32>  token ids [token_count].
 //   2 out     array<f32>  [token_count, dim]; rows whose token is outside this range are not written.
-//   3 params  uniform { dim, token_count, row_offset, row_count }.
+//   3 params  uniform { dim, token_count, row_offset, row_count, scale }: each value is multiplied by scale (Gemma's
+//             sqrt(hidden) on the looked-up row; 1 otherwise).
 // Overrides: WORKGROUP_SIZE. dim is a multiple of the format's block (any dim for F32/F16; an F16 range must
 //   start on a whole u32, i.e. row_offset * dim even).
 // Dispatch: 1-D, ceil(token_count * dim / WORKGROUP_SIZE) workgroups (may arrive split over x, y); one
@@ -19,6 +20,7 @@ struct Params {
   token_count: u32,
   row_offset: u32,
   row_count: u32,
+  scale: f32,
 }
 
 @group(0) @binding(0) var<storage, read> w: array<u32>;
@@ -60,5 +62,5 @@ fn main(
   if (token < params.row_offset || token - params.row_offset >= params.row_count) {
     return;
   }
-  out[index] = element(token - params.row_offset, e, dim);
+  out[index] = element(token - params.row_offset, e, dim) * params.scale;
 }

@@ -35,7 +35,10 @@
 // Overrides: WORKGROUP_SIZE; K_SPLIT (a power of two dividing WORKGROUP_SIZE); TILE_M (1..4 tokens per
 //   invocation: 1 for decode); HAS_BIAS (adds bias[y_offset + row]); ACCUMULATE (adds into Y: the residual, fused);
 //   GATED (SwiGLU: w holds two matrices of n rows each, gate then up, as the weight loader stacks them; Y gets
-//   silu(gate·x) · (up·x), so the gate and up products and the activation are one dispatch reading x once).
+//   silu(gate·x) · (up·x), so the gate and up products and the activation are one dispatch reading x once);
+//   GELU (with GATED: GeGLU, Gemma's gelu_tanh(gate·x) · (up·x), in place of SiLU); GELU_F16 (with GELU: the GELU as
+//   llama.cpp's CPU backend computes it, from a table over f16: input and result rounded to f16, |g| >= 10 exact;
+//   for comparing with that oracle).
 // Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
 //   x and y; see src/gpu/dispatch.ts).
 
@@ -59,6 +62,8 @@ override TILE_M: u32 = 1;
 override HAS_BIAS: bool = false;
 override ACCUMULATE: bool = false;
 override GATED: bool = false;
+override GELU: bool = false;
+override GELU_F16: bool = false;
 
 // (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights.
 fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
@@ -67,7 +72,27 @@ fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>
 
 // silu(gate) · up, the SwiGLU activation (for gate < -88, exp(-gate) overflows and the quotient goes to -0: silu's limit).
 fn swiglu(gate: vec4<f32>, up: vec4<f32>) -> vec4<f32> {
+  if (GELU) {
+    return gelu_tanh(gate) * up;
+  }
   return gate / (1.0 + exp(-gate)) * up;
+}
+
+// GELU, tanh approximation (ggml_gelu, PyTorch's gelu 'tanh'): 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+// The tanh argument is clamped (tanh is +-1 to f32 precision well before 15) so no implementation overflows.
+fn gelu_tanh(g: vec4<f32>) -> vec4<f32> {
+  if (GELU_F16) {
+    let h = round_f16(g);
+    let table = round_f16(0.5 * h * (1.0 + tanh(clamp(0.7978845608028654 * (h + 0.044715 * h * h * h), vec4<f32>(-15.0), vec4<f32>(15.0)))));
+    return select(select(table, g, g >= vec4<f32>(10.0)), vec4<f32>(0.0), g <= vec4<f32>(-10.0));
+  }
+  let u = clamp(0.7978845608028654 * (g + 0.044715 * g * g * g), vec4<f32>(-15.0), vec4<f32>(15.0));
+  return 0.5 * g * (1.0 + tanh(u));
+}
+
+// v rounded to the nearest f16 (pack2x16float needs no f16 extension).
+fn round_f16(v: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(unpack2x16float(pack2x16float(v.xy)), unpack2x16float(pack2x16float(v.zw)));
 }
 
 // Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked.

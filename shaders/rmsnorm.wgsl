@@ -2,7 +2,8 @@
 // weight is f32 [n] shared by all rows (so per-head q/k norms are rows = heads, n = head size).
 // ROW_THREADS invocations share a row (each takes every ROW_THREADS-th element; sums added in workgroup memory):
 // 1 on CPU adapters, the workgroup size on GPUs. Workgroups: ceil(rows / (WORKGROUP_SIZE / ROW_THREADS)), 1-D,
-// possibly split over x/y. X and Y must be different buffers.
+// possibly split over x/y. X and Y must be different buffers. ACCUMULATE: Y[r, i] += the normalised value (a
+// norm on a branch's output before its residual add: Gemma 3's post-attention and post-feed-forward norms).
 
 struct Params {
   rows: u32,
@@ -17,6 +18,7 @@ struct Params {
 
 override WORKGROUP_SIZE: u32 = 64;
 override ROW_THREADS: u32 = 1; // a power of two dividing WORKGROUP_SIZE
+override ACCUMULATE: bool = false;
 
 var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
 
@@ -51,7 +53,12 @@ fn main(
   if (row < params.rows) {
     let scale = inverseSqrt(squares / f32(n) + params.eps);
     for (var i = lane; i < n; i += ROW_THREADS) {
-      y[base + i] = x[base + i] * scale * weight[i];
+      let value = x[base + i] * scale * weight[i];
+      if (ACCUMULATE) {
+        y[base + i] += value;
+      } else {
+        y[base + i] = value;
+      }
     }
   }
 }

@@ -1,13 +1,13 @@
 // swiglu: out[t, i] = silu(gate[t, i]) * up[t, i], silu(g) = g / (1 + exp(-g)), for m tokens of width `width`:
 // the activation of layers whose gate and up matrices are not stacked (the product kernel's GATED mode does it
-// for stacked ones, shaders/matmul.wgsl).
+// for stacked ones, shaders/matmul.wgsl). GELU: GeGLU instead, out = gelu_tanh(gate) * up (Gemma 3).
 //
 // Bindings (group 0):
 //   0 gate    array<f32>  [m, width].
 //   1 up      array<f32>  [m, width].
 //   2 out     array<f32>  [m, width].
 //   3 params  uniform { width, m }.
-// Overrides: WORKGROUP_SIZE.
+// Overrides: WORKGROUP_SIZE; GELU (the tanh-approximated GELU in place of SiLU).
 // Dispatch: 1-D, ceil(m * width / WORKGROUP_SIZE) workgroups; one invocation per output element.
 
 struct Params {
@@ -21,6 +21,7 @@ struct Params {
 @group(0) @binding(3) var<uniform> params: Params;
 
 override WORKGROUP_SIZE: u32 = 64;
+override GELU: bool = false;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
@@ -33,6 +34,11 @@ fn main(
     return;
   }
   let g = gate[index];
+  if (GELU) {
+    let u = clamp(0.7978845608028654 * (g + 0.044715 * g * g * g), -15.0, 15.0);
+    out[index] = 0.5 * g * (1.0 + tanh(u)) * up[index];
+    return;
+  }
   // For g < -88, exp(-g) overflows to +inf (or the largest float) and g / (1 + exp(-g)) goes to -0: silu's limit.
   out[index] = g / (1.0 + exp(-g)) * up[index];
 }

@@ -18,7 +18,8 @@ export type ProductWeightType = GpuWeightFormatName;
 /** Embedding table types in GPU memory (the same formats). */
 export type EmbeddingTableType = GpuWeightFormatName;
 export type RopeStyle = 'interleaved' | 'neox';
-export type ProductVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate' | 'gated';
+/** 'gated': SwiGLU fused (silu(gate·x)·(up·x)); 'gated-gelu': GeGLU (gelu_tanh(gate·x)·(up·x), Gemma 3). */
+export type ProductVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate' | 'gated' | 'gated-gelu';
 
 /** The product kernels' block of a format: 4 weights for the plain formats (F32, F16), else the format's block. */
 function productBlock(type: ProductWeightType): { elements: number; bytes: number } {
@@ -79,8 +80,8 @@ export interface ForwardKernelNeeds {
   /** Also every combination of these types and variants (default variants: plain, bias, accumulate): tests, benches. */
   productTypes?: readonly ProductWeightType[];
   productVariants?: readonly ProductVariant[];
-  /** The separate SwiGLU kernel (for gate and up matrices that are not stacked). */
-  swiglu?: boolean;
+  /** The separate SwiGLU kernel (for gate and up matrices that are not stacked); 'gelu': its GeGLU variant. */
+  swiglu?: boolean | 'gelu';
   embeddingTypes?: readonly EmbeddingTableType[];
   /** The RoPE variants used: rotation style, with the KV-cache store (the decoder's) or without, q/k RMSNorm fused (Qwen3) or not. */
   ropes?: readonly { style: RopeStyle; writeKvCache: boolean; qkNorm: boolean }[];
@@ -101,6 +102,11 @@ export interface ForwardKernelsOptions {
   productSplit?: 'workgroup' | 'subgroup';
   /** Share the pipeline cache of `Kernels`. */
   pipelines?: PipelineCache;
+  /**
+   * GeGLU's GELU as llama.cpp's CPU backend computes it (a table over f16 inputs and results) instead of exactly:
+   * for tests against that oracle only (fused gated products; shaders/matmul.wgsl GELU_F16).
+   */
+  geluF16?: boolean;
 }
 
 /** Params uniforms kept (see `params()`). */
@@ -138,6 +144,7 @@ export class ForwardKernels {
   readonly productSplit: 'workgroup' | 'subgroup';
   private readonly productKernels: shaders.ProductKernelSet;
   private readonly expertKernels: shaders.ProductKernelSet;
+  private readonly geluF16: boolean;
 
   constructor(
     readonly gpu: GpuContext,
@@ -154,13 +161,14 @@ export class ForwardKernels {
     this.productKernels = this.productSplit === 'subgroup' ? shaders.productKernelsSubgroupSplit : shaders.productKernelsWorkgroupSplit;
     this.expertKernels = this.productSplit === 'subgroup' ? shaders.expertKernelsSubgroupSplit : shaders.expertKernelsWorkgroupSplit;
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
+    this.geluF16 = options.geluF16 ?? false;
     const usage = 0x80 /* STORAGE */ | 0x08; /* COPY_DST */
     this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
   }
 
   private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant): Prepared {
     const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.product;
-    const constants = { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant === 'gated' };
+    const constants = { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant.startsWith('gated'), GELU: variant === 'gated-gelu', GELU_F16: variant === 'gated-gelu' && this.geluF16 };
     return { kernel: this.productKernels[type], constants };
   }
 
@@ -182,6 +190,10 @@ export class ForwardKernels {
     return { kernel: this.expertKernels[type], constants: { WORKGROUP_SIZE, K_SPLIT, WEIGHTED: weighted } };
   }
 
+  private swigluKernel(gelu: boolean): Prepared {
+    return { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise, GELU: gelu } };
+  }
+
   private moeRouteKernel(): Prepared {
     return { kernel: shaders.moeRoute, constants: { ...this.shapes.elementwise } };
   }
@@ -199,7 +211,7 @@ export class ForwardKernels {
       ...(needs.attentionSinks ? [0, ...(needs.headDims ?? [])].map((headDim) => this.attentionKernel(headDim, true)) : []),
       ...(needs.experts?.length ? [this.moeRouteKernel()] : []),
       ...(needs.experts ?? []).flatMap((type) => [this.expertKernel(type, false), this.expertKernel(type, true)]),
-      ...(needs.swiglu ? [{ kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } }] : []),
+      ...(needs.swiglu ? [this.swigluKernel(needs.swiglu === 'gelu')] : []),
       this.argmaxKernel(0),
       this.argmaxKernel(1),
     ];
@@ -265,6 +277,8 @@ export class ForwardKernels {
       bias?: Binding;
       accumulate?: boolean;
       gated?: boolean;
+      /** With `gated`: the activation of the gate (default silu: SwiGLU; gelu: GeGLU, tanh-approximated). */
+      activation?: 'silu' | 'gelu';
       yOffset?: number;
       yStride?: number;
     },
@@ -281,7 +295,7 @@ export class ForwardKernels {
     requireBytes(`${a.type} product`, 'y', a.y, ((a.m - 1) * yStride + yOffset + a.n) * 4);
     if (a.bias) requireBytes(`${a.type} product`, 'bias', a.bias, (yOffset + a.n) * 4);
     const tileM = a.m === 1 ? 1 : this.shapes.product.TILE_M;
-    const variant: ProductVariant = a.gated ? 'gated' : a.bias ? (a.accumulate ? 'bias+accumulate' : 'bias') : a.accumulate ? 'accumulate' : 'plain';
+    const variant: ProductVariant = a.gated ? (a.activation === 'gelu' ? 'gated-gelu' : 'gated') : a.bias ? (a.accumulate ? 'bias+accumulate' : 'bias') : a.accumulate ? 'accumulate' : 'plain';
     const p = this.productKernel(a.type, tileM, variant);
     const params = this.params(a.n, a.k, a.m, yOffset, yStride);
     const rowsPerGroup = (4 * this.shapes.product.WORKGROUP_SIZE) / this.shapes.product.K_SPLIT;
@@ -295,10 +309,14 @@ export class ForwardKernels {
    */
   embedding(
     batch: ComputeBatch,
-    a: { type: EmbeddingTableType; table: Binding; tokens: Binding; out: Binding; tokenCount: number; dim: number; rowOffset?: number; rowCount?: number },
+    a: {
+      type: EmbeddingTableType; table: Binding; tokens: Binding; out: Binding; tokenCount: number; dim: number; rowOffset?: number; rowCount?: number;
+      /** Multiplies each looked-up value (Gemma: sqrt(hidden)); default 1. */
+      scale?: number;
+    },
   ): void {
     if (a.tokenCount === 0) return;
-    const params = this.params(a.dim, a.tokenCount, a.rowOffset ?? 0, a.rowCount ?? 0xffffffff);
+    const params = this.params(a.dim, a.tokenCount, a.rowOffset ?? 0, a.rowCount ?? 0xffffffff, { f32: a.scale ?? 1 });
     const workgroups = Math.ceil((a.tokenCount * a.dim) / this.shapes.elementwise.WORKGROUP_SIZE);
     batch.dispatch(this.pipeline(this.embeddingKernel(a.type)), [a.table, a.tokens, a.out, params], workgroups);
   }
@@ -401,10 +419,10 @@ export class ForwardKernels {
    * out[t, i] = silu(gate[t, i]) * up[t, i] for m tokens of `width` (gate and up matrices that are not stacked;
    * stacked ones use the gated product).
    */
-  swiglu(batch: ComputeBatch, a: { gate: Binding; up: Binding; out: Binding; m: number; width: number }): void {
+  swiglu(batch: ComputeBatch, a: { gate: Binding; up: Binding; out: Binding; m: number; width: number; activation?: 'silu' | 'gelu' }): void {
     if (a.m === 0) return;
     const params = this.params(a.width, a.m);
-    const p = { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise } };
+    const p = this.swigluKernel(a.activation === 'gelu');
     batch.dispatch(this.pipeline(p), [a.gate, a.up, a.out, params], Math.ceil((a.m * a.width) / this.shapes.elementwise.WORKGROUP_SIZE));
   }
 

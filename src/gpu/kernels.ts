@@ -75,13 +75,14 @@ export class Kernels {
     this.params = new ParamsCache(gpu.device);
   }
 
-  private rowKernel(kernel: KernelSource): Prepared {
-    return { kernel, constants: { ...this.shapes.rowReduce } };
+  private rowKernel(kernel: KernelSource, constants: Record<string, boolean> = {}): Prepared {
+    return { kernel, constants: { ...this.shapes.rowReduce, ...constants } };
   }
 
   private all(): Prepared[] {
     return [
       this.rowKernel(shaders.rmsnorm),
+      this.rowKernel(shaders.rmsnorm, { ACCUMULATE: true }),
     ];
   }
 
@@ -96,8 +97,8 @@ export class Kernels {
     return pipeline;
   }
 
-  /** Y[r, :] = X[r, :] / sqrt(mean(X[r, :]²) + eps) * weight, rows of length n. */
-  rmsnorm(batch: ComputeBatch, a: { x: Binding; weight: Binding; y: Binding; rows: number; n: number; eps: number }): void {
+  /** Y[r, :] = X[r, :] / sqrt(mean(X[r, :]²) + eps) * weight, rows of length n (`accumulate`: Y += that). */
+  rmsnorm(batch: ComputeBatch, a: { x: Binding; weight: Binding; y: Binding; rows: number; n: number; eps: number; accumulate?: boolean }): void {
     if (a.rows === 0) return;
     requireBytes('rmsnorm', 'x', a.x, a.rows * a.n * 4);
     requireBytes('rmsnorm', 'weight', a.weight, a.n * 4);
@@ -105,7 +106,7 @@ export class Kernels {
     const words = new DataView(u32Params(a.rows, a.n, 0));
     words.setFloat32(8, a.eps, true);
     const params = this.params.get(words.buffer as ArrayBuffer);
-    const p = this.rowKernel(shaders.rmsnorm);
+    const p = this.rowKernel(shaders.rmsnorm, a.accumulate ? { ACCUMULATE: true } : {});
     batch.dispatch(this.pipeline(p), [a.x, a.weight, a.y, params], Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)));
   }
 

@@ -128,6 +128,13 @@ export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLoo
       sinks: c.attentionSinks ? checkVector(need(lookup, p + 'attn_sinks.weight', 'vector'), c.heads) : undefined,
       // gpt-oss names the norm before the feed-forward post_attention_norm.
       ffnNorm: checkVector(need(lookup, p + (c.moe ? 'post_attention_norm.weight' : 'ffn_norm.weight'), 'vector'), c.hidden)!,
+      // Gemma 3: a norm on the attention output and one on the feed-forward output, each before its residual add.
+      ...(c.postNorms
+        ? {
+            postAttnNorm: checkVector(need(lookup, p + 'post_attention_norm.weight', 'vector'), c.hidden)!,
+            postFfnNorm: checkVector(need(lookup, p + 'post_ffw_norm.weight', 'vector'), c.hidden)!,
+          }
+        : {}),
       ...(c.moe
         ? { moe: moeWeights(lookup, l, { ...c, moe: c.moe }) }
         : { gateUp: gateUpWeights(lookup, l, c), wDown: checkMatrix(need(lookup, p + 'ffn_down.weight', 'matrix'), c.hidden, c.intermediate) }),

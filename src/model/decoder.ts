@@ -2,7 +2,9 @@
 // dispatch sequence of one forward step, recorded into ONE command buffer per step:
 //   embedding -> per layer [rmsnorm, q/k/v products (+bias), q/k RMSNorm (qwen3) + RoPE + KV-cache store,
 //   causal GQA attention, output product + residual, rmsnorm, gate/up products with SwiGLU (one dispatch), down product +
-//   residual] -> final rmsnorm -> LM head -> argmax. gpt-oss: q/k/v/o biases, YaRN RoPE, attention sinks, a sliding
+//   residual] -> final rmsnorm -> LM head -> argmax. gemma3: embeddings scaled, GeGLU in place of SwiGLU, a norm on
+//   the attention and on the feed-forward output before each residual add (the product then writes a scratch row and
+//   the norm adds into x), sliding-window layers with their own RoPE base. gpt-oss: q/k/v/o biases, YaRN RoPE, attention sinks, a sliding
 //   window on alternate layers, and the mixture-of-experts feed-forward of moe-ffn.ts in place of gate/up/down.
 // A step runs m tokens at positions [pos0, pos0 + m): prefill uses matmuls over the prompt (in chunks of at
 // most `maxBatch` tokens), decode is m = 1 and reads its input token from the GPU buffer the previous step's
@@ -21,7 +23,7 @@ import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
 import { KvCache } from './kv-cache.ts';
-import { layerUsesRope, ropeFactorsFor, layerWindow, type ModelConfig } from './model-config.ts';
+import { layerRopeTheta, layerUsesRope, ropeFactorsFor, layerWindow, type ModelConfig } from './model-config.ts';
 import { MoeFeedForward, type MoeWeights } from './moe-ffn.ts';
 
 export type { GpuExperts, MoeWeights } from './moe-ffn.ts';
@@ -82,6 +84,10 @@ export interface DecoderLayerWeights {
   /** Attention-sink logits [heads] (gpt-oss). */
   sinks?: GpuVector;
   ffnNorm: GpuVector;
+  /** Gemma 3: the RMSNorm of the attention output before its residual add (blk.N.post_attention_norm). */
+  postAttnNorm?: GpuVector;
+  /** Gemma 3: the RMSNorm of the feed-forward output before its residual add (blk.N.post_ffw_norm). */
+  postFfnNorm?: GpuVector;
   /** The dense feed-forward (absent in mixture-of-experts layers, which have `moe`). */
   gateUp?: GateUpWeights;
   wDown?: GpuMatrix;
@@ -107,6 +113,8 @@ export interface DecoderOptions {
   pipelines?: PipelineCache;
   /** Override the per-adapter kernel shapes (tests run GPU shapes on a CPU adapter, and the reverse). */
   shapes?: { kernels?: Partial<KernelShapes>; forward?: Partial<ForwardKernelShapes> };
+  /** GeGLU's GELU as llama.cpp's CPU backend rounds it (an f16 table): tests against that oracle only. */
+  geluF16?: boolean;
 }
 
 export type LogitsMode = 'none' | 'last' | 'all';
@@ -152,6 +160,10 @@ export class Decoder {
   private readonly kernels: Kernels;
   private readonly fk: ForwardKernels;
   private readonly invFreq: GPUBuffer;
+  /** The inverse frequencies of the sliding-window layers' own RoPE base (Gemma 3: 10000), or null. */
+  private readonly invFreqSliding: GPUBuffer | null;
+  /** A branch's output before its post norm and residual add (Gemma 3's post norms), or null. */
+  private readonly branch: GPUBuffer | null;
   /** All-zero inverse frequencies (no rotation) for the layers without RoPE (SmolLM3's NoPE layers), or null. */
   private readonly noRopeFreq: GPUBuffer | null;
   // Activations, f32, sized for maxBatch tokens.
@@ -206,17 +218,17 @@ export class Decoder {
     this.maxBatch = options.maxBatch ?? 64;
     const pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     this.kernels = new Kernels(gpu, { pipelines, shapes: options.shapes?.kernels });
-    this.fk = new ForwardKernels(gpu, { pipelines, shapes: options.shapes?.forward });
+    this.fk = new ForwardKernels(gpu, { pipelines, shapes: options.shapes?.forward, geluF16: options.geluF16 });
     const c = config;
     const B = this.maxBatch;
     const device = gpu.device;
     const buf = (label: string, floats: number) => createEmptyStorageBuffer(device, floats * 4, label);
-    this.invFreq = createStorageBuffer(
+    const inverseFrequencies = (theta: number, label: string) => createStorageBuffer(
       device,
       ropeInverseFrequencies({
         // Partial rotary: the frequencies of the rotated dimensions only (theta^(-2p / ropeDims)).
         headDim: c.ropeDims ?? c.headDim,
-        theta: c.ropeTheta,
+        theta,
         freqFactors: ropeFactorsFor(c, options.maxSeq, weights.ropeFreqFactors),
         llama3: !weights.ropeFreqFactors && c.ropeScaling?.type === 'llama3'
           ? { ...c.ropeScaling, originalMaxPositions: c.ropeScaling.originalContextLength }
@@ -224,8 +236,11 @@ export class Decoder {
         linearScale: c.ropeScaling?.type === 'linear' ? c.ropeScaling.factor : undefined,
         yarn: c.ropeScaling?.type === 'yarn' ? c.ropeScaling : undefined,
       }),
-      'rope inv_freq',
+      label,
     );
+    this.invFreq = inverseFrequencies(c.ropeTheta, 'rope inv_freq');
+    this.invFreqSliding = c.ropeThetaSliding !== undefined && c.slidingWindow ? inverseFrequencies(c.ropeThetaSliding, 'rope inv_freq (sliding layers)') : null;
+    this.branch = weights.layers.some((l) => l.postAttnNorm || l.postFfnNorm) ? buf('branch', B * c.hidden) : null;
     this.noRopeFreq = c.noRopeLayers?.length ? createStorageBuffer(device, new Float32Array((c.ropeDims ?? c.headDim) / 2), 'no-rope inv_freq') : null;
     this.attentionScale = (c.ropeScaling?.type === 'yarn' ? yarnMagnitude(c.ropeScaling.factor) ** 2 : 1) / Math.sqrt(c.headDim);
     this.x = buf('x', B * c.hidden);
@@ -282,7 +297,10 @@ export class Decoder {
       for (const m of qkvMatrices(l.qkv)) products.push({ type: m.type, variant: l.bq || l.bk || l.bv ? 'bias' : 'plain' });
       products.push({ type: l.wo.type, variant: l.bo ? 'bias+accumulate' : 'accumulate' });
       if (l.wDown) products.push({ type: l.wDown.type, variant: 'accumulate' });
-      if (l.gateUp) for (const m of gateUpMatrices(l.gateUp)) products.push({ type: m.type, variant: 'stacked' in l.gateUp ? 'gated' : 'plain' });
+      if (l.wDown && l.postFfnNorm) products.push({ type: l.wDown.type, variant: 'plain' });
+      if (l.postAttnNorm) products.push({ type: l.wo.type, variant: l.bo ? 'bias' : 'plain' });
+      const gated: ProductVariant = this.config.ffnActivation === 'gelu' ? 'gated-gelu' : 'gated';
+      if (l.gateUp) for (const m of gateUpMatrices(l.gateUp)) products.push({ type: m.type, variant: 'stacked' in l.gateUp ? gated : 'plain' });
     }
     const moe = this.moe?.needs();
     if (moe) products.push(...moe.products);
@@ -291,7 +309,7 @@ export class Decoder {
       this.kernels.prepare(),
       this.fk.prepare({
         products: [...unique.values()],
-        swiglu: w.layers.some((l) => l.gateUp && !('stacked' in l.gateUp)),
+        swiglu: w.layers.some((l) => l.gateUp && !('stacked' in l.gateUp)) && (this.config.ffnActivation === 'gelu' ? 'gelu' : true),
         embeddingTypes: [this.weights.tokenEmbedding.type as EmbeddingTableType],
         ropes: [...new Set(w.layers.map((l) => Boolean(l.qNorm && l.kNorm)))].map((qkNorm) => ({ style: this.config.ropeStyle, writeKvCache: true, qkNorm })),
         headDims: [this.config.headDim],
@@ -440,7 +458,7 @@ export class Decoder {
       this.op(batch, L.qNorm ? 'q/k norm + rope + kv store' : 'rope + kv store');
       fk.rope(batch, {
         style: c.ropeStyle,
-        invFreq: layerUsesRope(c, l) ? this.invFreq : this.noRopeFreq!,
+        invFreq: !layerUsesRope(c, l) ? this.noRopeFreq! : this.invFreqSliding && layerRopeTheta(c, l) !== c.ropeTheta ? this.invFreqSliding : this.invFreq,
         ropeDims: c.ropeDims,
         magnitude: c.ropeScaling?.type === 'longrope' ? c.ropeScaling.attnFactor : undefined,
         qkv: this.qkv,
@@ -470,7 +488,7 @@ export class Decoder {
         sinks: L.sinks?.buffer,
       });
       this.op(batch, 'output product + residual');
-      this.product(batch, L.wo, this.attn, this.x, m, { accumulate: true, bias: L.bo?.buffer });
+      this.residual(batch, L.wo, this.attn, m, L.postAttnNorm, L.bo?.buffer);
       this.op(batch, 'rmsnorm');
       this.kernels.rmsnorm(batch, { x: this.x, weight: L.ffnNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
       if (this.moe) {
@@ -481,14 +499,14 @@ export class Decoder {
       this.op(batch, 'gate/up products + swiglu');
       if (!L.gateUp || !L.wDown) throw new Error(`Layer ${l} has no feed-forward weights`);
       if ('stacked' in L.gateUp) {
-        this.product(batch, L.gateUp.stacked, this.xn, this.act, m, { gated: true });
+        this.product(batch, L.gateUp.stacked, this.xn, this.act, m, { gated: true, activation: c.ffnActivation });
       } else {
         this.product(batch, L.gateUp.gate, this.xn, this.gate!, m);
         this.product(batch, L.gateUp.up, this.xn, this.up!, m);
-        fk.swiglu(batch, { gate: this.gate!, up: this.up!, out: this.act, m, width: c.intermediate });
+        fk.swiglu(batch, { gate: this.gate!, up: this.up!, out: this.act, m, width: c.intermediate, activation: c.ffnActivation });
       }
       this.op(batch, 'down product + residual');
-      this.product(batch, L.wDown, this.act, this.x, m, { accumulate: true });
+      this.residual(batch, L.wDown, this.act, m, L.postFfnNorm);
     }
     if (mode === 'all') {
       this.kernels.rmsnorm(batch, { x: this.x, weight: w.outputNorm.buffer, y: this.xn, rows: m, n: c.hidden, eps: c.rmsEps });
@@ -545,6 +563,20 @@ export class Decoder {
     return this.logitsAll;
   }
 
+  /**
+   * x += W·input (+ bias): the product with the residual add fused; with a post norm (Gemma 3) the product goes to
+   * `branch` and x += rmsnorm(branch) · postNorm.
+   */
+  private residual(batch: ComputeBatch, w: GpuMatrix, input: GPUBuffer, m: number, postNorm?: GpuVector, bias?: GPUBuffer): void {
+    if (!postNorm) {
+      this.product(batch, w, input, this.x, m, { accumulate: true, bias });
+      return;
+    }
+    const c = this.config;
+    this.product(batch, w, input, this.branch!, m, { bias });
+    this.kernels.rmsnorm(batch, { x: this.branch!, weight: postNorm.buffer, y: this.x, rows: m, n: c.hidden, eps: c.rmsEps, accumulate: true });
+  }
+
   private embed(batch: ComputeBatch, tokens: GPUBuffer, m: number): void {
     const e = this.weights.tokenEmbedding;
     for (const part of e.parts) {
@@ -557,6 +589,7 @@ export class Decoder {
         dim: e.cols,
         rowOffset: part.rowStart,
         rowCount: part.rowCount,
+        scale: this.config.embeddingScale,
       });
     }
   }
@@ -571,7 +604,7 @@ export class Decoder {
     x: GPUBuffer,
     y: GPUBuffer,
     m: number,
-    options: { bias?: GPUBuffer; accumulate?: boolean; gated?: boolean; column?: number; stride?: number } = {},
+    options: { bias?: GPUBuffer; accumulate?: boolean; gated?: boolean; activation?: 'silu' | 'gelu'; column?: number; stride?: number } = {},
   ): void {
     if ((w.stacked ?? 1) !== (options.gated ? 2 : 1)) throw new Error(`${w.name}: ${w.stacked ?? 1} stacked matrices for a ${options.gated ? 'gated' : 'plain'} product`);
     for (const part of w.parts) {
@@ -586,6 +619,7 @@ export class Decoder {
         bias: options.bias,
         accumulate: options.accumulate ?? false,
         gated: options.gated ?? false,
+        activation: options.activation,
         yOffset: (options.column ?? 0) + part.rowStart,
         yStride: options.stride ?? w.rows,
       });
@@ -599,6 +633,8 @@ export class Decoder {
     for (const b of [this.invFreq, this.x, this.xn, this.qkv, ...this.qkvBias.filter((b) => b !== null), this.attn, this.act, this.xLast, this.logits, this.tokenIds, this.nextToken, this.argmaxScratch, this.tokenReadback]) b.destroy();
     this.logitsAll?.destroy();
     this.noRopeFreq?.destroy();
+    this.invFreqSliding?.destroy();
+    this.branch?.destroy();
     this.moe?.destroy();
     this.gate?.destroy();
     this.up?.destroy();

@@ -1,12 +1,12 @@
-// The normalized configuration of a decoder model (llama / mistral / qwen2 / qwen3 family, phi3, smollm3, gpt-oss), read from GGUF
+// The normalized configuration of a decoder model (llama / mistral / qwen2 / qwen3 family, phi3, smollm3, gemma3, gpt-oss), read from GGUF
 // metadata or a Hugging Face config.json, and the mapping of Hugging Face tensor names to the GGUF names
 // that the engine uses for both formats.
 
 import { ggufMetadata, type GgufFile, type GgufMetadataValue } from './gguf.ts';
 
-export type ModelArch = 'llama' | 'qwen2' | 'qwen3' | 'gpt-oss' | 'phi3' | 'smollm3';
+export type ModelArch = 'llama' | 'qwen2' | 'qwen3' | 'gpt-oss' | 'phi3' | 'smollm3' | 'gemma3';
 
-export const SUPPORTED_ARCHITECTURES = ['llama', 'mistral', 'qwen2', 'qwen3', 'gpt-oss', 'phi3', 'smollm3'] as const;
+export const SUPPORTED_ARCHITECTURES = ['llama', 'mistral', 'qwen2', 'qwen3', 'gpt-oss', 'phi3', 'smollm3', 'gemma3'] as const;
 
 export type RopeScaling =
   /** Llama 3.x: per-frequency divisors from these parameters (see llama3RopeFactors). */
@@ -63,6 +63,27 @@ export interface ModelConfig extends RopeLayout {
   slidingWindow?: { size: number; pattern: number };
   /** A learned attention-sink logit per head (gpt-oss: blk.N.attn_sinks.weight). */
   attentionSinks?: boolean;
+  /** The gate's activation in the gated feed-forward: 'silu' (SwiGLU, absent) or 'gelu' (GeGLU, tanh GELU: Gemma 3). */
+  ffnActivation?: 'silu' | 'gelu';
+  /** The looked-up embedding rows are multiplied by this (Gemma 3: sqrt(hidden); the tied LM head is not). */
+  embeddingScale?: number;
+  /**
+   * Gemma 3's post norms: blk.N.post_attention_norm on the attention output and blk.N.post_ffw_norm on the
+   * feed-forward output, each before its residual add.
+   */
+  postNorms?: boolean;
+  /** The RoPE base of the sliding-window layers when it differs from ropeTheta (Gemma 3: 10000 local, 1e6 global). */
+  ropeThetaSliding?: number;
+}
+
+/** Gemma 3: five sliding-window layers, then one global (llama.cpp's swa pattern 6: layers 5, 11, ... global). */
+const GEMMA3_SWA_PATTERN = 6;
+/** Gemma 3's RoPE base on its sliding-window layers (llama.cpp's rope_freq_base_train_swa; HF rope_local_base_freq). */
+const GEMMA3_ROPE_THETA_SLIDING = 10000;
+
+/** The RoPE base of layer `layer`: ropeThetaSliding on sliding-window layers when set, else ropeTheta. */
+export function layerRopeTheta(c: Pick<ModelConfig, 'slidingWindow' | 'ropeTheta' | 'ropeThetaSliding'>, layer: number): number {
+  return c.ropeThetaSliding !== undefined && layerWindow(c, layer) > 0 ? c.ropeThetaSliding : c.ropeTheta;
 }
 
 /** The sliding window of layer `layer` (0: it attends to every position). */
@@ -105,7 +126,8 @@ function ggufRopeLayout(arch: ModelArch, ropeDims: number | undefined, headDim: 
 function normalizeArch(name: string): ModelArch {
   const a = name.toLowerCase();
   if (a === 'llama' || a === 'mistral') return 'llama';
-  if (a === 'qwen2' || a === 'qwen3' || a === 'gpt-oss' || a === 'phi3' || a === 'smollm3') return a;
+  if (a === 'qwen2' || a === 'qwen3' || a === 'gpt-oss' || a === 'phi3' || a === 'smollm3' || a === 'gemma3') return a;
+  if (a === 'gemma3_text') return 'gemma3';
   throw new Error(`Unsupported model architecture "${name}" (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`);
 }
 
@@ -196,6 +218,25 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
     eosTokenIds: [...new Set([eos, eot, eom].filter((x): x is number => x !== undefined))],
     ...ggufRopeLayout(arch, optNum(key('rope.dimension_count')), optNum(key('attention.key_length')) ?? hidden / heads, positiveInt(num('block_count'), key('block_count'))),
     ...(moe ? { moe, slidingWindow: { size: positiveInt(num('attention.sliding_window'), key('attention.sliding_window')), pattern: 2 }, attentionSinks: names.has('blk.0.attn_sinks.weight') } : {}),
+    ...(arch === 'gemma3' ? gemma3Features(hidden, optNum(key('attention.sliding_window')), optNum(key('rope.freq_base_swa'))) : {}),
+  };
+}
+
+/**
+ * What Gemma 3 adds to the decoder (llama.cpp's gemma3 graph): GeGLU, embeddings scaled by sqrt(hidden), the
+ * post-attention and post-feed-forward norms, and (with a window) sliding-window layers in a pattern of 6 with
+ * their own RoPE base. The attention scale stays 1/sqrt(headDim) (query_pre_attn_scalar = head_dim) and norm
+ * weights are used as stored: GGUF holds 1 + w (the converter adds the 1; Hugging Face checkpoints, which hold w,
+ * are not read for gemma3 yet).
+ */
+function gemma3Features(hidden: number, window: number | undefined, ropeThetaSliding: number | undefined): Partial<ModelConfig> {
+  return {
+    ffnActivation: 'gelu',
+    embeddingScale: Math.sqrt(hidden),
+    postNorms: true,
+    ...(window !== undefined && window > 0
+      ? { slidingWindow: { size: window, pattern: GEMMA3_SWA_PATTERN }, ropeThetaSliding: ropeThetaSliding ?? GEMMA3_ROPE_THETA_SLIDING }
+      : {}),
   };
 }
 
@@ -209,6 +250,8 @@ export function modelConfigFromHf(
 ): ModelConfig {
   const archName = typeof config.model_type === 'string' ? config.model_type : String((config.architectures as string[] | undefined)?.[0] ?? 'unknown');
   const arch = normalizeArch(archName);
+  // Gemma 3's checkpoints name and store their norms differently (pre/post_feedforward_layernorm, w rather than 1 + w).
+  if (arch === 'gemma3') throw new Error('Model config: Gemma 3 Hugging Face checkpoints are not supported yet (use a GGUF file)');
   const hidden = positiveInt(config.hidden_size, 'hidden_size');
   const heads = positiveInt(config.num_attention_heads, 'num_attention_heads');
   const kvHeads = config.num_key_value_heads === undefined ? heads : positiveInt(config.num_key_value_heads, 'num_key_value_heads');

@@ -64,6 +64,8 @@ export interface ProductCase {
   split?: number;
   /** SwiGLU: W is a gate and an up matrix of n rows each, stacked per row range; Y = silu(gate·x)·(up·x). */
   gated?: boolean;
+  /** With gated: GeGLU, Y = gelu_tanh(gate·x)·(up·x) (Gemma 3). */
+  activation?: 'gelu';
 }
 
 /**
@@ -99,14 +101,14 @@ export async function checkProduct(gpu: GpuContext, kernels: ForwardKernels, typ
   const got = await runWithGuardedOutput(gpu, m * n, initial, (batch, y) => {
     ranges.forEach(([from, to], i) => {
       kernels.product(batch, {
-        type, weights: weights[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.accumulate, gated: c.gated, yOffset: from, yStride: n,
+        type, weights: weights[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.accumulate, gated: c.gated, activation: c.activation, yOffset: from, yStride: n,
       });
     });
   });
   for (const b of [...weights, xBuffer, biasBuffer]) b?.destroy();
   if (typeof got === 'string') return got;
   const reference = quantMatmulReference(dequantizeRows(type, w, n, k), x, m, n, k, bias, y0);
-  return firstSumMismatch(got, wUp ? swigluOfProducts(reference, quantMatmulReference(dequantizeRows(type, wUp, n, k), x, m, n, k)) : reference);
+  return firstSumMismatch(got, wUp ? swigluOfProducts(reference, quantMatmulReference(dequantizeRows(type, wUp, n, k), x, m, n, k), c.activation) : reference);
 }
 
 /**
@@ -114,16 +116,17 @@ export async function checkProduct(gpu: GpuContext, kernels: ForwardKernels, typ
  * (γ·magnitude each) scaled by |silu'(gate)| ≤ 1.1 and |silu(gate)|, plus 64 f32 ulps of the result for the
  * activation itself (exp and the division).
  */
-function swigluOfProducts(gate: Reference, up: Reference): Reference {
+function swigluOfProducts(gate: Reference, up: Reference, activation?: 'gelu'): Reference {
   const gamma = (gate.terms + 2) * 2 ** -24;
   const values = new Float64Array(gate.values.length);
   const magnitude = new Float64Array(gate.values.length);
   for (let i = 0; i < values.length; i++) {
     const g = gate.values[i];
     const u = up.values[i];
-    const silu = g / (1 + Math.exp(-g));
+    // GeGLU: the tanh-approximated GELU (|gelu'| <= 1.13 too).
+    const silu = activation === 'gelu' ? 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3))) : g / (1 + Math.exp(-g));
     values[i] = silu * u;
-    magnitude[i] = 1.1 * Math.abs(u) * gate.magnitude[i] + Math.abs(silu) * up.magnitude[i] + (Math.abs(values[i]) * 64 * 2 ** -24) / gamma;
+    magnitude[i] = 1.13 * Math.abs(u) * gate.magnitude[i] + Math.abs(silu) * up.magnitude[i] + (Math.abs(values[i]) * 64 * 2 ** -24) / gamma;
   }
   return { values, magnitude, terms: gate.terms };
 }

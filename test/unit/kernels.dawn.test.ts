@@ -28,7 +28,7 @@ beforeAll(async () => {
   }
   kernels = new Kernels(gpu);
   products = new ForwardKernels(gpu);
-  await Promise.all([kernels.prepare(), products.prepare({ productTypes: PRODUCT_TYPES, productVariants: ['plain', 'bias+accumulate', 'gated'] })]);
+  await Promise.all([kernels.prepare(), products.prepare({ productTypes: PRODUCT_TYPES, productVariants: ['plain', 'bias+accumulate', 'gated', 'gated-gelu'] })]);
 });
 afterAll(() => {
   products?.destroy();
@@ -47,6 +47,8 @@ const PRODUCT_CASES: ProductCase[] = [
   { m: 6, n: 9, blocks: 1, bias: true, accumulate: true, split: 4 },
   { m: 1, n: 21, blocks: 2, gated: true },
   { m: 9, n: 10, blocks: 1, gated: true, split: 4 },
+  { m: 1, n: 21, blocks: 2, gated: true, activation: 'gelu' },
+  { m: 9, n: 10, blocks: 1, gated: true, activation: 'gelu', split: 4 },
 ];
 
 test.for(PRODUCT_TYPES)('%s products (decode and prefill) on Dawn', async (type, ctx) => {

@@ -17,8 +17,8 @@ import { encodeTensor } from './quantize.ts';
 import { SeededRandom } from './random.ts';
 import { encodeSafetensorsCheckpoint, type SafetensorsWriteTensor } from './safetensors-writer.ts';
 
-export type TestModelArch = 'llama' | 'qwen2' | 'qwen3' | 'gpt-oss' | 'phi3' | 'smollm3';
-export const TEST_MODEL_ARCHS: readonly TestModelArch[] = ['llama', 'qwen2', 'qwen3', 'gpt-oss', 'phi3', 'smollm3'];
+export type TestModelArch = 'llama' | 'qwen2' | 'qwen3' | 'gpt-oss' | 'phi3' | 'smollm3' | 'gemma3';
+export const TEST_MODEL_ARCHS: readonly TestModelArch[] = ['llama', 'qwen2', 'qwen3', 'gpt-oss', 'phi3', 'smollm3', 'gemma3'];
 
 export interface Llama3RopeScaling {
   factor: number;
@@ -66,7 +66,10 @@ export interface TestModelOptions {
   experts?: number;
   /** gpt-oss: experts each token uses (default 2). */
   expertsUsed?: number;
-  /** gpt-oss: the sliding window of the even layers (default 128; the odd layers attend to everything). */
+  /**
+   * gpt-oss: the sliding window of the even layers (default 128; the odd layers attend to everything); gemma3: of
+   * every layer but each 6th (attention.sliding_window; llama.cpp fixes the pattern at 6).
+   */
   window?: number;
   /** gpt-oss: YaRN RoPE scaling factor (default 32) over `yarnOriginalContext` positions (default 4096); 0 turns it off. */
   yarnFactor?: number;
@@ -199,8 +202,9 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
     tensors.push({ gguf, hf, shape: [size], values, ggufType: 'F32' });
   };
 
-  // Token embedding: N(0, 1) rows (RMSNorm brings them to unit scale anyway).
-  const embedding = rng.normals(vocabSize * hidden, 1);
+  // Token embedding: N(0, 1) rows (RMSNorm brings them to unit scale anyway). gemma3: N(0, 1/hidden), small as
+  // Gemma's are: the model scales them by sqrt(hidden) to unit size, and its tied head then gives unit-scale logits.
+  const embedding = rng.normals(vocabSize * hidden, o.arch === 'gemma3' ? 1 / Math.sqrt(hidden) : 1);
   let outputNormValue = 1;
   if (o.probe) {
     // Row t < hidden is c * e_t; with output_norm = sqrt(c^2/hidden + eps)/c the final norm yields e_t.
@@ -270,7 +274,26 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
     matrix(g + 'ffn_up.weight', h + 'mlp.gate_up_proj.weight', 2 * intermediate, hidden, o.type);
     matrix(g + 'ffn_down.weight', h + 'mlp.down_proj.weight', hidden, intermediate, o.type);
   }
-  for (let l = 0; l < o.layers && o.arch !== 'gpt-oss' && o.arch !== 'phi3'; l++) {
+  for (let l = 0; l < o.layers && o.arch === 'gemma3'; l++) {
+    // gemma3 (llama.cpp's converter; GGUF only for now): q/k norms per head, a norm after the attention output and
+    // one after ffn_down (post_attention_norm, post_ffw_norm), NEOX RoPE (no permutation). Norms are drawn around 1:
+    // the converter stores Gemma's 1 + w.
+    const g = `blk.${l}.`;
+    norm(g + 'attn_norm.weight', '', hidden);
+    matrix(g + 'attn_q.weight', '', qDim, hidden, o.type);
+    matrix(g + 'attn_k.weight', '', kvDim, hidden, o.type);
+    matrix(g + 'attn_v.weight', '', kvDim, hidden, o.type);
+    norm(g + 'attn_q_norm.weight', '', headDim);
+    norm(g + 'attn_k_norm.weight', '', headDim);
+    matrix(g + 'attn_output.weight', '', hidden, qDim, o.type);
+    norm(g + 'post_attention_norm.weight', '', hidden);
+    norm(g + 'ffn_norm.weight', '', hidden);
+    matrix(g + 'ffn_gate.weight', '', intermediate, hidden, o.type);
+    matrix(g + 'ffn_up.weight', '', intermediate, hidden, o.type);
+    matrix(g + 'ffn_down.weight', '', hidden, intermediate, o.type);
+    norm(g + 'post_ffw_norm.weight', '', hidden);
+  }
+  for (let l = 0; l < o.layers && o.arch !== 'gpt-oss' && o.arch !== 'phi3' && o.arch !== 'gemma3'; l++) {
     const g = `blk.${l}.`;
     const h = `model.layers.${l}.`;
     norm(g + 'attn_norm.weight', h + 'input_layernorm.weight', hidden);
@@ -320,7 +343,7 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
 
   const json = (value: unknown, indent?: number) => [new TextEncoder().encode(JSON.stringify(value, null, indent))];
   const files: Record<string, Uint8Array[]> = { 'model.gguf': encodeGguf(ggufMetadata(o, vocab), ggufTensors) };
-  if (o.arch === 'gpt-oss') return { info: modelInfo(o, vocab, tensors), files };
+  if (o.arch === 'gpt-oss' || o.arch === 'gemma3') return { info: modelInfo(o, vocab, tensors), files };
   for (const [name, bytes] of Object.entries(encodeSafetensorsCheckpoint(hfTensors, o.shards))) files[`hf/${name}`] = bytes;
   files['hf/config.json'] = json(hfConfig(o, vocab), 2);
   if (vocab.model === 'real') {
@@ -469,6 +492,7 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<stri
       meta[`${a}.rope.scaling.original_context_length`] = gv.u32(o.yarnOriginalContext);
     }
   }
+  if (a === 'gemma3') meta[`${a}.attention.sliding_window`] = gv.u32(o.window);
   if (o.longRopeOriginalContext > 0) {
     meta[`${a}.rope.scaling.original_context_length`] = gv.u32(o.longRopeOriginalContext);
     meta[`${a}.rope.scaling.attn_factor`] = gv.f32(longRopeAttnFactor(o));

@@ -44,12 +44,13 @@ const { values } = parseArgs({
 function fail(message: string): never {
   console.error(`make-test-model: ${message}`);
   console.error(
-    'usage: cli.ts --arch llama|qwen2|qwen3|gpt-oss|phi3|smollm3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
+    'usage: cli.ts --arch llama|qwen2|qwen3|gpt-oss|phi3|smollm3|gemma3 --type F32|F16|BF16|Q8_0|Q4_0|Q4_K|Q6_K --out DIR [--seed N] [--layers N] [--hidden N]\n' +
       '  [--intermediate N] [--heads N] [--kv-heads N] [--head-dim N] [--merges N] [--tokenizer bpe|spm|DIR] [--context-length N] [--rope-theta X]\n' +
       '  [--llama3-rope-scaling factor,low,high,originalContext]\n' +
       '  [--embedding-type T] [--output-type T] [--tied] [--shards N] [--probe]\n' +
       '  gpt-oss: [--expert-type F32|MXFP4|...] [--expert-values-of MXFP4] [--experts N] [--experts-used N] [--window N] [--yarn-factor X (0: none)] [--yarn-original-context N]; --intermediate is per expert\n' +
-      '  phi3: [--rope-dims N] (partial rotary: the q/k dimensions RoPE rotates) [--longrope-original-context N] (LongRoPE factors)',
+      '  phi3: [--rope-dims N] (partial rotary: the q/k dimensions RoPE rotates) [--longrope-original-context N] (LongRoPE factors)\n' +
+      '  gemma3: [--window N] (attention.sliding_window of the sliding layers, default 128; every 6th layer is global)',
   );
   process.exit(2);
 }
