@@ -45,7 +45,7 @@ beforeAll(async () => {
   }
   engine = createWebGpuEngine({
     gpu: dawn,
-    models: [{ id: 'toy-qwen3', gguf: await openAsBlob('public/models/toy-qwen3/model.gguf'), contextLength: 1024 }],
+    models: [{ id: 'toy-qwen3', gguf: await openAsBlob('public/models/toy-qwen3/model.gguf'), contextLength: 2048 }],
   });
 }, 120_000);
 afterAll(async () => {

@@ -113,7 +113,7 @@ const catalog = [
     license: 'MIT',
     bundled: true,
     description:
-      'A tiny Qwen3-architecture demonstration model trained by the project on synthetic chats: it thinks, calls tools (get_weather, calculator, get_time, convert_units, apply_patch) and answers. Not a general-purpose model.',
+      'A tiny Qwen3-architecture demonstration model trained by the project on synthetic chats with the demo\'s and the web IDE\'s tools: it thinks, calls calculator, get_time and apply_patch, and answers quoting the result. Not a general-purpose model.',
   },
 ];
 writeFileSync(args.catalog!, JSON.stringify(catalog, null, 2) + '\n');

@@ -24,7 +24,7 @@ def main():
     ap.add_argument("--model", default="public/models/toy-qwen3")
     ap.add_argument("--data", default=".tmp/toy")
     ap.add_argument("--out", default="test/unit/toy-model.fixture.json")
-    ap.add_argument("--stride", type=int, default=16)
+    ap.add_argument("--stride", type=int, default=64)
     ap.add_argument("--greedy", type=int, default=48)
     a = ap.parse_args()
     torch.set_num_threads(2)
@@ -50,7 +50,7 @@ def main():
         msgs, _, _, _ = D.demo_conversation(random.Random(5), "held", set(), D.DEMO_INITIAL_FILE, 8,
                                             ["math", "time", "patch", "chat", "math", "patch", "time", "math"])
         last_user = max(i for i, m in enumerate(msgs) if m["role"] == "user")
-        cases.append({"id": "demo-8-turns", "messages": msgs[: last_user + 1], "tools": D.DEMO_TOOLS, "stride": 128, "greedy": 4})
+        cases.append({"id": "demo-8-turns", "messages": msgs[: last_user + 1], "tools": D.DEMO_TOOLS, "stride": 256, "greedy": 4})
     cases.append({"id": "small-talk", "messages": chat["messages"], "tools": []})
     out = {"model": "toy-qwen3", "note": "PyTorch float32 logits of public/models/toy-qwen3 (tools/train-toy-model/logits_fixture.py)", "cases": []}
     stop = {vocab["eosId"], vocab["bosId"]}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The whole pipeline of the bundled toy model, from seeds: corpus -> tokenizer -> two training stages -> export ->
-# eval -> logits fixture. Reproduces public/models/toy-qwen3 (deterministic for these seeds, the step count and
+# eval -> a third stage on the demo's own tools -> logits fixture. Reproduces public/models/toy-qwen3 (deterministic for these seeds, the step counts and
 # --threads 2). Needs Debian's python3-torch and python3-regex and the repository's node_modules.
 #   sh tools/train-toy-model/train-all.sh
 set -eu
@@ -19,8 +19,20 @@ D2=${D2:-.tmp/toy-stage2}
 nice -n 19 $PY tools/train-toy-model/corpus.py --seed 1234 --train-seed 77 --train 4800 --novel 0.5 --small-numbers 0.3 --out $D2
 cp $D/vocab.json $D2/vocab.json
 nice -n 19 $PY tools/train-toy-model/train.py --data $D2 --seed 1235 --init $D/model.pt --decay --steps 600 --lr 1.5e-3 --warmup 10 --out model.pt
+nice -n 19 $PY tools/train-toy-model/eval.py --data $D2 --checkpoint $D2/model.pt
+# Stage 3: the demo's and the web IDE's own tools (demo_corpus.py: calculator, get_time, apply_patch with their
+# schemas and grammars; the web IDE's patch tasks; 1-8 turns; small talk; answers quoting the tool's result), with a
+# context of 2048, from stage 2's weights (RoPE has no learned positions, so the context grows without new weights):
+# 3e-3 after 10 warmup steps, constant, so checkpoint N is reproduced by --steps N; the bundled model is step $S3.
+D3=${D3:-.tmp/toy2}
+S3=${S3:-150}
+$PY tools/train-toy-model/export.py --data $D2 --checkpoint $D2/model.pt --out $D2/hf
+cp $D/vocab.json $D2/hf/vocab.json
+nice -n 19 $PY tools/train-toy-model/demo_corpus.py --seed 2026 --train 12000 --out $D3
+cp $D/vocab.json $D3/vocab.json
+nice -n 19 $PY tools/train-toy-model/train.py --data $D3 --seed 2026 --init-hf $D2/hf --max-len 2048 --steps $S3 --lr 3e-3 --warmup 10 --out model.pt
 # Export, eval, fixture.
-$PY tools/train-toy-model/export.py --data $D2 --checkpoint $D2/model.pt --out public/models/toy-qwen3
+$PY tools/train-toy-model/export.py --data $D3 --checkpoint $D3/model.pt --out public/models/toy-qwen3
 npx tsx tools/train-toy-model/export.ts --vocab $D/vocab.json --dir public/models/toy-qwen3 --catalog public/models/catalog.json --sample $D/tok-sample.jsonl
-nice -n 19 $PY tools/train-toy-model/eval.py --data $D2 --safetensors public/models/toy-qwen3
-nice -n 19 $PY tools/train-toy-model/logits_fixture.py --model public/models/toy-qwen3 --data $D2 --out test/unit/toy-model.fixture.json
+nice -n 19 $PY tools/train-toy-model/demo_eval.py --data $D3 --safetensors public/models/toy-qwen3
+nice -n 19 $PY tools/train-toy-model/logits_fixture.py --model public/models/toy-qwen3 --data $D3 --out test/unit/toy-model.fixture.json
