@@ -18,6 +18,10 @@ export const catalogEntrySchema = z.object({
   description: z.string().default(''),
   /** The GPU memory the model needs (weights, cache and work buffers), in bytes; the model panel shows it. */
   minGpuMemoryBytes: z.number().int().positive().optional(),
+  /** The file's general.architecture, as its publisher describes it (the download's header check verifies it). */
+  architecture: z.string().optional(),
+  /** The chat format its template is expected to write (src/common/chat-format.ts; the header check detects it). */
+  expectedFormat: z.enum(['hermes', 'llama3', 'mistral', 'gemma3', 'mistral-v11', 'phi4', 'harmony']).optional(),
 });
 export type CatalogEntry = z.infer<typeof catalogEntrySchema>;
 

@@ -9,6 +9,7 @@
 export const modelFilesCacheName = 'webgpu-responses-model-files-v1';
 
 import { sha256OfBlob } from './sha256';
+import { probeGgufHeader, type VerifiedHeader } from './gguf-header-check';
 import { DomainError, type ErrorKind } from '../common/engine-error';
 
 const DEFAULT_PART_BYTES = 4 << 20;
@@ -29,6 +30,8 @@ export interface CompleteRecord {
   /** Where the bytes came from (URL, or `import:<file name>`). */
   origin: string;
   completedAt: number;
+  /** What the header check before the download found (downloads with `checkHeader`). */
+  verified?: VerifiedHeader;
 }
 
 export interface FileWriteProgress {
@@ -49,6 +52,11 @@ export interface DownloadOptions {
   retries?: number;
   /** Refuses (507) when the bytes still to fetch exceed what the storage estimate says is free. */
   checkQuota?: boolean;
+  /**
+   * Fetches the GGUF header by Range first and refuses (400 unsupported_model_file) a file the runtime cannot serve
+   * before its body is fetched (src/sw/gguf-header-check.ts); what it verified goes on the completion record.
+   */
+  checkHeader?: boolean;
 }
 
 interface PartEntry {
@@ -224,7 +232,7 @@ export class ModelFileStore {
   }
 
   /** Checks the stored bytes (size, GGUF magic, optional sha256) and writes the completion record. */
-  async complete(key: string, check: { expectedBytes: number; sha256?: string; origin: string }): Promise<Blob> {
+  async complete(key: string, check: { expectedBytes: number; sha256?: string; origin: string; verified?: VerifiedHeader }): Promise<Blob> {
     const blob = await this.partsBlob(key);
     if (blob.size !== check.expectedBytes) {
       await this.delete(key);
@@ -243,7 +251,7 @@ export class ModelFileStore {
         throw new ModelFileError(`${check.origin}: sha256 is ${sha256}, expected ${check.sha256}; the stored copy was discarded`, 'upstream', 'model_checksum_mismatch');
       }
     }
-    const record: CompleteRecord = { bytes: blob.size, sha256, origin: check.origin, completedAt: Math.floor(Date.now() / 1000) };
+    const record: CompleteRecord = { bytes: blob.size, sha256, origin: check.origin, completedAt: Math.floor(Date.now() / 1000), ...(check.verified ? { verified: check.verified } : {}) };
     await (await this.cache()).put(`${this.prefix(key)}complete`, Response.json(record));
     return blob;
   }
@@ -269,11 +277,13 @@ export class ModelFileStore {
     if (done) return done;
     const retries = options.retries ?? 3;
     let total = options.expectedBytes;
+    let verified: VerifiedHeader | undefined;
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
       let stored = await this.storedBytes(key);
       if (total !== undefined && stored >= total) break;
       if (options.checkQuota && total !== undefined && attempt === 0) await checkQuota(total - stored, url);
+      if (options.checkHeader && attempt === 0) verified = (await probeGgufHeader(url, { signal: options.signal })).verified;
       let response: Response;
       try {
         response = await fetch(url, { headers: stored > 0 ? { range: `bytes=${stored}-` } : {}, cache: 'no-store', signal: options.signal });
@@ -311,7 +321,7 @@ export class ModelFileStore {
       }
     }
     const size = await this.storedBytes(key);
-    return this.complete(key, { expectedBytes: total ?? size, sha256: options.sha256, origin: url });
+    return this.complete(key, { expectedBytes: total ?? size, sha256: options.sha256, origin: url, verified });
   }
 }
 

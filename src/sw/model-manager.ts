@@ -27,6 +27,7 @@ import { remoteCatalog } from './remote-catalog';
 import { readModelCatalog, type CatalogEntry } from './model-catalog';
 import { StoredModelFileSource } from './model-cache';
 import { checkQuota, ModelFileError, ModelFileStore, type FileWriteProgress } from './model-files';
+import type { VerifiedHeader } from './gguf-header-check';
 import type { ModelSource } from '../engine/model-registry';
 import { z } from 'zod';
 import { DomainError } from '../common/engine-error';
@@ -52,6 +53,11 @@ export interface ManagedModel extends ModelObject {
   stored_bytes?: number;
   /** The GPU memory the model needs (the catalog's minGpuMemoryBytes), in bytes. */
   min_gpu_memory_bytes?: number;
+  /** The catalog's architecture and expected chat format (what the entry says before any download). */
+  architecture?: string;
+  expected_format?: string;
+  /** What the header check verified before the download (architecture, tensor types, chat format); stored files only. */
+  verified?: VerifiedHeader;
 }
 
 export type ModelEvent =
@@ -224,7 +230,8 @@ class StoredModels implements ModelManager {
   async describe(model: KnownModel, loaded: Set<string>): Promise<ManagedModel> {
     const { entry } = model;
     const download = this.downloads.get(entry.id);
-    const stored = (await this.store.completeRecord(model.key)) !== null;
+    const record = await this.store.completeRecord(model.key);
+    const stored = record !== null;
     const status: ModelStatus = loaded.has(entry.id) ? 'loaded' : stored ? 'downloaded' : download ? 'downloading' : 'available';
     const progress = download?.last?.type === 'model.download.progress' ? { loaded: download.last.loaded, total: download.last.total } : undefined;
     const partial = !stored && !download ? await this.store.storedBytes(model.key) : 0;
@@ -243,6 +250,9 @@ class StoredModels implements ModelManager {
       ...(progress && status === 'downloading' ? { progress } : {}),
       ...(partial > 0 ? { stored_bytes: partial } : {}),
       ...(entry.minGpuMemoryBytes ? { min_gpu_memory_bytes: entry.minGpuMemoryBytes } : {}),
+      ...(entry.architecture ? { architecture: entry.architecture } : {}),
+      ...(entry.expectedFormat ? { expected_format: entry.expectedFormat } : {}),
+      ...(record?.verified ? { verified: record.verified } : {}),
     };
   }
 
@@ -274,6 +284,7 @@ class StoredModels implements ModelManager {
           sha256: entry.sha256,
           signal: download.controller.signal,
           checkQuota: true,
+          checkHeader: true,
           onProgress: (p: FileWriteProgress) =>
             this.emit(download, { type: 'model.download.progress', model: entry.id, file, loaded: p.loaded, total: p.total, resumed_from: p.resumedFrom }),
         });

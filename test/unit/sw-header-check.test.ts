@@ -1,0 +1,169 @@
+// The header check before a download (issue 15): a GGUF's header is fetched by Range (grown as the parser asks),
+// parsed, and a file the runtime cannot serve (a tensor type without a decoder, an architecture the loader lacks) is
+// refused before its body is fetched; a server that ignores Range is read only as far as the header. What was
+// verified (architecture, tensor types present, chat format) is kept on the stored record and shown on model rows.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ModelFileStore } from '../../src/sw/model-files.ts';
+import { createModelManager } from '../../src/sw/model-manager.ts';
+import { encodeGguf, gv, type GgufWriteValue } from '../../tools/make-test-model/gguf-writer.ts';
+
+const MIB = 1 << 20;
+const LLAMA3_TEMPLATE = "{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n{{ m['content'] }}<|eot_id|>{% endfor %}";
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) (out.set(p, at), (at += p.byteLength));
+  return out;
+}
+
+/** A GGUF with a 6 MiB F32 tensor (the body) and, optionally, an extra tensor of `extraType` and a big metadata string. */
+function model(opts: { arch?: string; extraType?: number; padHeaderBytes?: number; template?: string } = {}): Uint8Array {
+  const metadata: Record<string, GgufWriteValue> = { 'general.architecture': gv.str(opts.arch ?? 'llama') };
+  if (opts.template) metadata['tokenizer.chat_template'] = gv.str(opts.template);
+  if (opts.padHeaderBytes) metadata['general.description'] = gv.str('x'.repeat(opts.padHeaderBytes));
+  const tensors = [{ name: 'token_embd.weight', dims: [1024, 1536], ggmlType: 0, data: new Uint8Array(1024 * 1536 * 4) }];
+  // Q8_0: 32 weights in 34 bytes.
+  tensors.push({ name: 'blk.0.attn_q.weight', dims: [64, 4], ggmlType: 8, data: new Uint8Array(8 * 34) });
+  // IQ2_XXS (type 16): 256 weights in 66 bytes.
+  if (opts.extraType !== undefined) tensors.push({ name: 'blk.0.attn_k.weight', dims: [256, 1], ggmlType: opts.extraType, data: new Uint8Array(66) });
+  return concat(encodeGguf(metadata, tensors));
+}
+
+/** A file server counting the bytes it sends (bodies are pulled in 64 KiB chunks, so a cancelled body stops). */
+function fakeServer(file: Uint8Array, { honourRange = true } = {}) {
+  const served = { bytes: 0, requests: [] as (string | null)[] };
+  const body = (from: number, to: number) => {
+    let at = from;
+    return new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= to) return controller.close();
+        const chunk = file.slice(at, Math.min(to, at + 64 * 1024));
+        at += chunk.byteLength;
+        served.bytes += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    }, { highWaterMark: 0 });
+  };
+  const handle = (range: string | null): Response => {
+    served.requests.push(range);
+    const m = range && honourRange ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
+    if (m) {
+      const from = Number(m[1]);
+      const to = m[2] ? Math.min(file.byteLength, Number(m[2]) + 1) : file.byteLength;
+      return new Response(body(from, to), { status: 206, headers: { 'content-range': `bytes ${from}-${to - 1}/${file.byteLength}`, 'content-length': String(to - from) } });
+    }
+    return new Response(body(0, file.byteLength), { status: 200, headers: { 'content-length': String(file.byteLength) } });
+  };
+  return { served, handle };
+}
+
+function fakeCaches() {
+  const caches = new Map<string, Map<string, Response>>();
+  const key = (r: string | Request) => (typeof r === 'string' ? r : r.url);
+  return {
+    async open(name: string) {
+      const entries = caches.get(name) ?? caches.set(name, new Map()).get(name)!;
+      return {
+        put: async (r: string | Request, response: Response) => void entries.set(key(r), new Response(await response.blob(), { headers: response.headers })),
+        match: async (r: string | Request) => entries.get(key(r))?.clone(),
+        keys: async () => [...entries.keys()].map((url) => new Request(url)),
+        delete: async (r: string | Request) => entries.delete(key(r)),
+      };
+    },
+  };
+}
+
+const URL_ = 'https://files.example/model.gguf';
+
+function serve(server: ReturnType<typeof fakeServer>) {
+  vi.stubGlobal('fetch', async (input: string | Request, init?: RequestInit) => {
+    const url = typeof input === 'string' ? input : input.url;
+    if (url.endsWith('/models/catalog.json')) return Response.json([]);
+    if (url !== URL_) throw new Error(`unexpected fetch of ${url}`);
+    const headers = new Headers(init?.headers ?? (typeof input === 'string' ? undefined : input.headers));
+    return server.handle(headers.get('range'));
+  });
+}
+
+beforeEach(() => {
+  vi.stubGlobal('caches', fakeCaches());
+  vi.stubGlobal('navigator', { storage: { estimate: async () => ({ quota: 100 * 2 ** 30, usage: 0 }), persisted: async () => true } });
+});
+afterEach(() => vi.unstubAllGlobals());
+
+describe('the header check before a download', () => {
+  it('refuses an unsupported tensor type after reading only the header by Range, naming the tensor and type', async () => {
+    const file = model({ extraType: 16 });
+    const server = fakeServer(file);
+    serve(server);
+    const store = new ModelFileStore('https://app.example/');
+    const error = await store.download('k', URL_, { checkHeader: true }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'DomainError', kind: 'invalid_request', code: 'unsupported_model_file' });
+    expect((error as Error).message).toContain('blk.0.attn_k.weight');
+    expect((error as Error).message).toContain('IQ2_XXS');
+    expect(file.byteLength).toBeGreaterThan(6 * MIB);
+    expect(server.served.bytes).toBeLessThanOrEqual(MIB);
+    // Only ranged requests: the body was never asked for; nothing stored.
+    expect(server.served.requests.every((r) => r !== null && r.startsWith('bytes=0-'))).toBe(true);
+    expect(await store.storedBytes('k')).toBe(0);
+  });
+
+  it('refuses an architecture the loader lacks', async () => {
+    const server = fakeServer(model({ arch: 'mamba' }));
+    serve(server);
+    const error = await new ModelFileStore('https://app.example/').download('k', URL_, { checkHeader: true }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'invalid_request', code: 'unsupported_model_file' });
+    expect((error as Error).message).toMatch(/architecture "mamba" is not supported/);
+    expect(server.served.bytes).toBeLessThanOrEqual(MIB);
+  });
+
+  it('grows the range past 1 MiB for a large header, verifies a supported file and records what it verified', async () => {
+    const file = model({ template: LLAMA3_TEMPLATE, padHeaderBytes: Math.floor(1.5 * MIB) });
+    const server = fakeServer(file);
+    serve(server);
+    const store = new ModelFileStore('https://app.example/');
+    const blob = await store.download('k', URL_, { checkHeader: true });
+    expect(blob.size).toBe(file.byteLength);
+    // Two header ranges (the first MiB, then the rest the parser asked for), then the body.
+    expect(server.served.requests.slice(0, 2)).toEqual([`bytes=0-${MIB - 1}`, expect.stringMatching(/^bytes=1048576-\d+$/)]);
+    expect(server.served.requests.length).toBe(3);
+    const record = await store.completeRecord('k');
+    expect(record?.verified).toMatchObject({ architecture: 'llama', tensor_types: ['F32', 'Q8_0'], chat_format: 'llama3', chat_template: true });
+    expect(record!.verified!.header_bytes).toBeGreaterThan(1.5 * MIB);
+    expect(record!.verified!.header_bytes).toBeLessThan(1.6 * MIB);
+  });
+
+  it('reads only the header of a server that ignores Range (200 with the whole body) and cancels the rest', async () => {
+    const file = model({ extraType: 16 });
+    const server = fakeServer(file, { honourRange: false });
+    serve(server);
+    const error = await new ModelFileStore('https://app.example/').download('k', URL_, { checkHeader: true }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'unsupported_model_file' });
+    expect(server.served.requests.length).toBe(1);
+    expect(server.served.bytes).toBeLessThanOrEqual(MIB + 64 * 1024);
+    expect(server.served.bytes).toBeLessThan(file.byteLength / 4);
+  });
+
+  it('a supported file on a server that ignores Range downloads whole, and GET /v1/models rows show what was verified', async () => {
+    const file = model({ template: LLAMA3_TEMPLATE });
+    const server = fakeServer(file, { honourRange: false });
+    serve(server);
+    const directory = createModelManager('https://app.example/').directory(async () => new Set());
+    const response = await directory.manage!.download('my-llama', new Request('https://app.example/v1/models/my-llama/download', { method: 'POST', body: JSON.stringify({ url: URL_ }) }));
+    const events = await response.text();
+    expect(events).toContain('model.download.completed');
+    const rows = (await directory.list()) as { id: string; verified?: unknown }[];
+    expect(rows.find((r) => r.id === 'my-llama')?.verified).toEqual({ architecture: 'llama', tensor_types: ['F32', 'Q8_0'], chat_format: 'llama3', chat_template: true, header_bytes: expect.any(Number) });
+  });
+
+  it('a refused download is reported as model.download.failed with unsupported_model_file', async () => {
+    serve(fakeServer(model({ extraType: 16 })));
+    const directory = createModelManager('https://app.example/').directory(async () => new Set());
+    const response = await directory.manage!.download('bad', new Request('https://app.example/v1/models/bad/download', { method: 'POST', body: JSON.stringify({ url: URL_ }) }));
+    const events = await response.text();
+    expect(events).toContain('model.download.failed');
+    expect(events).toContain('unsupported_model_file');
+    expect(events).toContain('IQ2_XXS');
+  });
+});
