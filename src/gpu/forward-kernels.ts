@@ -11,6 +11,7 @@ import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
 import { isCpuAdapter } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
+import { UniformAllocator, type ParamField } from './uniforms.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 
 /** Weight types of the product kernels: the formats GPU buffers hold (src/common/weight-formats.ts; BF16 is widened to F32 at load). */
@@ -102,6 +103,8 @@ export interface ForwardKernelsOptions {
   productSplit?: 'workgroup' | 'subgroup';
   /** Share the pipeline cache of `Kernels`. */
   pipelines?: PipelineCache;
+  /** Share the params allocator of `Kernels` (the caller then destroys it); by default these kernels own one. */
+  uniforms?: UniformAllocator;
   /**
    * GeGLU's GELU as llama.cpp's CPU backend computes it (a table over f16 inputs and results) instead of exactly:
    * for tests against that oracle only (fused gated products; shaders/matmul.wgsl GELU_F16).
@@ -109,32 +112,16 @@ export interface ForwardKernelsOptions {
   geluF16?: boolean;
 }
 
-/** Params uniforms kept (see `params()`). */
-const MAX_PARAM_BUFFERS = 512;
-
 interface Prepared {
   kernel: KernelSource;
   constants: OverrideConstants;
 }
 
-/** Packs a params struct: u32 fields, or f32 where given as { f32: value }. */
-function packParams(fields: readonly (number | { f32: number })[]): ArrayBuffer {
-  const view = new DataView(new ArrayBuffer(Math.max(16, Math.ceil((fields.length * 4) / 16) * 16)));
-  fields.forEach((field, i) => {
-    if (typeof field === 'number') {
-      if (!Number.isInteger(field) || field < 0 || field > 0xffffffff) throw new RangeError(`Kernel size must be a u32, got ${field}`);
-      view.setUint32(i * 4, field, true);
-    } else {
-      view.setFloat32(i * 4, field.f32, true);
-    }
-  });
-  return view.buffer;
-}
-
 export class ForwardKernels {
   readonly shapes: ForwardKernelShapes;
   readonly pipelines: PipelineCache;
-  private readonly paramBuffers = new Map<string, GPUBuffer>();
+  readonly uniforms: UniformAllocator;
+  private readonly ownsUniforms: boolean;
   /** Bound in place of unused bindings (bias off, no KV-cache store): distinct, so writable ones never alias. */
   private readonly unused: GPUBuffer[];
   /** Partial results of split attention; grown when needed (replaced ones kept until destroy: work may use them). */
@@ -162,7 +149,9 @@ export class ForwardKernels {
     this.expertKernels = this.productSplit === 'subgroup' ? shaders.expertKernelsSubgroupSplit : shaders.expertKernelsWorkgroupSplit;
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     this.geluF16 = options.geluF16 ?? false;
-    const usage = 0x80 /* STORAGE */ | 0x08; /* COPY_DST */
+    this.ownsUniforms = options.uniforms === undefined;
+    this.uniforms = options.uniforms ?? new UniformAllocator(gpu.device);
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
     this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
   }
 
@@ -231,31 +220,10 @@ export class ForwardKernels {
     return pipeline;
   }
 
-  /**
-   * A uniform holding these params, one per distinct content, made once (shapes repeat every token). The
-   * position-dependent ones (RoPE, attention) change every token, so the least recently used beyond
-   * MAX_PARAM_BUFFERS are destroyed: by then no batch still being recorded can hold them (a batch uses a few
-   * dozen), and work already submitted keeps a destroyed buffer alive until it completes.
-   */
-  private params(...fields: (number | { f32: number })[]): GPUBuffer {
-    const words = packParams(fields);
-    const key = Array.from(new Uint32Array(words)).join(',');
-    let buffer = this.paramBuffers.get(key);
-    if (buffer) {
-      this.paramBuffers.delete(key); // re-inserted below: Map order is recency order
-    } else {
-      buffer = this.gpu.device.createBuffer({ label: `forward params ${key}`, size: words.byteLength, usage: 0x40 | 0x08 });
-      this.gpu.device.queue.writeBuffer(buffer, 0, words);
-      if (this.paramBuffers.size >= MAX_PARAM_BUFFERS) {
-        const [oldestKey, oldest] = this.paramBuffers.entries().next().value as [string, GPUBuffer];
-        this.paramBuffers.delete(oldestKey);
-        oldest.destroy();
-      }
-    }
-    this.paramBuffers.set(key, buffer);
-    return buffer;
+  /** The uniform holding these params (uniforms.ts). */
+  private params(...fields: ParamField[]): GPUBuffer {
+    return this.uniforms.params(...fields);
   }
-
 
   /**
    * Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for the n rows of W in `weights` (a row range of a split tensor), written at
@@ -410,7 +378,7 @@ export class ForwardKernels {
     if (!this.attentionScratch || this.attentionScratch.size < bytes) {
       if (this.attentionScratch) this.retired.push(this.attentionScratch);
       const size = Math.ceil(bytes / 256) * 256;
-      this.attentionScratch = this.gpu.device.createBuffer({ label: 'attention partials', size, usage: 0x80 /* STORAGE */ });
+      this.attentionScratch = this.gpu.device.createBuffer({ label: 'attention partials', size, usage: GPUBufferUsage.STORAGE });
     }
     return this.attentionScratch;
   }
@@ -510,10 +478,9 @@ export class ForwardKernels {
     batch.dispatch(this.pipeline(this.argmaxKernel(1)), [a.scratch, a.out, this.params(groups)], 1);
   }
 
-  /** Releases the params uniforms, placeholder and scratch buffers. */
+  /** Releases the params uniforms (when these kernels own them), placeholder and scratch buffers. */
   destroy(): void {
-    for (const buffer of this.paramBuffers.values()) buffer.destroy();
-    this.paramBuffers.clear();
+    if (this.ownsUniforms) this.uniforms.destroy();
     for (const buffer of [...this.unused, ...this.retired]) buffer.destroy();
     this.attentionScratch?.destroy();
     this.retired.length = 0;

@@ -1,5 +1,5 @@
 // The kernels as calls: each method records one dispatch of a kernel into a ComputeBatch, picking the
-// pipeline for this adapter's shapes (kernel-shapes.ts), the params uniform and the workgroup count.
+// pipeline for this adapter's shapes (kernel-shapes.ts), the params uniform (uniforms.ts) and the workgroup count.
 // `prepare()` compiles every pipeline first (asynchronously), so recording never waits on compilation.
 // Buffer layouts follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
@@ -7,11 +7,14 @@ import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
 import { kernelShapesFor, rowsPerWorkgroup, type KernelShapes } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
+import { UniformAllocator } from './uniforms.ts';
 
 export interface KernelsOptions {
   /** Override the per-adapter shapes (tests use this to force many small workgroups). */
   shapes?: Partial<KernelShapes>;
   pipelines?: PipelineCache;
+  /** Share a params allocator (the caller then destroys it); by default these kernels own one. */
+  uniforms?: UniformAllocator;
 }
 
 interface Prepared {
@@ -19,52 +22,11 @@ interface Prepared {
   constants: OverrideConstants;
 }
 
-/**
- * Uniform buffers holding kernel params, one per distinct content, made once (shapes repeat every token).
- * Least recently used ones are destroyed past MAX_PARAMS_BUFFERS (varying prompt lengths make new ones); the
- * bound is far above what one command buffer uses, so nothing recorded and not yet submitted is destroyed.
- */
-const MAX_PARAMS_BUFFERS = 4096;
-
-class ParamsCache {
-  private readonly buffers = new Map<string, GPUBuffer>();
-  constructor(private readonly device: GPUDevice) {}
-
-  get(words: ArrayBuffer): GPUBuffer {
-    const key = Array.from(new Uint32Array(words)).join(',');
-    let buffer = this.buffers.get(key);
-    if (buffer) {
-      this.buffers.delete(key); // re-inserted below: Map order is the recency order
-    } else {
-      buffer = this.device.createBuffer({ label: `params ${key}`, size: Math.max(16, words.byteLength), usage: 0x40 | 0x08 });
-      this.device.queue.writeBuffer(buffer, 0, words);
-      if (this.buffers.size >= MAX_PARAMS_BUFFERS) {
-        const [oldestKey, oldest] = this.buffers.entries().next().value as [string, GPUBuffer];
-        this.buffers.delete(oldestKey);
-        oldest.destroy();
-      }
-    }
-    this.buffers.set(key, buffer);
-    return buffer;
-  }
-
-  destroy(): void {
-    for (const buffer of this.buffers.values()) buffer.destroy();
-    this.buffers.clear();
-  }
-}
-
-function u32Params(...values: number[]): ArrayBuffer {
-  for (const v of values) {
-    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`Kernel size must be a u32, got ${v}`);
-  }
-  return new Uint32Array(values).buffer;
-}
-
 export class Kernels {
   readonly shapes: KernelShapes;
   readonly pipelines: PipelineCache;
-  private readonly params: ParamsCache;
+  readonly uniforms: UniformAllocator;
+  private readonly ownsUniforms: boolean;
 
   constructor(
     readonly gpu: GpuContext,
@@ -72,7 +34,8 @@ export class Kernels {
   ) {
     this.shapes = { ...kernelShapesFor(gpu.adapterInfo, gpu.limits), ...options.shapes };
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
-    this.params = new ParamsCache(gpu.device);
+    this.ownsUniforms = options.uniforms === undefined;
+    this.uniforms = options.uniforms ?? new UniformAllocator(gpu.device);
   }
 
   private rowKernel(kernel: KernelSource, constants: Record<string, boolean> = {}): Prepared {
@@ -103,15 +66,13 @@ export class Kernels {
     requireBytes('rmsnorm', 'x', a.x, a.rows * a.n * 4);
     requireBytes('rmsnorm', 'weight', a.weight, a.n * 4);
     requireBytes('rmsnorm', 'y', a.y, a.rows * a.n * 4);
-    const words = new DataView(u32Params(a.rows, a.n, 0));
-    words.setFloat32(8, a.eps, true);
-    const params = this.params.get(words.buffer as ArrayBuffer);
+    const params = this.uniforms.params(a.rows, a.n, { f32: a.eps });
     const p = this.rowKernel(shaders.rmsnorm, a.accumulate ? { ACCUMULATE: true } : {});
     batch.dispatch(this.pipeline(p), [a.x, a.weight, a.y, params], Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)));
   }
 
-  /** Releases the params uniforms. */
+  /** Releases the params uniforms (when these kernels own them). */
   destroy(): void {
-    this.params.destroy();
+    if (this.ownsUniforms) this.uniforms.destroy();
   }
 }

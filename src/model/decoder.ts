@@ -22,6 +22,7 @@ import { Kernels } from '../gpu/kernels.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
+import { UniformAllocator } from '../gpu/uniforms.ts';
 import { KvCache } from './kv-cache.ts';
 import { layerRopeTheta, layerUsesRope, ropeFactorsFor, layerWindow, type ModelConfig } from './model-config.ts';
 import { MoeFeedForward, type MoeWeights } from './moe-ffn.ts';
@@ -158,6 +159,8 @@ export class Decoder {
   readonly kv: KvCache;
   readonly maxBatch: number;
   private readonly kernels: Kernels;
+  /** The params uniforms of both kernel sets (one allocator, one bound). */
+  private readonly uniforms: UniformAllocator;
   private readonly fk: ForwardKernels;
   private readonly invFreq: GPUBuffer;
   /** The inverse frequencies of the sliding-window layers' own RoPE base (Gemma 3: 10000), or null. */
@@ -217,8 +220,9 @@ export class Decoder {
     this.deviceLost.catch(() => undefined);
     this.maxBatch = options.maxBatch ?? 64;
     const pipelines = options.pipelines ?? new PipelineCache(gpu.device);
-    this.kernels = new Kernels(gpu, { pipelines, shapes: options.shapes?.kernels });
-    this.fk = new ForwardKernels(gpu, { pipelines, shapes: options.shapes?.forward, geluF16: options.geluF16 });
+    this.uniforms = new UniformAllocator(gpu.device);
+    this.kernels = new Kernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.kernels });
+    this.fk = new ForwardKernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.forward, geluF16: options.geluF16 });
     const c = config;
     const B = this.maxBatch;
     const device = gpu.device;
@@ -641,5 +645,6 @@ export class Decoder {
     this.kv.destroy();
     this.kernels.destroy();
     this.fk.destroy();
+    this.uniforms.destroy();
   }
 }
