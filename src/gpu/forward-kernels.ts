@@ -8,11 +8,14 @@
 // Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
 import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
-import { isCpuAdapter } from './kernel-shapes.ts';
+import { forwardKernelShapesFor, type ForwardKernelShapes } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
 import { UniformAllocator, type ParamField } from './uniforms.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
+
+/** The forward kernels' shapes per adapter (kernel-shapes.ts, the one table). */
+export type { ForwardKernelShapes };
 
 /** Weight types of the product kernels: the formats GPU buffers hold (src/common/weight-formats.ts; BF16 is widened to F32 at load). */
 export type ProductWeightType = GpuWeightFormatName;
@@ -37,42 +40,6 @@ export const PRODUCT_BLOCK_ELEMENTS: Readonly<Record<ProductWeightType, number>>
 const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = Object.fromEntries(
   GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, productBlock(f).bytes]),
 ) as Record<ProductWeightType, number>;
-
-export interface ForwardKernelShapes {
-  /** matmul_*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows. */
-  product: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number };
-  /** embedding, rope, swiglu, add: one invocation per element (or pair). */
-  elementwise: { WORKGROUP_SIZE: number };
-  /**
-   * attention: one invocation per (query, head, split). A decode step (m = 1) over more than SPLIT_POSITIONS
-   * positions splits them into chunks of SPLIT_POSITIONS (a multiple of 4) merged by attention_combine
-   * (flash-decoding); 0 never splits.
-   */
-  attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number };
-  /** argmax: WORKGROUP_SIZE a power of two; a stage-0 workgroup covers WORKGROUP_SIZE * ITEMS_PER_INVOCATION values. */
-  argmax: { WORKGROUP_SIZE: number; ITEMS_PER_INVOCATION: number };
-}
-
-export function forwardKernelShapesFor(gpu: GpuContext): ForwardKernelShapes {
-  if (isCpuAdapter(gpu.adapterInfo)) {
-    // SwiftShader: a workgroup runs on one CPU thread with invocations in SIMD lanes: 4 rows per invocation,
-    // no workgroup-memory reductions in the products, small workgroups so that the few rows of attention spread
-    // over cores, and few barrier steps in argmax (8 invocations x 128 values).
-    return {
-      product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
-      elementwise: { WORKGROUP_SIZE: 64 },
-      attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
-      argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
-    };
-  }
-  const size = Math.min(256, gpu.limits.maxComputeInvocationsPerWorkgroup, gpu.limits.maxComputeWorkgroupSizeX);
-  return {
-    product: { WORKGROUP_SIZE: Math.min(64, size), K_SPLIT: 8, TILE_M: 4 },
-    elementwise: { WORKGROUP_SIZE: Math.min(256, size) },
-    attention: { WORKGROUP_SIZE: Math.min(32, size), SPLIT_POSITIONS: 64 },
-    argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
-  };
-}
 
 /** What `prepare()` compiles (the engine names its model's types; the small kernels are always compiled). */
 export interface ForwardKernelNeeds {
@@ -137,7 +104,7 @@ export class ForwardKernels {
     readonly gpu: GpuContext,
     options: ForwardKernelsOptions = {},
   ) {
-    this.shapes = { ...forwardKernelShapesFor(gpu), ...options.shapes };
+    this.shapes = { ...forwardKernelShapesFor(gpu.adapterInfo, gpu.limits), ...options.shapes };
     const { TILE_M, K_SPLIT, WORKGROUP_SIZE } = this.shapes.product;
     if (!(TILE_M >= 1 && TILE_M <= 4) || WORKGROUP_SIZE % K_SPLIT !== 0) {
       throw new RangeError(`product shape: TILE_M must be 1..4 and K_SPLIT divide WORKGROUP_SIZE (got ${JSON.stringify(this.shapes.product)})`);

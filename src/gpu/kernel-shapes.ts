@@ -1,4 +1,5 @@
-// Workgroup shapes per adapter: the one small place that picks each kernel's `override` constants.
+// Workgroup shapes per adapter: the one small place that picks each kernel's `override` constants (the row
+// reductions of kernels.ts, the forward kernels of forward-kernels.ts).
 // CPU adapters (SwiftShader, llvmpipe/lavapipe) run a workgroup on one CPU thread, invocations in SIMD lanes:
 // register tiling with one invocation per row group is fastest there, and workgroup-memory reductions only
 // cost. GPUs want many lanes cooperating on a row (K_SPLIT / ROW_THREADS) so neighbouring lanes read
@@ -36,5 +37,41 @@ export function kernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits): Ker
   const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
   return {
     rowReduce: { WORKGROUP_SIZE: size, ROW_THREADS: size },
+  };
+}
+
+export interface ForwardKernelShapes {
+  /** matmul_*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows. */
+  product: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number };
+  /** embedding, rope, swiglu, add: one invocation per element (or pair). */
+  elementwise: { WORKGROUP_SIZE: number };
+  /**
+   * attention: one invocation per (query, head, split). A decode step (m = 1) over more than SPLIT_POSITIONS
+   * positions splits them into chunks of SPLIT_POSITIONS (a multiple of 4) merged by attention_combine
+   * (flash-decoding); 0 never splits.
+   */
+  attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number };
+  /** argmax: WORKGROUP_SIZE a power of two; a stage-0 workgroup covers WORKGROUP_SIZE * ITEMS_PER_INVOCATION values. */
+  argmax: { WORKGROUP_SIZE: number; ITEMS_PER_INVOCATION: number };
+}
+
+export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits): ForwardKernelShapes {
+  if (isCpuAdapter(info)) {
+    // SwiftShader: a workgroup runs on one CPU thread with invocations in SIMD lanes: 4 rows per invocation,
+    // no workgroup-memory reductions in the products, small workgroups so that the few rows of attention spread
+    // over cores, and few barrier steps in argmax (8 invocations x 128 values).
+    return {
+      product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
+      elementwise: { WORKGROUP_SIZE: 64 },
+      attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
+      argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
+    };
+  }
+  const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  return {
+    product: { WORKGROUP_SIZE: Math.min(64, size), K_SPLIT: 8, TILE_M: 4 },
+    elementwise: { WORKGROUP_SIZE: Math.min(256, size) },
+    attention: { WORKGROUP_SIZE: Math.min(32, size), SPLIT_POSITIONS: 64 },
+    argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
   };
 }
