@@ -1,6 +1,8 @@
 // Real published models the model manager offers for download, by URL, with their size and license. Nothing
 // fetches them unless a user asks (POST /v1/models/{id}/download); tests never do. Sizes are rounded figures
 // (bytesApproximate): they drive the quota check and the UI, and the file's own length is checked on download.
+// `architecture` and `expectedFormat` say what the file should be (its general.architecture, the chat format its
+// template writes); the download's header check (gguf-header-check.ts) verifies the file and the rows show both.
 //
 // Checksums: the entry format has `sha256`, and the download path (model-files.ts `complete`) verifies it when
 // set, discarding a copy that does not match (502 model_checksum_mismatch). These entries leave it unset: the
@@ -24,6 +26,8 @@ export const remoteCatalog: CatalogEntry[] = [
     license: 'Apache-2.0',
     bundled: false,
     description: 'Qwen2.5 0.5B Instruct, GGUF Q4_0',
+    architecture: 'qwen2',
+    expectedFormat: 'hermes',
   },
   {
     id: 'qwen2.5-0.5b-instruct-q8_0',
@@ -35,6 +39,8 @@ export const remoteCatalog: CatalogEntry[] = [
     license: 'Apache-2.0',
     bundled: false,
     description: 'Qwen2.5 0.5B Instruct, GGUF Q8_0',
+    architecture: 'qwen2',
+    expectedFormat: 'hermes',
   },
   {
     id: 'smollm2-360m-instruct-q8_0',
@@ -46,6 +52,8 @@ export const remoteCatalog: CatalogEntry[] = [
     license: 'Apache-2.0',
     bundled: false,
     description: 'SmolLM2 360M Instruct, GGUF Q8_0',
+    architecture: 'llama',
+    expectedFormat: 'hermes',
   },
   {
     id: 'qwen3-0.6b-q8_0',
@@ -57,6 +65,8 @@ export const remoteCatalog: CatalogEntry[] = [
     license: 'Apache-2.0',
     bundled: false,
     description: 'Qwen3 0.6B (thinking), GGUF Q8_0',
+    architecture: 'qwen3',
+    expectedFormat: 'hermes',
   },
   {
     id: 'llama-3.2-1b-instruct-q4_k_m',
@@ -68,6 +78,54 @@ export const remoteCatalog: CatalogEntry[] = [
     license: 'Llama 3.2 Community License',
     bundled: false,
     description: 'Llama 3.2 1B Instruct, GGUF Q4_K_M',
+    architecture: 'llama',
+    expectedFormat: 'llama3',
+  },
+  {
+    // bartowski's llama.cpp quantization (the file name and its ~722 MB as that repository's listing and a
+    // perplexity comparison of it give them). Gemma 3's 1152-wide rows are not multiples of 256, so a K-quant file
+    // mixes fallback types; Q4_0 (with Q4_1 rows) is the common small file.
+    id: 'gemma-3-1b-it-q4_0',
+    aliases: [],
+    file: hf('bartowski/google_gemma-3-1b-it-GGUF', 'google_gemma-3-1b-it-Q4_0.gguf'),
+    format: 'gguf',
+    bytes: 722_000_000,
+    bytesApproximate: true,
+    license: 'Gemma Terms of Use',
+    bundled: false,
+    description: 'Gemma 3 1B Instruct, GGUF Q4_0',
+    architecture: 'gemma3',
+    expectedFormat: 'gemma3',
+  },
+  {
+    // Phi-4-mini is converted as llama.cpp's phi3 architecture; its template's <|tool|> block makes it the phi4
+    // chat format. The file name follows bartowski's naming (microsoft_<model>-<quant>.gguf, as on his
+    // Phi-4-mini-reasoning files); the size is the rounded Q4_K_M figure for a 3.8B model.
+    id: 'phi-4-mini-instruct-q4_k_m',
+    aliases: [],
+    file: hf('bartowski/microsoft_Phi-4-mini-instruct-GGUF', 'microsoft_Phi-4-mini-instruct-Q4_K_M.gguf'),
+    format: 'gguf',
+    bytes: 2_490_000_000,
+    bytesApproximate: true,
+    license: 'MIT',
+    bundled: false,
+    description: 'Phi-4-mini Instruct, GGUF Q4_K_M',
+    architecture: 'phi3',
+    expectedFormat: 'phi4',
+  },
+  {
+    // The file name and 1.92 GB as bartowski's SmolLM3-3B listing gives them. ChatML with <tool_call>: hermes.
+    id: 'smollm3-3b-q4_k_m',
+    aliases: [],
+    file: hf('bartowski/HuggingFaceTB_SmolLM3-3B-GGUF', 'SmolLM3-3B-Q4_K_M.gguf'),
+    format: 'gguf',
+    bytes: 1_920_000_000,
+    bytesApproximate: true,
+    license: 'Apache-2.0',
+    bundled: false,
+    description: 'SmolLM3 3B (thinking), GGUF Q4_K_M',
+    architecture: 'smollm3',
+    expectedFormat: 'hermes',
   },
   {
     // ggml-org's MXFP4 conversion (experts MXFP4, as released). The size is the rounded figure public listings give
@@ -81,6 +139,8 @@ export const remoteCatalog: CatalogEntry[] = [
     license: 'Apache-2.0',
     bundled: false,
     description: 'gpt-oss-20b (mixture of experts, Harmony format), GGUF MXFP4',
+    architecture: 'gpt-oss',
+    expectedFormat: 'harmony',
     minGpuMemoryBytes: 16 * 2 ** 30,
   },
 ];
