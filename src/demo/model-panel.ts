@@ -69,7 +69,7 @@ export function mountModelPanel(root: HTMLElement, baseURL: string, onModelsChan
     const title = document.createElement('span');
     const gpu = model.min_gpu_memory_bytes ? ` · needs a GPU with ≥ ${Math.round(model.min_gpu_memory_bytes / 2 ** 30)} GB` : '';
     title.textContent = `${model.id} · ${megabytes(model.bytes)} · ${model.license}${gpu} · ${model.status}`;
-    title.title = model.description;
+    title.title = [model.description, model.verified ? `verified: ${model.verified.architecture}, ${model.verified.tensor_types.join(' ')}, ${model.verified.chat_format} format` : model.architecture ? `${model.architecture}, ${model.expected_format ?? '?'} format (verified on download)` : ''].filter(Boolean).join(' · ');
     li.append(title);
     if (model.status === 'available' || model.status === 'downloading' || model.stored_bytes) {
       const button = document.createElement('button');
