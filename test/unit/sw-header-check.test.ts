@@ -4,6 +4,8 @@
 // verified (architecture, tensor types present, chat format) is kept on the stored record and shown on model rows.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ModelFileStore } from '../../src/sw/model-files.ts';
+import { probeGgufHeader } from '../../src/sw/gguf-header-check.ts';
+import { GGUF_LIMITS } from '../../src/model/gguf.ts';
 import { createModelManager } from '../../src/sw/model-manager.ts';
 import { encodeGguf, gv, type GgufWriteValue } from '../../tools/make-test-model/gguf-writer.ts';
 
@@ -132,6 +134,15 @@ describe('the header check before a download', () => {
     expect(record?.verified).toMatchObject({ architecture: 'llama', tensor_types: ['F32', 'Q8_0'], chat_format: 'llama3', chat_template: true });
     expect(record!.verified!.header_bytes).toBeGreaterThan(1.5 * MIB);
     expect(record!.verified!.header_bytes).toBeLessThan(1.6 * MIB);
+  });
+
+  it("keeps to the parser's limits: a header past maxHeaderBytes is refused without fetching past the limit", async () => {
+    const server = fakeServer(model({ padHeaderBytes: 3 * MIB }));
+    serve(server);
+    const error = await probeGgufHeader(URL_, { limits: { ...GGUF_LIMITS, maxHeaderBytes: 2 * MIB } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'unsupported_model_file' });
+    expect((error as Error).message).toMatch(/larger than the 2097152-byte limit/);
+    expect(server.served.bytes).toBeLessThanOrEqual(2 * MIB);
   });
 
   it('reads only the header of a server that ignores Range (200 with the whole body) and cancels the rest', async () => {
