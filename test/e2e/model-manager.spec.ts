@@ -14,6 +14,8 @@ let modelBytes: Uint8Array;
 let modelSha256: string;
 /** The Range header of every GET of the model file. */
 let ranges: (string | null)[] = [];
+/** The closed ranges the header check asked for before each download. */
+let headerProbes: string[] = [];
 /** When set, the next GET of the model sends this many bytes and then destroys the socket. */
 let cutNextAfter: number | null = null;
 /** When set, every GET of the model sends this many bytes and then destroys the socket. */
@@ -30,15 +32,21 @@ test.beforeAll(async () => {
     if (req.method === 'OPTIONS') return void res.writeHead(204).end();
     if (req.url !== '/model.gguf') return void res.writeHead(404).end('not found');
     const range = req.headers.range ?? null;
-    ranges.push(range);
-    const start = range ? Number(/^bytes=(\d+)-$/.exec(range)?.[1] ?? 0) : 0;
-    const body = modelBytes.subarray(start);
+    // A closed range (bytes=N-M) is the header check before a download (src/sw/gguf-header-check.ts): answered
+    // exactly, never cut, and counted apart from the body's requests.
+    const probe = range ? /^bytes=(\d+)-(\d+)$/.exec(range) : null;
+    if (probe) headerProbes.push(range!);
+    else ranges.push(range);
+    const start = range ? Number(/^bytes=(\d+)-/.exec(range)?.[1] ?? 0) : 0;
+    const end = probe ? Math.min(modelBytes.byteLength, Number(probe[2]) + 1) : modelBytes.byteLength;
+    const body = modelBytes.subarray(start, end);
     res.writeHead(range ? 206 : 200, {
       'content-type': 'application/octet-stream',
       'accept-ranges': 'bytes',
       'content-length': body.byteLength,
-      ...(range ? { 'content-range': `bytes ${start}-${modelBytes.byteLength - 1}/${modelBytes.byteLength}` } : {}),
+      ...(range ? { 'content-range': `bytes ${start}-${end - 1}/${modelBytes.byteLength}` } : {}),
     });
+    if (probe) return void res.end(body);
     const cut = cutNextAfter ?? cutEveryAfter;
     cutNextAfter = null;
     if (cut === null) return void res.end(body);
@@ -56,6 +64,7 @@ test.afterAll(async () => {
 
 test.beforeEach(() => {
   ranges = [];
+  headerProbes = [];
   cutNextAfter = null;
   cutEveryAfter = null;
 });
@@ -111,7 +120,9 @@ test('a model downloads by URL with progress, resumes after a cut connection, th
   const { status, events, broadcast } = await downloadFromPage(page, 'downloaded-test-model', { url: modelUrl, bytes: modelBytes.byteLength, sha256: modelSha256, license: 'MIT' });
   expect(status).toBe(200);
 
-  // Two requests: the first was cut, the second asked for the rest from the bytes already stored.
+  // First the header check (a closed range from byte 0), then two requests for the body: the first was cut, the
+  // second asked for the rest from the bytes already stored.
+  expect(headerProbes[0]).toBe(`bytes=0-${(1 << 20) - 1}`);
   expect(ranges).toHaveLength(2);
   expect(ranges[0]).toBeNull();
   const resumedFrom = Number(/^bytes=(\d+)-$/.exec(ranges[1] ?? '')?.[1]);
@@ -129,7 +140,7 @@ test('a model downloads by URL with progress, resumes after a cut connection, th
   expect(broadcast.at(-1)?.type).toBe('model.download.completed');
 
   const listed = await page.evaluate(async () => (await (await fetch('/v1/models')).json()) as { data: { id: string; status: string; bytes: number }[] });
-  expect(listed.data.find((m) => m.id === 'downloaded-test-model')).toMatchObject({ status: 'downloaded', bytes: modelBytes.byteLength });
+  expect(listed.data.find((m) => m.id === 'downloaded-test-model')).toMatchObject({ status: 'downloaded', bytes: modelBytes.byteLength, verified: { architecture: 'qwen3', tensor_types: expect.arrayContaining(['Q8_0']) } });
 
   // The engine serves the downloaded model (the stored file is the served one, byte for byte: the sha256 held).
   const answer = await page.evaluate(async () => {
