@@ -166,9 +166,10 @@ async function modelFingerprint(source: ModelSource): Promise<string | null> {
 function isFileFault(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'AbortError' || error.name === 'TypeError' || error.name === 'NetworkError') return false;
-  // A model file that is missing, failed to download or did not fit says nothing about the file's contents.
-  if (error instanceof DomainError && error.kind !== 'invalid_request') return false;
-  return !/\bHTTP \d{3}\b|connection ended|no longer stored|no file size/.test(error.message);
+  // A model file that is missing, could not be reached (an HTTP error, no size, a cut connection: `upstream`
+  // from the byte sources) or did not fit is a DomainError of its kind: it says nothing about the file's contents.
+  if (error instanceof DomainError) return error.kind === 'invalid_request';
+  return true;
 }
 
 /** Forgets remembered open failures (tests; a host after replacing files by other means). */

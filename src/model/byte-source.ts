@@ -1,6 +1,14 @@
 // Random-access byte sources for model files: a URL read with HTTP Range requests, a Blob/File (in Node also
 // `fs.openAsBlob`), or an ArrayBuffer in memory. Readers ask for byte ranges; nothing here reads a whole
-// file into the JS heap unless the source already is one.
+// file into the JS heap unless the source already is one. A file's host failing (an HTTP error, no size, a
+// connection cut short) is a DomainError of kind `upstream`: it says nothing about the file's contents.
+
+import { DomainError } from '../common/engine-error.ts';
+
+/** The file's host failed or could not be reached (502 `model_download_failed`): not a fault of the file. */
+function unreachable(message: string): DomainError {
+  return new DomainError('upstream', message, { code: 'model_download_failed' });
+}
 
 export interface ByteSource {
   /** What to call the file in messages (URL, file name). */
@@ -91,7 +99,7 @@ export class UrlSource implements ByteSource {
     if (total !== undefined) this.knownSize = Number(total);
     else {
       const length = response.headers.get('content-length');
-      if (response.status !== 200 || length === null) throw new Error(`${this.name}: the server gives no file size (no Content-Range or Content-Length)`);
+      if (response.status !== 200 || length === null) throw unreachable(`${this.name}: the server gives no file size (no Content-Range or Content-Length)`);
       this.knownSize = Number(length);
     }
     return this.knownSize;
@@ -103,7 +111,7 @@ export class UrlSource implements ByteSource {
     const response = await this.fetchRange(offset, length);
     const body = new Uint8Array(await response.arrayBuffer());
     if (response.status === 206) {
-      if (body.byteLength !== length) throw new Error(`${this.name}: asked bytes ${offset}+${length}, got ${body.byteLength}`);
+      if (body.byteLength !== length) throw unreachable(`${this.name}: asked bytes ${offset}+${length}, got ${body.byteLength}`);
       return body;
     }
     // A server without Range support sends the whole file: take the slice (small files only).
@@ -139,7 +147,7 @@ export class UrlSource implements ByteSource {
       if (!finished) await reader.cancel().catch(() => undefined);
       reader.releaseLock();
     }
-    if (received < length) throw new Error(`${this.name}: connection ended after ${received} of ${length} bytes from offset ${offset}`);
+    if (received < length) throw unreachable(`${this.name}: connection ended after ${received} of ${length} bytes from offset ${offset}`);
   }
 
   private async fetchRange(offset: number, length: number, signal?: AbortSignal): Promise<Response> {
@@ -148,7 +156,7 @@ export class UrlSource implements ByteSource {
       signal,
     });
     if (response.status === 416) throw new Error(`${this.name}: truncated file: range ${offset}+${length} not satisfiable`);
-    if (!response.ok) throw new Error(`${this.name}: HTTP ${response.status} ${response.statusText}`);
+    if (!response.ok) throw unreachable(`${this.name}: HTTP ${response.status} ${response.statusText}`);
     return response;
   }
 }
