@@ -91,22 +91,30 @@ function hfOpener(dir: NonNullable<ModelSource['hfDir']>): (name: string) => Pro
   return async (name) => (!Object.hasOwn(dir, name) || dir[name] === undefined ? null : toByteSource(dir[name], name));
 }
 
-/** Largest JSON file of a Hugging Face directory read (tokenizer.json of a 262k vocabulary is ~35 MB). */
+/** Largest JSON (or template) file of a Hugging Face directory read (tokenizer.json of a 262k vocabulary is ~35 MB). */
 const MAX_JSON_BYTES: Record<string, number> = {
   'config.json': 4 << 20,
   'generation_config.json': 1 << 20,
   'tokenizer_config.json': 32 << 20,
   'tokenizer.json': 128 << 20,
+  // Newer Hugging Face repos (gpt-oss) ship the chat template as its own file; gpt-oss's is ~16 KiB.
+  'chat_template.jinja': 4 << 20,
 };
 
-async function readJson(source: ByteSource | null, name: string): Promise<Record<string, unknown> | null> {
+/** A text file of a Hugging Face directory, no longer than its limit; null when absent. */
+async function readText(source: ByteSource | null, name: string): Promise<string | null> {
   if (!source) return null;
   const size = await source.size();
   const most = MAX_JSON_BYTES[name] ?? 4 << 20;
   if (size > most) throw new Error(`${name}: ${size} bytes, above the ${most}-byte limit for this file`);
-  const bytes = await source.read(0, size);
+  return new TextDecoder().decode(await source.read(0, size));
+}
+
+async function readJson(source: ByteSource | null, name: string): Promise<Record<string, unknown> | null> {
+  const text = await readText(source, name);
+  if (text === null) return null;
   try {
-    return JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
+    return JSON.parse(text) as Record<string, unknown>;
   } catch (e) {
     throw new Error(`${name}: not valid JSON (${(e as Error).message})`);
   }
@@ -214,7 +222,11 @@ async function openModelFiles(source: ModelSource): Promise<OpenedModel> {
   if (!configJson) throw new Error(`Model "${source.id}": the Hugging Face directory has no config.json`);
   const tokenizerJson = await readJson(await open('tokenizer.json'), 'tokenizer.json');
   if (!tokenizerJson) throw new Error(`Model "${source.id}": the Hugging Face directory has no tokenizer.json`);
-  const tokenizerConfig = (await readJson(await open('tokenizer_config.json'), 'tokenizer_config.json')) ?? {};
+  let tokenizerConfig = (await readJson(await open('tokenizer_config.json'), 'tokenizer_config.json')) ?? {};
+  // A separate chat_template.jinja (gpt-oss, repos saved by newer transformers) takes priority over a
+  // chat_template in tokenizer_config.json, as transformers reads it.
+  const chatTemplateFile = await readText(await open('chat_template.jinja'), 'chat_template.jinja');
+  if (chatTemplateFile !== null) tokenizerConfig = { ...tokenizerConfig, chat_template: chatTemplateFile };
   const generationConfig = (await readJson(await open('generation_config.json').catch(() => null), 'generation_config.json')) ?? undefined;
   const checkpoint = await readSafetensorsCheckpoint(open);
   const config = modelConfigFromHf(configJson, { tensorNames: checkpoint.tensors.map((t) => t.name), generationConfig });

@@ -77,7 +77,7 @@ export class ChatTemplate {
    * array of {name, template} or a record): with tools, the "tool_use" one when present, else "default".
    */
   static select(field: string | Record<string, string> | { name: string; template: string }[] | null | undefined, withTools: boolean): ChatTemplate {
-    if (field === null || field === undefined) throw new Error('The model has no chat template (no chat_template in tokenizer_config.json or tokenizer.chat_template in the GGUF)');
+    if (field === null || field === undefined) throw new Error('The model has no chat template (no chat_template in tokenizer_config.json, no chat_template.jinja, no tokenizer.chat_template in the GGUF)');
     if (typeof field === 'string') return new ChatTemplate(field);
     const named: Record<string, string> = Array.isArray(field) ? Object.fromEntries(field.map((t) => [t.name, t.template])) : field;
     const chosen = (withTools ? named.tool_use : undefined) ?? named.default ?? Object.values(named)[0];
