@@ -9,6 +9,7 @@ import { referenceGreedy, referenceModelFromGguf, type ReferenceModel } from '..
 import type { ForwardFixtureIndex } from './forward-cases.ts';
 import { fetchGguf, loadFixtureIndex } from './forward-support.ts';
 import { modelConfigFromGguf } from '../../src/model/model-config.ts';
+import { toApiError } from '../../src/responses/errors.ts';
 
 let index: ForwardFixtureIndex;
 let modelUrl: string;
@@ -249,7 +250,9 @@ describe('WebGPU engine', () => {
     const engine = engineFor({ contextLength: 32 });
     try {
       await expect(collect(engine.generate({ ...request(CHAT), model: 'nope' }))).rejects.toMatchObject({ name: 'EngineError', kind: 'not_found', param: 'model' });
-      await expect(engine.checkConstraint('tiny', { kind: 'json_schema', schema: { type: 'foo' } })).rejects.toMatchObject({ status: 400, param: 'text.format.schema' });
+      const badSchema = await engine.checkConstraint('tiny', { kind: 'json_schema', schema: { type: 'foo' } }).then(() => null, (e: unknown) => e);
+      expect(badSchema).toMatchObject({ name: 'EngineError', kind: 'invalid_request', param: 'text.format.schema' });
+      expect(toApiError(badSchema).status).toBe(400);
       await expect(engine.checkConstraint('tiny', { kind: 'json_schema', schema: null })).resolves.toBeUndefined();
       await expect(engine.checkConstraint('tiny', { kind: 'none' })).resolves.toBeUndefined();
       const long: ChatMessage[] = [{ role: 'user', content: 'word '.repeat(100) }];
