@@ -82,7 +82,8 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
     'Hello!',
     'What is 12 * 7?',
     'What time is it in Tokyo?',
-    'Thanks! How are you today?',
+    // A long message (about 820 of the model's 2,048 tokens): with it the conversation surely outgrows the context.
+    `Thanks! ${'Let me tell you about my week. On Monday I went for a long walk by the river, and the weather was lovely. '.repeat(20)}How are you today?`,
     'What is (3 + 4) * 2?',
     'Add eggs to the shopping list in notes.txt',
     'Tell me something nice.',
@@ -118,7 +119,7 @@ test('a 10-message conversation with tools and small talk, Stop, New chat, reloa
   const called = state.items.filter((i) => i.type === 'function_call' || i.type === 'custom_tool_call').map((i) => i.name);
   expect(called.length, 'no tool was called in 10 messages').toBeGreaterThan(0);
   for (const name of called) expect(DEMO_TOOLS).toContain(name);
-  // The conversation outgrew the toy model's 1,024-token context: the last response says what truncation left out.
+  // The conversation outgrew the toy model's 2,048-token context: the last response says what truncation left out.
   const last = await callApi(page, 'GET', `/v1/responses/${state.previousResponseId}`);
   expect(last.status).toBe(200);
   expect(Number(last.json.metadata.truncated_items), JSON.stringify(last.json.metadata)).toBeGreaterThan(0);
