@@ -7,26 +7,10 @@ import { catalogEntrySchema } from '../../src/sw/model-catalog.ts';
 import { remoteCatalog } from '../../src/sw/remote-catalog.ts';
 import { createModelManager } from '../../src/sw/model-manager.ts';
 import { SUPPORTED_ARCHITECTURES } from '../../src/model/model-config.ts';
+import { fakeCaches } from '../support/sw-fakes.ts';
 
 const GIB = 2 ** 30;
 const gptOss = () => remoteCatalog.find((e) => e.id === 'gpt-oss-20b-mxfp4');
-
-/** A Cache Storage of plain maps (the app catalog's cache and the model files' cache). */
-function fakeCaches() {
-  const caches = new Map<string, Map<string, Response>>();
-  const key = (r: string | Request) => (typeof r === 'string' ? r : r.url);
-  return {
-    async open(name: string) {
-      const entries = caches.get(name) ?? caches.set(name, new Map()).get(name)!;
-      return {
-        put: async (r: string | Request, response: Response) => void entries.set(key(r), response),
-        match: async (r: string | Request) => entries.get(key(r))?.clone(),
-        keys: async () => [...entries.keys()].map((url) => new Request(url)),
-        delete: async (r: string | Request) => entries.delete(key(r)),
-      };
-    },
-  };
-}
 
 let fetched: string[] = [];
 

@@ -7,84 +7,19 @@ import { ModelFileStore } from '../../src/sw/model-files.ts';
 import { probeGgufHeader } from '../../src/sw/gguf-header-check.ts';
 import { GGUF_LIMITS } from '../../src/model/gguf.ts';
 import { createModelManager } from '../../src/sw/model-manager.ts';
-import { encodeGguf, gv, type GgufWriteValue } from '../../tools/make-test-model/gguf-writer.ts';
+import { fakeCaches, headerCheckGguf, rangeFileServer, rangeOf } from '../support/sw-fakes.ts';
 
 const MIB = 1 << 20;
 const LLAMA3_TEMPLATE = "{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n{{ m['content'] }}<|eot_id|>{% endfor %}";
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) (out.set(p, at), (at += p.byteLength));
-  return out;
-}
-
-/** A GGUF with a 6 MiB F32 tensor (the body) and, optionally, an extra tensor of `extraType` and a big metadata string. */
-function model(opts: { arch?: string; extraType?: number; padHeaderBytes?: number; template?: string } = {}): Uint8Array {
-  const metadata: Record<string, GgufWriteValue> = { 'general.architecture': gv.str(opts.arch ?? 'llama') };
-  if (opts.template) metadata['tokenizer.chat_template'] = gv.str(opts.template);
-  if (opts.padHeaderBytes) metadata['general.description'] = gv.str('x'.repeat(opts.padHeaderBytes));
-  const tensors = [{ name: 'token_embd.weight', dims: [1024, 1536], ggmlType: 0, data: new Uint8Array(1024 * 1536 * 4) }];
-  // Q8_0: 32 weights in 34 bytes.
-  tensors.push({ name: 'blk.0.attn_q.weight', dims: [64, 4], ggmlType: 8, data: new Uint8Array(8 * 34) });
-  // IQ2_XXS (type 16): 256 weights in 66 bytes.
-  if (opts.extraType !== undefined) tensors.push({ name: 'blk.0.attn_k.weight', dims: [256, 1], ggmlType: opts.extraType, data: new Uint8Array(66) });
-  return concat(encodeGguf(metadata, tensors));
-}
-
-/** A file server counting the bytes it sends (bodies are pulled in 64 KiB chunks, so a cancelled body stops). */
-function fakeServer(file: Uint8Array, { honourRange = true } = {}) {
-  const served = { bytes: 0, requests: [] as (string | null)[] };
-  const body = (from: number, to: number) => {
-    let at = from;
-    return new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (at >= to) return controller.close();
-        const chunk = file.slice(at, Math.min(to, at + 64 * 1024));
-        at += chunk.byteLength;
-        served.bytes += chunk.byteLength;
-        controller.enqueue(chunk);
-      },
-    }, { highWaterMark: 0 });
-  };
-  const handle = (range: string | null): Response => {
-    served.requests.push(range);
-    const m = range && honourRange ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
-    if (m) {
-      const from = Number(m[1]);
-      const to = m[2] ? Math.min(file.byteLength, Number(m[2]) + 1) : file.byteLength;
-      return new Response(body(from, to), { status: 206, headers: { 'content-range': `bytes ${from}-${to - 1}/${file.byteLength}`, 'content-length': String(to - from) } });
-    }
-    return new Response(body(0, file.byteLength), { status: 200, headers: { 'content-length': String(file.byteLength) } });
-  };
-  return { served, handle };
-}
-
-function fakeCaches() {
-  const caches = new Map<string, Map<string, Response>>();
-  const key = (r: string | Request) => (typeof r === 'string' ? r : r.url);
-  return {
-    async open(name: string) {
-      const entries = caches.get(name) ?? caches.set(name, new Map()).get(name)!;
-      return {
-        put: async (r: string | Request, response: Response) => void entries.set(key(r), new Response(await response.blob(), { headers: response.headers })),
-        match: async (r: string | Request) => entries.get(key(r))?.clone(),
-        keys: async () => [...entries.keys()].map((url) => new Request(url)),
-        delete: async (r: string | Request) => entries.delete(key(r)),
-      };
-    },
-  };
-}
-
 const URL_ = 'https://files.example/model.gguf';
 
-function serve(server: ReturnType<typeof fakeServer>) {
+function serve(server: ReturnType<typeof rangeFileServer>) {
   vi.stubGlobal('fetch', async (input: string | Request, init?: RequestInit) => {
     const url = typeof input === 'string' ? input : input.url;
     if (url.endsWith('/models/catalog.json')) return Response.json([]);
     if (url !== URL_) throw new Error(`unexpected fetch of ${url}`);
-    const headers = new Headers(init?.headers ?? (typeof input === 'string' ? undefined : input.headers));
-    return server.handle(headers.get('range'));
+    return server.handle(rangeOf(input, init));
   });
 }
 
@@ -96,8 +31,8 @@ afterEach(() => vi.unstubAllGlobals());
 
 describe('the header check before a download', () => {
   it('refuses an unsupported tensor type after reading only the header by Range, naming the tensor and type', async () => {
-    const file = model({ extraType: 16 });
-    const server = fakeServer(file);
+    const file = headerCheckGguf({ extraType: 16 });
+    const server = rangeFileServer(file);
     serve(server);
     const store = new ModelFileStore('https://app.example/');
     const error = await store.download('k', URL_, { checkHeader: true }).catch((e: unknown) => e);
@@ -112,7 +47,7 @@ describe('the header check before a download', () => {
   });
 
   it('refuses an architecture the loader lacks', async () => {
-    const server = fakeServer(model({ arch: 'mamba' }));
+    const server = rangeFileServer(headerCheckGguf({ arch: 'mamba' }));
     serve(server);
     const error = await new ModelFileStore('https://app.example/').download('k', URL_, { checkHeader: true }).catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: 'invalid_request', code: 'unsupported_model_file' });
@@ -121,8 +56,8 @@ describe('the header check before a download', () => {
   });
 
   it('grows the range past 1 MiB for a large header, verifies a supported file and records what it verified', async () => {
-    const file = model({ template: LLAMA3_TEMPLATE, padHeaderBytes: Math.floor(1.5 * MIB) });
-    const server = fakeServer(file);
+    const file = headerCheckGguf({ template: LLAMA3_TEMPLATE, padHeaderBytes: Math.floor(1.5 * MIB) });
+    const server = rangeFileServer(file);
     serve(server);
     const store = new ModelFileStore('https://app.example/');
     const blob = await store.download('k', URL_, { checkHeader: true });
@@ -137,7 +72,7 @@ describe('the header check before a download', () => {
   });
 
   it("keeps to the parser's limits: a header past maxHeaderBytes is refused without fetching past the limit", async () => {
-    const server = fakeServer(model({ padHeaderBytes: 3 * MIB }));
+    const server = rangeFileServer(headerCheckGguf({ padHeaderBytes: 3 * MIB }));
     serve(server);
     const error = await probeGgufHeader(URL_, { limits: { ...GGUF_LIMITS, maxHeaderBytes: 2 * MIB } }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'unsupported_model_file' });
@@ -146,8 +81,8 @@ describe('the header check before a download', () => {
   });
 
   it('reads only the header of a server that ignores Range (200 with the whole body) and cancels the rest', async () => {
-    const file = model({ extraType: 16 });
-    const server = fakeServer(file, { honourRange: false });
+    const file = headerCheckGguf({ extraType: 16 });
+    const server = rangeFileServer(file, { honourRange: false });
     serve(server);
     const error = await new ModelFileStore('https://app.example/').download('k', URL_, { checkHeader: true }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'unsupported_model_file' });
@@ -157,8 +92,8 @@ describe('the header check before a download', () => {
   });
 
   it('a supported file on a server that ignores Range downloads whole, and GET /v1/models rows show what was verified', async () => {
-    const file = model({ template: LLAMA3_TEMPLATE });
-    const server = fakeServer(file, { honourRange: false });
+    const file = headerCheckGguf({ template: LLAMA3_TEMPLATE });
+    const server = rangeFileServer(file, { honourRange: false });
     serve(server);
     const directory = createModelManager('https://app.example/').directory(async () => new Set());
     const response = await directory.manage!.download('my-llama', new Request('https://app.example/v1/models/my-llama/download', { method: 'POST', body: JSON.stringify({ url: URL_ }) }));
@@ -169,7 +104,7 @@ describe('the header check before a download', () => {
   });
 
   it('a refused download is reported as model.download.failed with unsupported_model_file', async () => {
-    serve(fakeServer(model({ extraType: 16 })));
+    serve(rangeFileServer(headerCheckGguf({ extraType: 16 })));
     const directory = createModelManager('https://app.example/').directory(async () => new Set());
     const response = await directory.manage!.download('bad', new Request('https://app.example/v1/models/bad/download', { method: 'POST', body: JSON.stringify({ url: URL_ }) }));
     const events = await response.text();
