@@ -10,6 +10,7 @@ import { readGguf, type GgufFile } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf } from '../../src/model/model-config.ts';
 import { ggufTensorSources } from '../../src/model/weight-loader.ts';
 import type { ForwardFixtureIndex } from './forward-cases.ts';
+export { maxAbsDiff } from '../support/logit-diff.ts';
 
 export async function loadFixtureIndex(): Promise<ForwardFixtureIndex> {
   const response = await fetch('/.tmp/forward-fixtures/index.json');
@@ -78,15 +79,3 @@ export async function decoderFromHfDir(baseUrl: string, options: { maxSeq?: numb
   };
 }
 
-export function maxAbsDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
-  if (a.length !== b.length) throw new Error(`row counts differ: ${a.length} vs ${b.length}`);
-  let max = 0;
-  for (let r = 0; r < a.length; r++) {
-    if (a[r].length !== b[r].length) throw new Error(`row ${r}: lengths differ: ${a[r].length} vs ${b[r].length}`);
-    for (let i = 0; i < a[r].length; i++) {
-      const d = Math.abs(a[r][i] - b[r][i]);
-      if (!(d <= max)) max = Number.isNaN(d) ? Infinity : d;
-    }
-  }
-  return max;
-}

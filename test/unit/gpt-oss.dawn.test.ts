@@ -24,6 +24,7 @@ import { ForwardKernels } from '../../src/gpu/forward-kernels.ts';
 import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
 import { runLlamaOracle, type LlamaOracleResult } from '../support/llama-oracle.ts';
 import { makeTestModel, type TestModelOptions } from '../support/test-models.ts';
+import { maxAbsDiff } from '../support/logit-diff.ts';
 
 Object.assign(globalThis, globals);
 // Dawn's GPU object must outlive every device made from it (Node crashes if it is collected first).
@@ -128,12 +129,6 @@ beforeAll(async () => {
 }, HEAVY ? 1_800_000 : 300_000);
 afterAll(() => gpu?.destroy());
 
-/** Max |a - b| over rows. */
-function maxDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
-  let max = 0;
-  for (let r = 0; r < a.length; r++) for (let i = 0; i < a[r].length; i++) max = Math.max(max, Math.abs(a[r][i] - b[r][i]) || (Number.isNaN(a[r][i] - b[r][i]) ? Infinity : 0));
-  return max;
-}
 
 /** Our logits for the case: prefill of the prompt (every position), then one decode step per further token. */
 async function gptOssLogits(
@@ -170,10 +165,10 @@ describe('gpt-oss logits equal llama.cpp', () => {
     const { path, tokens, llama } = models.get(c.id)!;
     const ours = await gptOssLogits(g, c, path, tokens);
     expect(ours.length).toBe(tokens.length);
-    const prefill = maxDiff(ours.slice(0, c.prompt), llama.logits.slice(0, c.prompt));
-    const decode = maxDiff(ours.slice(c.prompt), llama.logits.slice(c.prompt));
+    const prefill = maxAbsDiff(ours.slice(0, c.prompt), llama.logits.slice(0, c.prompt));
+    const decode = maxAbsDiff(ours.slice(c.prompt), llama.logits.slice(c.prompt));
     console.log(`gpt-oss ${c.id}: max |logit - llama.cpp| prefill ${prefill.toExponential(2)}, decode ${decode.toExponential(2)}`);
-    if (process.env.GPT_OSS_DEBUG) console.log(ours.map((row, p) => maxDiff([row], [llama.logits[p]]).toExponential(1)).join(' '));
+    if (process.env.GPT_OSS_DEBUG) console.log(ours.map((row, p) => maxAbsDiff([row], [llama.logits[p]]).toExponential(1)).join(' '));
     const tolerance = TOLERANCE[c.tolerance];
     expect(prefill).toBeLessThan(tolerance);
     expect(decode).toBeLessThan(tolerance);
@@ -195,7 +190,7 @@ describe('without a feature the logits miss llama.cpp', () => {
       const c = CASES[0];
       const { path, tokens, llama } = models.get(c.id)!;
       const ours = await gptOssLogits(g, c, path, tokens, edit);
-      const diff = maxDiff(ours, llama.logits);
+      const diff = maxAbsDiff(ours, llama.logits);
       console.log(`gpt-oss ${c.id}, ${what}: max |logit - llama.cpp| ${diff.toExponential(2)}`);
       expect(diff).toBeGreaterThan(100 * TOLERANCE.exact);
     }, 300_000);
@@ -225,7 +220,7 @@ describe('only the chosen experts are read', () => {
     const barred = await gptOssLogits(g, c, path, tokens, undefined, bar);
     const poisoned = await gptOssLogits(g, c, path, tokens, undefined, nan);
     expect(barred.every((row) => row.every(Number.isFinite))).toBe(true);
-    expect(maxDiff(poisoned, barred)).toBe(0);
+    expect(maxAbsDiff(poisoned, barred)).toBe(0);
   }, 300_000);
 });
 
@@ -237,7 +232,7 @@ describe('the engine serves a gpt-oss model', () => {
     const engine = createWebGpuEngine({ gpu: dawn, models: [{ id: 'gpt-oss-test', gguf: await openAsBlob(path), contextLength: 256 }] });
     try {
       const { logits } = await engine.logits('gpt-oss-test', tokens);
-      expect(maxDiff(logits, llama.logits)).toBeLessThan(TOLERANCE.exact);
+      expect(maxAbsDiff(logits, llama.logits)).toBeLessThan(TOLERANCE.exact);
       const messages = [{ role: 'user' as const, content: 'Say something.' }];
       const prompt = await engine.tokenizePrompt({ model: 'gpt-oss-test', messages, tools: [], enableThinking: false });
       const [oracle] = runLlamaOracle([{ model: path, tokens: prompt, greedy: 8 }]);

@@ -28,6 +28,7 @@ import { layerRopeTheta, layerWindow, modelConfigFromGguf, type ModelConfig } fr
 import { ggufTensorSources, type TensorSource } from '../../../src/model/weight-loader.ts';
 import { runLlamaOracle, type LlamaOracleResult } from '../../support/llama-oracle.ts';
 import { makeTestModel, type TestModel, type TestModelOptions } from '../../support/test-models.ts';
+import { maxAbsDiff } from '../../support/logit-diff.ts';
 
 Object.assign(globalThis, globals);
 const dawn = create([]);
@@ -117,18 +118,6 @@ async function logitsOf(config: ModelConfig, sources: TensorSource[], sequence: 
   }
 }
 
-function maxDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
-  expect(a.length).toBe(b.length);
-  let max = 0;
-  for (let r = 0; r < a.length; r++) {
-    expect(a[r]!.length).toBe(b[r]!.length);
-    for (let i = 0; i < a[r]!.length; i++) {
-      const d = Math.abs(a[r]![i]! - b[r]![i]!);
-      max = Number.isNaN(d) ? Infinity : Math.max(max, d);
-    }
-  }
-  return max;
-}
 
 describe.each(CASES)('$name', (c) => {
   test("logits equal llama.cpp's (prefill and decode); without each feature they do not", async () => {
@@ -149,11 +138,11 @@ describe.each(CASES)('$name', (c) => {
     const sequence = [...PROMPT, ...oracle.greedy!.slice(0, -1)];
     expect(sequence.length).toBeGreaterThan(2 * o.window!);
     const theirs = [...oracle.logits, ...oracle.greedyLogits!];
-    const diff = maxDiff(await logitsOf(config, sources, sequence), theirs);
-    const decodeDiff = maxDiff(await logitsOf(config, sources, sequence, PROMPT.length), theirs);
-    const exactDiff = maxDiff(await logitsOf(config, sources, sequence, undefined, false), theirs);
+    const diff = maxAbsDiff(await logitsOf(config, sources, sequence), theirs);
+    const decodeDiff = maxAbsDiff(await logitsOf(config, sources, sequence, PROMPT.length), theirs);
+    const exactDiff = maxAbsDiff(await logitsOf(config, sources, sequence, undefined, false), theirs);
     const broken: Record<string, number> = {};
-    for (const [what, breakIt] of Object.entries(BROKEN)) broken[what] = maxDiff(await logitsOf(breakIt(config), sources, sequence), theirs);
+    for (const [what, breakIt] of Object.entries(BROKEN)) broken[what] = maxAbsDiff(await logitsOf(breakIt(config), sources, sequence), theirs);
     console.log(
       `${c.name}: max |GPU - llama.cpp| = ${diff.toExponential(2)} over ${sequence.length} positions, decoding ${decodeDiff.toExponential(2)}, exact GELU ${exactDiff.toExponential(2)}; without: ` +
         Object.entries(broken).map(([w, d]) => `${w} ${d.toFixed(3)}`).join(', '),

@@ -28,6 +28,7 @@ import { modelConfigFromGguf, type ModelConfig } from '../../../src/model/model-
 import { ggufTensorSources, type TensorSource } from '../../../src/model/weight-loader.ts';
 import { runLlamaOracle, type LlamaOracleResult } from '../../support/llama-oracle.ts';
 import { makeTestModel, type TestModel, type TestModelOptions } from '../../support/test-models.ts';
+import { maxAbsDiff } from '../../support/logit-diff.ts';
 
 Object.assign(globalThis, globals);
 const dawn = create([]);
@@ -147,18 +148,6 @@ async function logitsOf(config: ModelConfig, sources: TensorSource[], tokens: nu
   }
 }
 
-function maxDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
-  expect(a.length).toBe(b.length);
-  let max = 0;
-  for (let r = 0; r < a.length; r++) {
-    expect(a[r]!.length).toBe(b[r]!.length);
-    for (let i = 0; i < a[r]!.length; i++) {
-      const d = Math.abs(a[r]![i]! - b[r]![i]!);
-      max = Number.isNaN(d) ? Infinity : Math.max(max, d);
-    }
-  }
-  return max;
-}
 
 describe.each(CASES)('$name', (c) => {
   test("logits equal llama.cpp's; the HF folder loads to the same; without the feature they do not", async () => {
@@ -176,7 +165,7 @@ describe.each(CASES)('$name', (c) => {
     const sequence = [...PROMPT, ...oracle.greedy!.slice(0, -1)];
     const theirs = [...oracle.logits, ...oracle.greedyLogits!];
     const ours = await logitsOf(config, sources, sequence);
-    const diff = maxDiff(ours, theirs);
+    const diff = maxAbsDiff(ours, theirs);
 
     const opened = await openModel({ id: `hf-${c.name}`, hfDir: Object.fromEntries(await Promise.all(readdirSync(model.hfDir).map(async (n) => [n, await openAsBlob(join(model.hfDir, n))] as const))) });
     expect(opened.config).toMatchObject({ ...c.expect, ropeStyle: 'neox' });
@@ -185,11 +174,11 @@ describe.each(CASES)('$name', (c) => {
       expect(opened.config.ropeScaling.attnFactor).toBeCloseTo(config.ropeScaling.attnFactor, 6);
     }
     const hf = await logitsOf(opened.config, opened.tensors, sequence);
-    const hfDiff = maxDiff(hf, ours);
+    const hfDiff = maxAbsDiff(hf, ours);
 
     const broken = await logitsOf(c.broken(config), sources, sequence);
-    const brokenDiff = maxDiff(broken, theirs);
-    const broken2Diff = c.broken2 ? maxDiff(await logitsOf(c.broken2(config), sources, sequence), theirs) : Infinity;
+    const brokenDiff = maxAbsDiff(broken, theirs);
+    const broken2Diff = c.broken2 ? maxAbsDiff(await logitsOf(c.broken2(config), sources, sequence), theirs) : Infinity;
     console.log(`${c.name}: max |GPU - llama.cpp| = ${diff.toExponential(2)} over ${sequence.length} positions; HF vs GGUF ${hfDiff.toExponential(2)}; without the feature ${brokenDiff.toFixed(3)}${c.broken2 ? `, ${broken2Diff.toFixed(3)}` : ''}`);
     expect(diff).toBeLessThan(TOLERANCE[c.options.type]!);
     expect(hfDiff).toBeLessThan(HF_TOLERANCE[c.options.type]!);
