@@ -2,7 +2,9 @@
 // the range as the parser asks (readGguf's own steps and GGUF_LIMITS), and parsed; a file this runtime cannot serve
 // (an architecture the loader lacks, a tensor type without a decoder, a corrupt header) is refused before its body
 // is fetched. A server that ignores Range (200 with the whole body) is read only as far as the header and the rest
-// of its body cancelled. What was verified (architecture, the tensor types present, the chat format the template
+// of its body cancelled. A download asks the probe to keep what it read (`keepBytes`): the bytes from 0 and, from a
+// server that ignored Range, the rest of that body, so the download continues where the probe ended and no byte is
+// fetched twice. What was verified (architecture, the tensor types present, the chat format the template
 // writes) is kept with the stored file and shown on the model rows.
 import { readGguf, GGUF_LIMITS, type GgufLimits } from '../model/gguf';
 import type { ByteSource } from '../model/byte-source';
@@ -30,6 +32,13 @@ export interface HeaderProbe {
   bytesRead: number;
   /** The file's length as the server gave it. */
   fileBytes: number;
+  /** With `keepBytes`: the bytes read from offset 0 (the header and what came with it). */
+  head?: Uint8Array;
+  /**
+   * With `keepBytes`, from a server that ignored Range (200): the rest of its body, from byte `head.byteLength`;
+   * the caller reads it to the end or cancels it.
+   */
+  rest?: ReadableStream<Uint8Array>;
 }
 
 /** A file this runtime cannot serve (400 `unsupported_model_file`). */
@@ -52,6 +61,7 @@ class RemoteHeaderSource implements ByteSource {
   private have = 0;
   private total = -1;
   private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  private body: ReadableStream<Uint8Array> | null = null;
   bytesRead = 0;
 
   constructor(
@@ -110,6 +120,7 @@ class RemoteHeaderSource implements ByteSource {
         throw upstream(this.name, 'the server did not say how long the file is (no Content-Length)');
       }
       this.total = Number(length);
+      this.body = response.body;
       this.reader = response.body.getReader();
     }
     return this.total;
@@ -134,7 +145,12 @@ class RemoteHeaderSource implements ByteSource {
         if (this.have === before) throw upstream(this.name, 'an empty range answer');
       }
     }
-    if (this.chunks.length > 1) {
+    return this.head().subarray(offset, end);
+  }
+
+  /** Every byte read so far, from offset 0. */
+  head(): Uint8Array {
+    if (this.chunks.length !== 1) {
       const joined = new Uint8Array(this.have);
       let at = 0;
       for (const c of this.chunks) {
@@ -143,7 +159,16 @@ class RemoteHeaderSource implements ByteSource {
       }
       this.chunks = [joined];
     }
-    return this.chunks[0]!.subarray(offset, end);
+    return this.chunks[0]!;
+  }
+
+  /** The rest of a body that ignored Range (from byte `head().byteLength`), handed over instead of cancelled. */
+  takeRest(): ReadableStream<Uint8Array> | undefined {
+    const { reader, body } = this;
+    this.reader = null;
+    this.body = null;
+    reader?.releaseLock();
+    return body ?? undefined;
   }
 
   async *stream(offset: number, length: number): AsyncIterable<Uint8Array> {
@@ -183,7 +208,7 @@ export function verifyHeader(
  * `unsupported_model_file` (400) for a file this runtime cannot serve, `model_download_failed` (502) when the
  * header could not be read.
  */
-export async function probeGgufHeader(url: string, options: { signal?: AbortSignal; limits?: Readonly<GgufLimits> } = {}): Promise<HeaderProbe> {
+export async function probeGgufHeader(url: string, options: { signal?: AbortSignal; limits?: Readonly<GgufLimits>; keepBytes?: boolean } = {}): Promise<HeaderProbe> {
   const source = new RemoteHeaderSource(url, options.signal);
   try {
     let file;
@@ -195,8 +220,14 @@ export async function probeGgufHeader(url: string, options: { signal?: AbortSign
       throw unsupported(url, (error as Error).message ?? String(error));
     }
     const verified = verifyHeader(url, file);
-    return { verified, bytesRead: source.bytesRead, fileBytes: file.fileSize };
+    const probe: HeaderProbe = { verified, bytesRead: source.bytesRead, fileBytes: file.fileSize };
+    if (options.keepBytes) {
+      probe.head = source.head();
+      probe.rest = source.takeRest();
+    }
+    return probe;
   } finally {
     source.close();
   }
 }
+

@@ -283,36 +283,61 @@ export class ModelFileStore {
       let stored = await this.storedBytes(key);
       if (total !== undefined && stored >= total) break;
       if (options.checkQuota && total !== undefined && attempt === 0) await checkQuota(total - stored, url);
-      if (options.checkHeader && attempt === 0) verified = (await probeGgufHeader(url, { signal: options.signal })).verified;
-      let response: Response;
-      try {
-        response = await fetch(url, { headers: stored > 0 ? { range: `bytes=${stored}-` } : {}, cache: 'no-store', signal: options.signal });
-      } catch (error) {
-        if (options.signal?.aborted || attempt >= retries) throw downloadFailed(url, error);
-        continue;
-      }
-      if (stored > 0 && response.status === 416) break;
-      if (!response.ok || !response.body) {
-        void response.body?.cancel().catch(() => {});
-        throw new ModelFileError(`Could not download ${url}: HTTP ${response.status}`, 'upstream', 'model_download_failed');
-      }
-      if (stored > 0 && response.status !== 206) {
-        // The server ignored the range: start over.
-        await this.deleteParts(key);
-        stored = 0;
-      }
-      total ??= serverLength(response, stored);
-      if (total === undefined) throw new ModelFileError(`Could not download ${url}: the server did not say how long the file is`, 'upstream', 'model_download_failed');
-      if (options.checkQuota && options.expectedBytes === undefined && attempt === 0) {
-        await checkQuota(total - stored, url).catch((error: unknown) => {
-          void response.body?.cancel().catch(() => {});
+      let resumedFrom = stored;
+      let body: ReadableStream<Uint8Array> | undefined;
+      if (options.checkHeader && attempt === 0) {
+        // The probe's bytes are the file's first bytes: stored, and the download goes on from where the probe ended
+        // (from a server that ignored Range, on the probe's own body), so no byte is fetched twice.
+        const probe = await probeGgufHeader(url, { signal: options.signal, keepBytes: true });
+        verified = probe.verified;
+        try {
+          if (options.checkQuota && total === undefined) await checkQuota(probe.fileBytes - stored, url);
+          total ??= probe.fileBytes;
+          if (probe.rest && stored > 0) {
+            // The server ignores Range: its body starts at byte 0.
+            await this.deleteParts(key);
+            stored = resumedFrom = 0;
+          }
+          const head = probe.head!;
+          if (head.byteLength > stored) stored = await this.append(key, new Blob([head.subarray(stored) as BlobPart]).stream(), stored);
+        } catch (error) {
+          void probe.rest?.cancel().catch(() => {});
           throw error;
-        });
+        }
+        body = probe.rest;
+        if (!body && stored >= total) break;
       }
-      const resumedFrom = stored;
-      const known = total;
+      if (!body) {
+        let response: Response;
+        try {
+          response = await fetch(url, { headers: stored > 0 ? { range: `bytes=${stored}-` } : {}, cache: 'no-store', signal: options.signal });
+        } catch (error) {
+          if (options.signal?.aborted || attempt >= retries) throw downloadFailed(url, error);
+          continue;
+        }
+        if (stored > 0 && response.status === 416) break;
+        if (!response.ok || !response.body) {
+          void response.body?.cancel().catch(() => {});
+          throw new ModelFileError(`Could not download ${url}: HTTP ${response.status}`, 'upstream', 'model_download_failed');
+        }
+        if (stored > 0 && response.status !== 206) {
+          // The server ignored the range: start over.
+          await this.deleteParts(key);
+          stored = resumedFrom = 0;
+        }
+        total ??= serverLength(response, stored);
+        if (total === undefined) throw new ModelFileError(`Could not download ${url}: the server did not say how long the file is`, 'upstream', 'model_download_failed');
+        if (options.checkQuota && options.expectedBytes === undefined && attempt === 0 && !options.checkHeader) {
+          await checkQuota(total - stored, url).catch((error: unknown) => {
+            void response.body?.cancel().catch(() => {});
+            throw error;
+          });
+        }
+        body = response.body;
+      }
+      const known = total!;
       options.onProgress?.({ loaded: stored, total: known, resumedFrom });
-      const counted = response.body.pipeThrough(progressCounter(stored, (loaded) => options.onProgress?.({ loaded, total: known, resumedFrom })));
+      const counted = body.pipeThrough(progressCounter(stored, (loaded) => options.onProgress?.({ loaded, total: known, resumedFrom })));
       try {
         await this.append(key, counted, stored);
         break;

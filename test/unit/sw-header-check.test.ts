@@ -103,6 +103,44 @@ describe('the header check before a download', () => {
     expect(rows.find((r) => r.id === 'my-llama')?.verified).toEqual({ architecture: 'llama', tensor_types: ['F32', 'Q8_0'], chat_format: 'llama3', chat_template: true, header_bytes: expect.any(Number) });
   });
 
+  it('fetches no byte twice: the download keeps the probed bytes and continues from where the probe ended', async () => {
+    const file = headerCheckGguf({ template: LLAMA3_TEMPLATE });
+    const server = rangeFileServer(file);
+    serve(server);
+    const store = new ModelFileStore('https://app.example/');
+    const blob = await store.download('k', URL_, { checkHeader: true });
+    expect(Buffer.from(await blob.arrayBuffer()).equals(file)).toBe(true);
+    expect(server.served.requests).toEqual([`bytes=0-${MIB - 1}`, `bytes=${MIB}-`]);
+    expect(server.served.bytes).toBe(file.byteLength);
+    expect((await store.completeRecord('k'))?.verified).toMatchObject({ architecture: 'llama', chat_format: 'llama3' });
+  });
+
+  it('from a server that ignores Range, the probe\'s own body is the download: one request, every byte once', async () => {
+    const file = headerCheckGguf();
+    const server = rangeFileServer(file, { honourRange: false });
+    serve(server);
+    const progress: number[] = [];
+    const store = new ModelFileStore('https://app.example/');
+    const blob = await store.download('k', URL_, { checkHeader: true, onProgress: (p) => progress.push(p.loaded) });
+    expect(Buffer.from(await blob.arrayBuffer()).equals(file)).toBe(true);
+    expect(server.served.requests.length).toBe(1);
+    expect(server.served.bytes).toBe(file.byteLength);
+    expect(progress.at(-1)).toBe(file.byteLength);
+  });
+
+  it('a download resumed after a cut keeps its stored bytes and fetches only the rest after the probe', async () => {
+    const file = headerCheckGguf();
+    const store = new ModelFileStore('https://app.example/', MIB);
+    // 3 MiB stored by an earlier, cut attempt.
+    await store.append('k', new Blob([file.slice(0, 3 * MIB)]).stream(), 0);
+    const server = rangeFileServer(file);
+    serve(server);
+    const blob = await store.download('k', URL_, { checkHeader: true });
+    expect(Buffer.from(await blob.arrayBuffer()).equals(file)).toBe(true);
+    expect(server.served.requests).toEqual([`bytes=0-${MIB - 1}`, `bytes=${3 * MIB}-`]);
+    expect(server.served.bytes).toBe(file.byteLength - 2 * MIB);
+  });
+
   it('a refused download is reported as model.download.failed with unsupported_model_file', async () => {
     serve(rangeFileServer(headerCheckGguf({ extraType: 16 })));
     const directory = createModelManager('https://app.example/').directory(async () => new Set());
