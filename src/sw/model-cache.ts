@@ -27,10 +27,11 @@ export class StoredModelFileSource implements ByteSource {
   private open(): Promise<BlobSource> {
     this.blob ??= (async () => {
       const { key, url } = this.file;
-      // With the header check (src/sw/gguf-header-check.ts), as the model manager's downloads: a file the runtime
-      // cannot serve is refused (400 unsupported_model_file) before its body is fetched.
+      // With the quota and header checks, as the model manager's downloads: a file that would not fit is refused
+      // (507 insufficient_storage) before any byte is fetched, one the runtime cannot serve (400
+      // unsupported_model_file, src/sw/gguf-header-check.ts) before its body is.
       const blob = url
-        ? await this.store.download(key, url, { expectedBytes: this.file.expectedBytes, sha256: this.file.sha256, checkHeader: true, onProgress: this.onProgress })
+        ? await this.store.download(key, url, { expectedBytes: this.file.expectedBytes, sha256: this.file.sha256, checkQuota: true, checkHeader: true, onProgress: this.onProgress })
         : await this.store.open(key);
       if (!blob) throw new ModelFileError(`The model file ${this.name} is no longer stored (deleted?)`, 'not_found', 'model_file_missing');
       return new BlobSource(blob, this.name);

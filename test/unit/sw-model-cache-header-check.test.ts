@@ -1,5 +1,5 @@
 // The bundled model's file as the engine opens it (StoredModelFileSource, src/sw/model-cache.ts): its first read
-// downloads the file with the same header check as the model manager's downloads (src/sw/gguf-header-check.ts), so a
+// downloads the file with the same quota and header checks as the model manager's downloads (src/sw/gguf-header-check.ts), so a
 // file the runtime cannot serve is refused (400 unsupported_model_file) after its header only, and a served file's
 // stored record says what the check verified.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -51,5 +51,18 @@ describe('the bundled model opened by the engine', () => {
     expect(await source.read(0, 4)).toEqual(new TextEncoder().encode('GGUF'));
     const record = await store.completeRecord('bundled');
     expect(record?.verified).toMatchObject({ architecture: 'llama', tensor_types: ['F32', 'Q8_0'] });
+  });
+
+  it('is refused (507 insufficient_storage) before any byte is fetched when it does not fit the storage quota', async () => {
+    const file = headerCheckGguf();
+    const served = serve(file);
+    vi.stubGlobal('navigator', { storage: { estimate: async () => ({ quota: 4 * MIB, usage: MIB }), persisted: async () => true } });
+    const store = new ModelFileStore('https://app.example/');
+    const source = new StoredModelFileSource(store, { key: 'bundled', url: URL_, expectedBytes: file.byteLength }, 'bundled.gguf');
+    const error = await source.size().catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'insufficient_storage', code: 'insufficient_storage' });
+    expect((error as Error).message).toContain(URL_);
+    expect(served.requests).toEqual([]);
+    expect(await store.storedBytes('bundled')).toBe(0);
   });
 });
