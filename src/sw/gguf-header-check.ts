@@ -4,10 +4,11 @@
 // is fetched. A server that ignores Range (200 with the whole body) is read only as far as the header and the rest
 // of its body cancelled. A download asks the probe to keep what it read (`keepBytes`): the bytes from 0 and, from a
 // server that ignored Range, the rest of that body, so the download continues where the probe ended and no byte is
-// fetched twice. What was verified (architecture, the tensor types present, the chat format the template
+// fetched twice. Files stored before this check existed (and imported files) are checked from their stored bytes on
+// first open (checkStoredHeader). What was verified (architecture, the tensor types present, the chat format the template
 // writes) is kept with the stored file and shown on the model rows.
 import { readGguf, GGUF_LIMITS, type GgufLimits } from '../model/gguf';
-import type { ByteSource } from '../model/byte-source';
+import { BlobSource, type ByteSource } from '../model/byte-source';
 import { SUPPORTED_ARCHITECTURES } from '../model/model-config';
 import { WEIGHT_FORMATS } from '../common/weight-formats';
 import { detectChatFormat, type ChatFormatName, type ChatTemplateField } from '../common/chat-format';
@@ -41,9 +42,11 @@ export interface HeaderProbe {
   rest?: ReadableStream<Uint8Array>;
 }
 
-/** A file this runtime cannot serve (400 `unsupported_model_file`). */
-function unsupported(url: string, why: string): DomainError {
-  return new DomainError('invalid_request', `${url} cannot be served by this runtime: ${why}. Nothing past its header was downloaded.`, { code: 'unsupported_model_file' });
+const NOT_DOWNLOADED = 'Nothing past its header was downloaded.';
+
+/** A file this runtime cannot serve (400 `unsupported_model_file`); `after` says what became of it. */
+function unsupported(url: string, why: string, after = NOT_DOWNLOADED): DomainError {
+  return new DomainError('invalid_request', `${url} cannot be served by this runtime: ${why}. ${after}`, { code: 'unsupported_model_file' });
 }
 
 function upstream(url: string, why: string): DomainError {
@@ -186,11 +189,12 @@ class RemoteHeaderSource implements ByteSource {
 export function verifyHeader(
   url: string,
   file: { metadata: Record<string, unknown>; tensors: { type: string }[]; dataOffset: number },
+  after = NOT_DOWNLOADED,
 ): VerifiedHeader {
   const architecture = file.metadata['general.architecture'];
-  if (typeof architecture !== 'string') throw unsupported(url, 'its header has no general.architecture');
+  if (typeof architecture !== 'string') throw unsupported(url, 'its header has no general.architecture', after);
   if (!(SUPPORTED_ARCHITECTURES as readonly string[]).includes(architecture)) {
-    throw unsupported(url, `architecture "${architecture}" is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`);
+    throw unsupported(url, `architecture "${architecture}" is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`, after);
   }
   const present = new Set(file.tensors.map((t) => t.type));
   const template = file.metadata['tokenizer.chat_template'] as ChatTemplateField;
@@ -231,3 +235,18 @@ export async function probeGgufHeader(url: string, options: { signal?: AbortSign
   }
 }
 
+/**
+ * Checks the header of a file already stored (one stored before the header check existed, or imported): the same
+ * verdict as before a download, read from the stored bytes. Throws `unsupported_model_file` (400) for a file the
+ * runtime cannot serve, saying that it is stored and what to do.
+ */
+export async function checkStoredHeader(blob: Blob, name: string, limits: Readonly<GgufLimits> = GGUF_LIMITS): Promise<VerifiedHeader> {
+  const stored = 'It was stored without a header check (before the runtime had one, or imported) and is kept as it is: delete it (DELETE /v1/models/{id}) and download or import a file this runtime supports.';
+  let file;
+  try {
+    file = await readGguf(new BlobSource(blob, name), limits);
+  } catch (error) {
+    throw unsupported(name, (error as Error).message ?? String(error), stored);
+  }
+  return verifyHeader(name, file, stored);
+}

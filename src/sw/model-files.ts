@@ -9,7 +9,7 @@
 export const modelFilesCacheName = 'webgpu-responses-model-files-v1';
 
 import { sha256OfBlob } from './sha256';
-import { probeGgufHeader, type VerifiedHeader } from './gguf-header-check';
+import { checkStoredHeader, probeGgufHeader, type VerifiedHeader } from './gguf-header-check';
 import { DomainError, type ErrorKind } from '../common/engine-error';
 
 const DEFAULT_PART_BYTES = 4 << 20;
@@ -30,7 +30,7 @@ export interface CompleteRecord {
   /** Where the bytes came from (URL, or `import:<file name>`). */
   origin: string;
   completedAt: number;
-  /** What the header check before the download found (downloads with `checkHeader`). */
+  /** What the header check found: before the download (`checkHeader`), or from the stored bytes on first open. */
   verified?: VerifiedHeader;
 }
 
@@ -153,10 +153,21 @@ export class ModelFileStore {
     return hit ? hit.json() : null;
   }
 
-  /** The whole file as one Blob over its parts, or null while it is not complete. */
+  /**
+   * The whole file as one Blob over its parts, or null while it is not complete. A file stored without a header
+   * check (before there was one, or imported) is checked from its stored bytes on its first open: one the runtime
+   * cannot serve is refused (400 unsupported_model_file, kept as it is); what a served one verified goes on its record.
+   */
   async open(key: string): Promise<Blob | null> {
-    if (!(await this.completeRecord(key))) return null;
-    return this.partsBlob(key);
+    const record = await this.completeRecord(key);
+    if (!record) return null;
+    const blob = await this.partsBlob(key);
+    if (!record.verified) {
+      const verified = await checkStoredHeader(blob, record.origin);
+      // Kept for the model rows; a failed write (storage full) only means the check runs again on the next open.
+      await (await this.cache()).put(`${this.prefix(key)}complete`, Response.json({ ...record, verified } satisfies CompleteRecord)).catch(() => {});
+    }
+    return blob;
   }
 
   private async partsBlob(key: string): Promise<Blob> {

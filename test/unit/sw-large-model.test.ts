@@ -10,13 +10,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkQuota, ModelFileError, ModelFileStore } from '../../src/sw/model-files.ts';
 import { StoredModelFileSource } from '../../src/sw/model-cache.ts';
+import { headerCheckGguf } from '../support/sw-fakes.ts';
 
 const GB = 1_000_000_000;
 const FILE_BYTES = 13 * GB;
 const CHUNK = 16 << 20;
-/** The one real chunk every piece of the 13 GB stream is: "GGUF", then byte i = i & 255. */
+/** The one real chunk every piece of the 13 GB stream is: a small GGUF (its header is checked on first open), then byte i = i & 255. */
 const chunk = new Uint8Array(CHUNK).map((_, i) => i & 255);
-chunk.set([0x47, 0x47, 0x55, 0x46], 0);
+chunk.set(headerCheckGguf(), 0);
 /** The byte of the streamed file at `offset` (the stream repeats `chunk`; the last piece is cut short). */
 const byteAt = (offset: number): number => chunk[offset % CHUNK]!;
 
