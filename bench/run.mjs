@@ -12,12 +12,20 @@
 // text back for the phase costs), per-kernel GPU time of decode steps; the read-every-byte roofline once per run.
 // `roofline_fraction` = weight bytes read per token × decode tok/s / roofline bytes/s.
 //
+// `--catalog id,id` (or `all`; `npm run check:real-sizes`): for each model of src/sw/remote-catalog.ts a random-weight
+// model of exactly its shape and vocabulary, quantized by llama.cpp as the catalog's file is (bench/real-sizes/build.ts,
+// cached in .tmp/real-sizes/), loaded in this Chromium: the engine's logits at a few positions against llama.cpp's
+// (node-llama-cpp; within 0.25, argmax equal at >= 90%: a failure makes the exit status 1), the largest GPU buffer
+// against the adapter's binding limit, load time, GPU bytes / file bytes, decode and prefill tok/s and wllama's.
+// The 3-4B shapes run fewer positions and tokens; gpt-oss-20b (12 GB) gets only its header and limits check
+// (bench/real-sizes/header-check.ts). No TTFT or per-kernel profile for these (minutes each on SwiftShader).
 // Chromium runs with --enable-dawn-features=allow_unsafe_apis,disable_robustness (benchmarks only, never in the
 // product; `--robust` leaves it off). Options:
 //   --size 20m|100m  --types F16,Q8_0,Q4_0  --no-bundled  --decode-tokens 32  --prefill 128,512  --ttft-tokens 16
+//   --catalog id,id|all (the catalog's real shapes instead of the generated models: bench/real-sizes, below)  --logits-only
 //   --paired-rounds 3 (headline: engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +38,9 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
   options: {
     size: { type: 'string', default: '20m' },
-    types: { type: 'string', default: 'F16,Q8_0,Q4_0' },
+    types: { type: 'string' },
+    catalog: { type: 'string' },
+    'logits-only': { type: 'boolean', default: false },
     'no-bundled': { type: 'boolean', default: false },
     'decode-tokens': { type: 'string', default: '32' },
     prefill: { type: 'string', default: '128,512' },
@@ -56,8 +66,9 @@ const SIZES = {
 };
 const shape = SIZES[opt.size];
 if (!shape) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
-const types = opt.types.split(',').filter(Boolean);
+const types = (opt.types ?? (opt.catalog ? '' : 'F16,Q8_0,Q4_0')).split(',').filter(Boolean);
 const MODELS_DIR = join(ROOT, '.tmp', 'bench-models');
+const REAL_SIZES_DIR = join(ROOT, '.tmp', 'real-sizes');
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').trim().split(/\s+/).slice(0, 3).map(Number);
 
@@ -89,6 +100,32 @@ if (!opt['no-bundled']) {
 }
 for (const type of types) models.push(generatedModel(type));
 
+// The catalog's real shapes (bench/real-sizes): built (and llama.cpp's logits taken) one at a time, just before
+// each is measured, so that one big model is in memory at once.
+if (opt.catalog) {
+  const realSizeShapes = JSON.parse(execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '-e',
+    "Promise.all([import('./bench/real-sizes/shapes.ts'), import('./src/sw/remote-catalog.ts')]).then(([s, c]) => console.log(JSON.stringify(s.REAL_SIZE_SHAPES.map((x) => ({ ...x, catalogBytes: c.remoteCatalog.find((e) => e.id === x.id)?.bytes ?? null })))))"], { cwd: ROOT, encoding: 'utf8' }));
+  const ids = opt.catalog === 'all' ? realSizeShapes.map((s) => s.id) : opt.catalog.split(',').filter(Boolean);
+  for (const id of ids) {
+    const shape = realSizeShapes.find((s) => s.id === id);
+    if (!shape) throw new Error(`--catalog: no real-size shape "${id}" (bench/real-sizes/shapes.ts has ${realSizeShapes.map((s) => s.id).join(', ')})`);
+    models.push({ id, kind: 'catalog', type: shape.ftype, name: shape.name, shape, url: `/__real_sizes/${id}/model.gguf`, path: join(REAL_SIZES_DIR, id, 'model.gguf') });
+  }
+}
+
+/** Builds a catalog model (and llama.cpp's reference logits) unless cached; returns its ref.json. */
+function buildRealSize(m) {
+  const positions = m.shape.scope === 'full' ? 8 : 3;
+  log(`${m.id}: building the real-size model (cached in .tmp/real-sizes) ...`);
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bench', 'real-sizes', 'build.ts'), m.id, '--positions', String(positions)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  return JSON.parse(readFileSync(join(REAL_SIZES_DIR, m.id, 'ref.json'), 'utf8'));
+}
+
+/** gpt-oss-20b: the header and limits check alone (bench/real-sizes/header-check.ts). */
+function headerCheck(m) {
+  return JSON.parse(execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bench', 'real-sizes', 'header-check.ts'), m.id], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+}
+
 // ---------------------------------------------------------------- server and browser
 
 /** Serves .tmp/bench-models at /__bench_models/; the page is cross-origin isolated (wllama may then use threads). */
@@ -100,9 +137,10 @@ function benchPlugin() {
         res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
         res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
         const url = new URL(req.url ?? '/', 'http://localhost');
-        if (!url.pathname.startsWith('/__bench_models/')) return next();
-        const file = normalize(join(MODELS_DIR, decodeURIComponent(url.pathname.slice('/__bench_models/'.length))));
-        if (!file.startsWith(MODELS_DIR) || !existsSync(file) || !statSync(file).isFile()) {
+        const [prefix, dir] = url.pathname.startsWith('/__real_sizes/') ? ['/__real_sizes/', REAL_SIZES_DIR] : ['/__bench_models/', MODELS_DIR];
+        if (!url.pathname.startsWith(prefix)) return next();
+        const file = normalize(join(dir, decodeURIComponent(url.pathname.slice(prefix.length))));
+        if (!file.startsWith(dir) || !existsSync(file) || !statSync(file).isFile()) {
           res.statusCode = 404;
           return res.end('not found');
         }
@@ -130,7 +168,17 @@ const server = await createServer({
 });
 await server.listen();
 const origin = `http://127.0.0.1:${server.httpServer.address().port}`;
-const browser = await chromium.launch({ executablePath, args: flags, headless: true });
+// The catalog shapes (hundreds of MB to GBs) need Cache Storage on disk: a launched browser's context keeps it in
+// memory, under a small quota, so those runs use a persistent profile in .tmp/bench-profile (emptied first).
+const PROFILE_DIR = join(ROOT, '.tmp', 'bench-profile');
+if (opt.catalog) rmSync(PROFILE_DIR, { recursive: true, force: true });
+const browser = opt.catalog
+  ? await chromium.launchPersistentContext(PROFILE_DIR, { executablePath, args: flags, headless: true }).then((context) => ({
+      version: () => context.browser()?.version() ?? 'chromium (persistent context)',
+      newPage: () => context.newPage(),
+      close: () => context.close(),
+    }))
+  : await chromium.launch({ executablePath, args: flags, headless: true });
 const started = Date.now();
 const report = {
   bench: 'webgpu-responses',
@@ -173,6 +221,12 @@ try {
   const prefillTokens = opt.prefill.split(',').filter(Boolean).map(Number);
   report.models = [];
   for (const m of models) {
+    if (m.kind === 'catalog') {
+      const entry = await catalogModel(page, m, roofBytesPerS, contextLength);
+      if (entry.error || entry.logits_check?.pass === false || entry.header_check?.pass === false) exitCode = 1;
+      report.models.push(entry);
+      continue;
+    }
     // Within the ~5-minute budget only the headline model and the bundled one get every measurement; the other
     // types skip the 512-token prefill and the with-tools TTFT (each ~30-45 s on SwiftShader here) unless --full.
     const complete = opt.full || m.kind === 'bundled' || m.type === opt.headline;
@@ -252,11 +306,74 @@ report.wall_s = Math.round((Date.now() - started) / 1000);
 const ordered = { decode_tok_s: report.decode_tok_s, roofline_fraction: report.roofline_fraction, wllama_decode_tok_s: report.wllama_decode_tok_s, decode_vs_wllama_paired: report.decode_vs_wllama_paired, ...report };
 const json = JSON.stringify(ordered, null, 2);
 mkdirSync(join(ROOT, '.tmp', 'bench'), { recursive: true });
-writeFileSync(join(ROOT, '.tmp', 'bench', 'latest.json'), `${json}\n`);
-writeHtmlReport(ordered, join(ROOT, 'bench', 'report', 'latest.html'));
+if (opt.catalog) {
+  // The catalog shapes' run leaves the kept report (bench/report/latest.html) to the default bench.
+  writeFileSync(join(ROOT, '.tmp', 'bench', 'real-sizes.json'), `${json}\n`);
+  log('wrote .tmp/bench/real-sizes.json');
+} else {
+  writeFileSync(join(ROOT, '.tmp', 'bench', 'latest.json'), `${json}\n`);
+  writeHtmlReport(ordered, join(ROOT, 'bench', 'report', 'latest.html'));
+  log('wrote .tmp/bench/latest.json and bench/report/latest.html');
+}
 process.stdout.write(`${json}\n`);
-log('wrote .tmp/bench/latest.json and bench/report/latest.html');
 process.exit(exitCode);
+
+/** One catalog shape: build, engine (logits check, load, GPU bytes, decode, prefill), wllama; the issue-19 row fields first. */
+async function catalogModel(page, m, roofBytesPerS, contextLength) {
+  const full = m.shape.scope === 'full';
+  const entry = { name: m.id, model: m.name, type: m.type, kind: 'catalog', scope: m.shape.scope, decode_tok_s: null, prefill_tok_s: null, roofline_fraction: null, wllama_decode_tok_s: null, wllama_prefill_tok_s: null };
+  const started = Date.now();
+  try {
+    if (m.shape.scope === 'header') {
+      entry.header_check = headerCheck(m);
+      entry.measured = 'header and limits only: the file is ~12 GB, more than this machine can hold in GPU (SwiftShader: CPU) memory';
+      return entry;
+    }
+    const ref = buildRealSize(m);
+    Object.assign(entry, { file: m.path.slice(ROOT.length + 1), file_bytes: ref.file_bytes, catalog_file_bytes_approximate: m.shape.catalogBytes, tensor_types: ref.tensor_types, build_s: ref.build_s, load_average_before: loadavg() });
+    const decodeTokens = full ? 8 : 3;
+    const prefillFor = full ? [32] : [12];
+    entry.measured = full
+      ? `logits at ${ref.tokens.length} positions, ${decodeTokens} decode tokens after a 4-token warm-up, a prefill of ~32 tokens; wllama the same`
+      : `reduced (3-4B on a 2-core CPU adapter): logits at ${ref.tokens.length} positions, ${decodeTokens} decode tokens from a one-word chat prompt (its prefill is the prefill speed); wllama ${decodeTokens} tokens and a prefill of ~12`;
+    const r = await page.evaluate((cfg) => window.__bench.model(cfg), {
+      id: m.id, url: m.url, decodeTokens, prefillTokens: prefillFor, ttftTokens: 0, ttftWithTools: false, noTtft: true, profileSteps: 0, contextLength, quick: !full, logitsOnly: opt['logits-only'],
+      logitsCheck: { tokens: ref.tokens, refUrl: `/__real_sizes/${m.id}/ref-logits.f32`, vocab: ref.vocab },
+    });
+    entry.engine = r;
+    entry.load_ms = r.load_from_cache_ms;
+    entry.weight_gpu_bytes = r.weight_gpu_bytes;
+    entry.gpu_bytes_after_load = r.gpu_memory?.allocated_after_load_bytes ?? null;
+    entry.gpu_bytes_over_file_bytes = entry.gpu_bytes_after_load ? round(entry.gpu_bytes_after_load / ref.file_bytes, 3) : null;
+    entry.weight_gpu_bytes_over_file_bytes = r.weight_gpu_bytes ? round(r.weight_gpu_bytes / ref.file_bytes, 3) : null;
+    entry.decode_tok_s = r.decode_tok_s;
+    entry.prefill_tok_s = r.prefill?.[0]?.prefill_tok_s ?? null;
+    entry.roofline_fraction = roofBytesPerS > 0 ? round((r.weight_bytes_per_token * r.decode_tok_s) / roofBytesPerS, 4) : null;
+    entry.logits_check = r.logits_check;
+    entry.max_abs_logit_diff = r.logits_check?.max_abs_diff ?? null;
+    entry.largest_buffer = r.largest_buffer;
+    if (!opt['no-wllama'] && !opt['logits-only']) {
+      try {
+        log(`${m.id}: wllama ...`);
+        const w = await page.evaluate((cfg) => window.__wllamaBench(cfg), { url: m.url, decodeTokens, prefillTokens: prefillFor, threads: Number(opt['wllama-threads']), gpuLayers: Number(opt['wllama-gpu-layers']), contextLength });
+        entry.wllama = w;
+        entry.wllama_decode_tok_s = w.decode_tok_s;
+        entry.wllama_prefill_tok_s = w.prefill?.[0]?.prefill_tok_s ?? null;
+      } catch (error) {
+        entry.wllama = { error: String(error?.message ?? error).slice(0, 500) };
+      }
+    }
+  } catch (error) {
+    entry.error = String(error?.message ?? error).slice(0, 800);
+  } finally {
+    entry.wall_s = Math.round((Date.now() - started) / 1000);
+    entry.load_average_after = loadavg();
+    // Cache Storage holds a copy of each file: drop it before the next (big) one.
+    await page.evaluate(async (url) => (await caches.open('bench-models')).delete(url), m.url).catch(() => {});
+    log(`${m.id}: ${JSON.stringify({ decode_tok_s: entry.decode_tok_s, prefill_tok_s: entry.prefill_tok_s, wllama_decode_tok_s: entry.wllama_decode_tok_s, max_abs_logit_diff: entry.max_abs_logit_diff, error: entry.error })}`);
+  }
+  return entry;
+}
 
 function round(x, digits) {
   return Math.round(x * 10 ** digits) / 10 ** digits;

@@ -28,6 +28,8 @@ import { openWllama } from '../wllama/bench.ts';
 
 const liveBuffers = new Map<GPUBuffer, number>();
 let peakBytes = 0;
+/** The largest single buffer made since the last reset, and the limits of the device that made it. */
+let largestBuffer = { bytes: 0, label: '', maxStorageBufferBindingSize: 0, maxBufferSize: 0 };
 const liveBytes = () => [...liveBuffers.values()].reduce((s, b) => s + b, 0);
 /** Live buffer bytes grouped by label (digits dropped, so per-layer buffers group together), largest first. */
 function bytesByLabel(exclude: Set<GPUBuffer>): { label: string; buffers: number; bytes: number }[] {
@@ -47,6 +49,9 @@ function bytesByLabel(exclude: Set<GPUBuffer>): { label: string; buffers: number
   GPUDevice.prototype.createBuffer = function (this: GPUDevice, descriptor: GPUBufferDescriptor): GPUBuffer {
     const buffer = createBuffer.call(this, descriptor);
     liveBuffers.set(buffer, descriptor.size);
+    if (descriptor.size > largestBuffer.bytes) {
+      largestBuffer = { bytes: descriptor.size, label: descriptor.label ?? '', maxStorageBufferBindingSize: this.limits.maxStorageBufferBindingSize, maxBufferSize: this.limits.maxBufferSize };
+    }
     peakBytes = Math.max(peakBytes, liveBytes());
     return buffer;
   };
@@ -295,6 +300,52 @@ export interface ModelBenchConfig {
   ttftWithTools: boolean;
   profileSteps: number;
   contextLength: number;
+  /** Skip the /v1/responses time-to-first-token runs (the real-size catalog models, where each costs minutes). */
+  noTtft?: boolean;
+  /**
+   * Compare the engine's logits (engine.logits: one prefill of `tokens`, every position) with llama.cpp's, an f32
+   * [position][vocab] file at `refUrl` (bench/real-sizes/build.ts writes it), right after the load.
+   */
+  logitsCheck?: { tokens: number[]; refUrl: string; vocab: number };
+  /**
+   * The least that gives decode and prefill speeds (the 3-4B shapes on a CPU adapter): a 2-token warm-up, one
+   * generation of `decodeTokens` from a one-word prompt whose prefill gives the prefill speed; no prefill runs.
+   */
+  quick?: boolean;
+  /** Load and the logits check only (no decode, prefill or profile). */
+  logitsOnly?: boolean;
+}
+
+/** Max |ours - llama.cpp's| per position and whether the argmax agrees (the quantized tolerance of issue 15). */
+async function logitsCheck(engine: WebGpuEngine, id: string, check: NonNullable<ModelBenchConfig['logitsCheck']>): Promise<Record<string, unknown>> {
+  const response = await fetch(check.refUrl);
+  if (!response.ok) throw new Error(`${check.refUrl}: HTTP ${response.status}`);
+  const ref = new Float32Array(await response.arrayBuffer());
+  const t0 = performance.now();
+  const { logits } = await engine.logits(id, check.tokens);
+  const ms = performance.now() - t0;
+  if (logits.length !== check.tokens.length) throw new Error(`engine.logits gave ${logits.length} rows for ${check.tokens.length} tokens`);
+  const perPosition: number[] = [];
+  let agree = 0;
+  const argmax = (v: ArrayLike<number>, at: number, n: number) => {
+    let best = 0;
+    for (let i = 1; i < n; i++) if (v[at + i] > v[at + best]) best = i;
+    return best;
+  };
+  for (let p = 0; p < logits.length; p++) {
+    const row = logits[p];
+    if (row.length !== check.vocab) throw new Error(`position ${p}: ${row.length} logits, vocabulary ${check.vocab}`);
+    let max = 0;
+    for (let i = 0; i < check.vocab; i++) {
+      const d = Math.abs(row[i] - ref[p * check.vocab + i]);
+      if (!(d <= max)) max = d; // NaN propagates
+    }
+    perPosition.push(round(max, 4));
+    if (argmax(row, 0, check.vocab) === argmax(ref, p * check.vocab, check.vocab)) agree++;
+  }
+  const maxAbs = perPosition.reduce((a, b) => (b > a || Number.isNaN(b) ? b : a), 0);
+  log(`${id}: logits vs llama.cpp: max |diff| ${maxAbs} over ${logits.length} positions, argmax equal at ${agree}/${logits.length}`);
+  return { positions: logits.length, tokens: check.tokens, max_abs_diff: maxAbs, per_position: perPosition, greedy_agree: agree, greedy_agreement: round(agree / logits.length, 3), prefill_ms: round(ms), tolerance: 0.25, min_agreement: 0.9, pass: maxAbs < 0.25 && agree / logits.length >= 0.9 };
 }
 
 async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown>> {
@@ -305,6 +356,7 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
   const buffersBefore = liveBytes();
   const existing = new Set(liveBuffers.keys());
   peakBytes = buffersBefore;
+  largestBuffer = { bytes: 0, label: '', maxStorageBufferBindingSize: 0, maxBufferSize: 0 };
   const loadStart = performance.now();
   const cached = await cache.match(cfg.url);
   const blob = await cached!.blob();
@@ -324,10 +376,16 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
     const info = (await engine.listModels()).find((m) => m.id === cfg.id);
     out.context_length = info?.contextLength;
     log(`${cfg.id}: loaded in ${round(loadMs)} ms`);
+    out.largest_buffer = { ...largestBuffer, within_binding_limit: largestBuffer.bytes <= largestBuffer.maxStorageBufferBindingSize };
+    if (cfg.logitsCheck) out.logits_check = await logitsCheck(engine, cfg.id, cfg.logitsCheck);
+    if (cfg.logitsOnly) {
+      out.gpu_memory = { allocated_after_load_bytes: afterLoad, weight_gpu_bytes: stats.weightGpuBytes, by_label: byLabel.slice(0, 12) };
+      return out;
+    }
 
     // Warm-up, then decode.
-    await generateTimed(engine, cfg.id, 'Warm up: say something.', 4);
-    const decode = await generateTimed(engine, cfg.id, 'Tell me a long story about a fox and a dog.', cfg.decodeTokens);
+    await generateTimed(engine, cfg.id, cfg.quick ? 'Hi.' : 'Warm up: say something.', cfg.quick ? 2 : 4);
+    const decode = await generateTimed(engine, cfg.id, cfg.quick ? 'Go.' : 'Tell me a long story about a fox and a dog.', cfg.decodeTokens);
     const decodeTokS = decode.decodeMs > 0 ? ((decode.tokens - 1) * 1000) / decode.decodeMs : 0;
     out.dispatches_per_token = (await engine.modelStats(cfg.id)).lastStepDispatches;
     out.decode = {
@@ -345,7 +403,11 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
 
     // Prefill at each prompt length (maxTokens 1: the time up to the last prefill chunk).
     const prefill: Record<string, unknown>[] = [];
-    for (const target of cfg.prefillTokens) {
+    if (cfg.quick) {
+      const processed = decode.promptTokens - decode.cachedTokens;
+      prefill.push({ target: null, from: 'the decode run', prompt_tokens: decode.promptTokens, cached_tokens: decode.cachedTokens, prefill_ms: round(decode.prefillMs), prefill_tok_s: round((processed * 1000) / decode.prefillMs, 3) });
+    }
+    for (const target of cfg.quick ? [] : cfg.prefillTokens) {
       const prompt = await promptOfTokens(engine, cfg.id, target, `Prompt ${target}: `);
       const r = await generateTimed(engine, cfg.id, prompt, 1);
       const processed = r.promptTokens - r.cachedTokens;
@@ -359,7 +421,7 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
     const timed = new TimedEngine(engine);
     const handler = createResponsesHandler({ engine: timed, store: createMemoryStore() });
     const ttft: Record<string, unknown>[] = [];
-    for (const withTools of cfg.ttftWithTools ? [false, true] : [false]) {
+    for (const withTools of cfg.noTtft ? [] : cfg.ttftWithTools ? [false, true] : [false]) {
       const body: Record<string, unknown> = {
         model: cfg.id,
         input: withTools ? 'What is the weather in Paris? Answer briefly.' : 'Say hello to the benchmark, briefly.',

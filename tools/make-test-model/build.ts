@@ -87,11 +87,15 @@ export interface TestModelOptions {
    * that the final norm maps exactly to e_t, so the logits of token t are column t of output.weight.
    */
   probe?: boolean;
+  /** Write model.gguf only, no `hf/` files (the real-size bench models: half the memory at a 200k vocabulary). */
+  ggufOnly?: boolean;
+  /** Standard deviation of the token embedding (default 1; gemma3 always 1/sqrt(hidden)). A tied head over N(0, 1) rows gives logits of std sqrt(hidden). */
+  embeddingStd?: number;
 }
 
 /** What a generated model is (everything but the file bytes). */
 export interface TestModelInfo {
-  options: Required<Omit<TestModelOptions, 'ropeScaling'>> & { ropeScaling: Llama3RopeScaling | null };
+  options: Required<Omit<TestModelOptions, 'ropeScaling' | 'ggufOnly' | 'embeddingStd'>> & { ropeScaling: Llama3RopeScaling | null };
   vocabSize: number;
   bosId: number;
   eosId: number;
@@ -204,7 +208,7 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
 
   // Token embedding: N(0, 1) rows (RMSNorm brings them to unit scale anyway). gemma3: N(0, 1/hidden), small as
   // Gemma's are: the model scales them by sqrt(hidden) to unit size, and its tied head then gives unit-scale logits.
-  const embedding = rng.normals(vocabSize * hidden, o.arch === 'gemma3' ? 1 / Math.sqrt(hidden) : 1);
+  const embedding = rng.normals(vocabSize * hidden, o.arch === 'gemma3' ? 1 / Math.sqrt(hidden) : (options.embeddingStd ?? 1));
   let outputNormValue = 1;
   if (o.probe) {
     // Row t < hidden is c * e_t; with output_norm = sqrt(c^2/hidden + eps)/c the final norm yields e_t.
@@ -327,11 +331,12 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
       throw new Error(`Tensor ${t.gguf}: ${cols} columns is not a multiple of the ${t.ggufType} block size ${blockElements}`);
     }
     // Round through the Hugging Face dtype first so that both files hold exactly the same numbers.
-    const hfValues = dequantizeGguf(hfDtype, encodeTensor(hfDtype, t.values));
+    // (An f32 round trip is the identity: skipped, which saves two copies of a 200k-row embedding.)
+    const hfValues = hfDtype === 'F32' ? t.values : dequantizeGguf(hfDtype, encodeTensor(hfDtype, t.values));
     const ggufValues = t.permuteHeads ? permuteForInterleavedRope(hfValues, t.shape[0], cols, t.permuteHeads) : hfValues;
     const ggufBytes = encodeTensor(t.ggufType, ggufValues);
     ggufTensors.push({ name: t.gguf, dims: [...t.shape].reverse(), ggmlType: TENSOR_TYPE_LAYOUTS[t.ggufType].ggmlType, data: ggufBytes });
-    if (!t.hf) continue;
+    if (!t.hf || options.ggufOnly) continue;
     // Quantized weights go to the HF side as their dequantized values (undoing the llama permutation).
     let hfStored = hfValues;
     if (TENSOR_TYPE_LAYOUTS[t.ggufType].blockElements > 1 || t.ggufType !== hfDtype && t.ggufType !== 'F32') {
@@ -343,7 +348,7 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
 
   const json = (value: unknown, indent?: number) => [new TextEncoder().encode(JSON.stringify(value, null, indent))];
   const files: Record<string, Uint8Array[]> = { 'model.gguf': encodeGguf(ggufMetadata(o, vocab), ggufTensors) };
-  if (o.arch === 'gpt-oss' || o.arch === 'gemma3') return { info: modelInfo(o, vocab, tensors), files };
+  if (o.arch === 'gpt-oss' || o.arch === 'gemma3' || options.ggufOnly) return { info: modelInfo(o, vocab, tensors), files };
   for (const [name, bytes] of Object.entries(encodeSafetensorsCheckpoint(hfTensors, o.shards))) files[`hf/${name}`] = bytes;
   files['hf/config.json'] = json(hfConfig(o, vocab), 2);
   if (vocab.model === 'real') {
