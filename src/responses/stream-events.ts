@@ -9,7 +9,7 @@
 // Text and reasoning segments are trimmed of surrounding whitespace (held back until a non-space follows).
 import type { GenerationEvent } from '../engine/types.ts';
 import { EngineError } from '../engine/types.ts';
-import { isClientError } from './errors.ts';
+import { isClientError, toApiError } from './errors.ts';
 import type { OutputParser, ParseEvent } from './output-parser.ts';
 import { responseItemIds } from './item-references.ts';
 import { summarizeReasoning } from './reasoning-summary.ts';
@@ -107,6 +107,8 @@ class ResponseEmitter {
   private calls = 0;
   /** Inside a call over maxToolCalls, which is dropped. */
   private dropping = false;
+  /** Off once sealing failed (abandon): what is open closes without a seal. */
+  private sealing = true;
 
   /** Output item ids name their response (item-references.ts), so an `item_reference` finds them in the store. */
   private readonly itemId: (prefix: 'msg' | 'rs' | 'fc' | 'ctc' | 'ci') => string;
@@ -258,6 +260,21 @@ class ResponseEmitter {
     return out;
   }
 
+  /**
+   * The output broke outside the engine (a fault writing it): whatever is open closes `incomplete`, unsealed, so
+   * that no item is left half-written; an item even that cannot close is marked `incomplete` as it stands.
+   */
+  async abandon(): Promise<UnnumberedStreamEvent[]> {
+    this.sealing = false;
+    try {
+      return await this.end('incomplete');
+    } catch {
+      this.open = null;
+      for (const [i, item] of this.output.entries()) if ('status' in item && item.status === 'in_progress') this.output[i] = { ...item, status: 'incomplete' } as OutputItem;
+      return [];
+    }
+  }
+
   /** A text segment ends: emit what was held under the phase now known, or close the live message. */
   private endTextSegment(phase: 'commentary' | 'final_answer', status: 'completed' | 'incomplete'): UnnumberedStreamEvent[] {
     const out: UnnumberedStreamEvent[] = [];
@@ -338,10 +355,12 @@ class ResponseEmitter {
       case 'message':
         return this.closeMessage(status);
       case 'reasoning': {
+        // Sealed before the item counts as closed: a seal that fails leaves it open, for abandon() to close.
+        const sealed = this.options.sealReasoning && this.sealing ? await this.options.sealReasoning.seal(open.text) : undefined;
         this.open = null;
         const part = { type: 'reasoning_text' as const, text: open.text };
         const item: OutputReasoning = { ...open.item, content: [part], status };
-        if (this.options.sealReasoning) item.encrypted_content = await this.options.sealReasoning.seal(open.text);
+        if (sealed !== undefined) item.encrypted_content = sealed;
         const at = { item_id: item.id, output_index: open.index, content_index: 0 };
         const out: UnnumberedStreamEvent[] = [
           { type: this.options.reasoningEvents === 'open-responses' ? 'response.reasoning.done' : 'response.reasoning_text.done', ...at, text: open.text },
@@ -429,10 +448,15 @@ export async function* runPipeline(
 
   let done: Extract<GenerationEvent, { type: 'done' }> | null = null;
   let fault: unknown = null;
+  let status: ResponseObject['status'];
+  /** The fault is the runtime's own (writing the output), not the engine's. */
+  let outside = false;
+  let writing = false;
   const progressEvery = options.prefillProgressMs ?? 5_000;
   let lastProgress = Date.now();
   try {
     for await (const event of generate()) {
+      writing = true;
       if (event.type === 'prefill') {
         if (Date.now() - lastProgress >= progressEvery) {
           lastProgress = Date.now();
@@ -442,32 +466,25 @@ export async function* runPipeline(
       else if (event.type === 'token') {
         for (const parsed of options.parser.push(event.text)) for (const e of await emitter.apply(parsed)) yield emitter.number(e);
       } else done = event;
+      writing = false;
     }
-    if (done === null && !options.signal.aborted) throw new Error('The engine stopped without finishing the generation.');
+    if (done === null && !options.signal.aborted) throw new EngineError('internal', 'The engine stopped without finishing the generation.');
   } catch (error) {
     fault = error;
+    outside = writing;
   }
 
   const cancelled = options.signal.aborted || (fault === null && done?.finishReason === 'abort');
-  const status: ResponseObject['status'] = cancelled ? 'cancelled' : fault !== null ? 'failed' : done?.finishReason === 'length' ? 'incomplete' : 'completed';
-  for (const parsed of options.parser.finish()) for (const e of await emitter.apply(parsed)) yield emitter.number(e);
-  for (const e of await emitter.end(status === 'completed' ? 'completed' : 'incomplete')) yield emitter.number(e);
+  const run: RunEnd = { cancelled, fault, outside, status: cancelled ? 'cancelled' : fault !== null ? 'failed' : done?.finishReason === 'length' ? 'incomplete' : 'completed' };
+  for (const e of await closeOutput(options.parser, emitter, run)) yield emitter.number(e);
+  ({ status, fault, outside } = run);
 
-  const usage: Usage | null = done
-    ? {
-        input_tokens: done.usage.promptTokens,
-        input_tokens_details: { cached_tokens: done.usage.cachedTokens, cache_write_tokens: done.usage.promptTokens - done.usage.cachedTokens },
-        output_tokens: done.usage.completionTokens,
-        output_tokens_details: { reasoning_tokens: Math.min(options.parser.reasoningTokens, done.usage.completionTokens) },
-        total_tokens: done.usage.promptTokens + done.usage.completionTokens,
-      }
-    : null;
   let final: ResponseObject = {
     ...structuredClone(base),
     status,
     output: structuredClone(emitter.output),
-    usage: usage ?? null,
-    error: status === 'failed' ? faultBody(fault) : null,
+    usage: done ? usageOf(done, options.parser.reasoningTokens) : null,
+    error: status === 'failed' ? (outside ? outsideFaultBody(fault) : faultBody(fault)) : null,
     incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     completed_at: status === 'completed' ? options.now() : null,
   };
@@ -487,11 +504,55 @@ export async function* runPipeline(
   return { response: final, cause };
 }
 
+/** How a run ended: its status, what failed it and whether that was outside the engine (writing the output). */
+interface RunEnd {
+  cancelled: boolean;
+  status: ResponseObject['status'];
+  fault: unknown;
+  outside: boolean;
+}
+
+/**
+ * The rest of the output, closed: the parser's last events, then whatever is open. A fault here (or `outside` one
+ * writing the output before) fails the response like an engine fault: what is open closes incomplete (abandon),
+ * the failed response is stored and `response.failed` ends the stream.
+ */
+async function closeOutput(parser: OutputParser, emitter: ResponseEmitter, run: RunEnd): Promise<UnnumberedStreamEvent[]> {
+  const closing: UnnumberedStreamEvent[] = [];
+  try {
+    if (run.outside) throw run.fault;
+    for (const parsed of parser.finish()) closing.push(...(await emitter.apply(parsed)));
+    closing.push(...(await emitter.end(run.status === 'completed' ? 'completed' : 'incomplete')));
+  } catch (error) {
+    if (run.fault === null) run.fault = error;
+    run.outside ||= run.fault === error;
+    if (!run.cancelled) run.status = 'failed';
+    closing.push(...(await emitter.abandon()));
+  }
+  return closing;
+}
+
+function usageOf(done: Extract<GenerationEvent, { type: 'done' }>, reasoningTokens: number): Usage {
+  const { promptTokens, cachedTokens, completionTokens } = done.usage;
+  return {
+    input_tokens: promptTokens,
+    input_tokens_details: { cached_tokens: cachedTokens, cache_write_tokens: promptTokens - cachedTokens },
+    output_tokens: completionTokens,
+    output_tokens_details: { reasoning_tokens: Math.min(reasoningTokens, completionTokens) },
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
 function faultBody(fault: unknown): { code: 'server_error' | 'invalid_prompt'; message: string } {
   if (fault instanceof EngineError) {
     return { code: isClientError(fault) ? 'invalid_prompt' : 'server_error', message: fault.message };
   }
   return { code: 'server_error', message: 'The model failed while generating this response.' };
+}
+
+/** A fault of the runtime's own while writing the output: OpenAI's error body's message, no model blamed. */
+function outsideFaultBody(fault: unknown): { code: 'server_error'; message: string } {
+  return { code: 'server_error', message: `The response failed while its output was written: ${toApiError(fault).body.error.message}` };
 }
 
 /** One stream event as an SSE frame. */
@@ -500,7 +561,8 @@ export function sseFrame(event: StreamEvent): string {
 }
 
 /**
- * The `error` event of a stream that broke off, numbered after the last event sent: the `openai` SDK's
+ * The `error` event of a stream the pipeline could not finish (a fault writing the output ends `response.failed`
+ * instead, see runPipeline), numbered after the last event sent: the `openai` SDK's
  * ResponseErrorEvent fields (`type:"error"`, `code`, `message`, `param`, `sequence_number`), and the OpenAI error
  * body under `error` too, for clients that read that shape.
  */

@@ -27,8 +27,8 @@ export interface Setup {
   client: OpenAI;
 }
 
-export function setup(scripts: FakeScript[] = [], options: { store?: ResponseStore; keepAliveMs?: number; prefillProgressMs?: number; models?: ModelInfo[] } = {}): Setup {
-  const engine = new FakeEngine(scripts, options.models);
+export function setup(scripts: FakeScript[] = [], options: { store?: ResponseStore; keepAliveMs?: number; prefillProgressMs?: number; models?: ModelInfo[]; engine?: FakeEngine } = {}): Setup {
+  const engine = options.engine ?? new FakeEngine(scripts, options.models);
   const store = options.store ?? createMemoryStore();
   const handler = createResponsesHandler({ engine, store, now: () => NOW, ids: countingIds(), keepAliveMs: options.keepAliveMs ?? 60_000, prefillProgressMs: options.prefillProgressMs });
   const client = new OpenAI({
