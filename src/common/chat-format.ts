@@ -22,8 +22,13 @@
 //   the tools in `[AVAILABLE_TOOLS]`). Each call is `[TOOL_CALLS]` + the tool's name + `[ARGS]` + its arguments
 //   object, no JSON around it; several calls follow one another. Results are `[TOOL_RESULTS]…[/TOOL_RESULTS]`.
 //   The parser also reads a `[CALL_ID]id` between the name and `[ARGS]` (newer templates write it); the grammar
-//   never writes one. Call ids replay as 9 alphanumerics (the `[CALL_ID]` templates demand them). No reasoning
-//   (Magistral's `[THINK]` is not handled).
+//   never writes one. Call ids replay as 9 alphanumerics (the `[CALL_ID]` templates demand them). No reasoning,
+//   but see below.
+// - Mistral templates that write `[THINK]`…`[/THINK]` (Magistral, Ministral 3 Reasoning; mistral-common's v13+
+//   `thinking` chunks): the same format (v11, or v3/tekken) with those as its reasoning markers (withMistralThinking).
+//   A block leading the answer is reasoning (output-parser.ts reads it before the format's parser), forced calls
+//   may follow one (constraint-grammar.ts), stray markers are dropped. Earlier reasoning is dropped on replay: these
+//   templates render it only from `thinking` content chunks, which the runtime's string content has no place for.
 // - phi4: Phi-4-mini (`<|tool|>` in its template). Its own template (tokenizer_config.json) reads the tools as a
 //   JSON string in the system message's `tools` field, wrapped in `<|tool|>…<|/tool|>`, and renders neither calls
 //   nor results: the replay writes the calls into the assistant's text as the model writes them and the results as
@@ -200,6 +205,24 @@ export const MISTRAL_V11_FORMAT: ChatFormat = {
   replay: { reasoning: 'drop', tools: 'template', callIds: 'alnum9', callsPerMessage: 'many', systemMessages: 'anywhere' },
 };
 
+export const MISTRAL_THINK = '[THINK]';
+export const MISTRAL_THINK_END = '[/THINK]';
+
+/**
+ * A Mistral format whose template writes `[THINK]…[/THINK]` (Magistral, Ministral 3 Reasoning): those are its
+ * reasoning markers (control tokens the grammar may write), the rest as the format is.
+ */
+export function withMistralThinking(format: ChatFormat): ChatFormat {
+  return {
+    ...format,
+    variant: `${format.variant ?? format.name}+think`,
+    thinking: true,
+    markers: { ...format.markers, thinkStart: MISTRAL_THINK, thinkEnd: MISTRAL_THINK_END },
+    calls: { ...format.calls, dropped: [...format.calls.dropped, MISTRAL_THINK, MISTRAL_THINK_END] },
+    controlTokens: [...(format.controlTokens ?? [format.calls.open]), MISTRAL_THINK, MISTRAL_THINK_END],
+  };
+}
+
 export const PHI4_CALL_OPEN = '<|tool_call|>';
 export const PHI4_CALL_CLOSE = '<|/tool_call|>';
 
@@ -261,11 +284,12 @@ export type ChatTemplateField = string | Record<string, string> | { name: string
 export function detectChatFormat(field: ChatTemplateField): ChatFormat {
   const text = templateText(field);
   if (isHarmonyTemplate(text)) return HARMONY_FORMAT;
-  if (text.includes('[INST]') && text.includes(MISTRAL_ARGS)) return MISTRAL_V11_FORMAT;
+  const thinks = (format: ChatFormat) => (text.includes(MISTRAL_THINK) && text.includes(MISTRAL_THINK_END) ? withMistralThinking(format) : format);
+  if (text.includes('[INST]') && text.includes(MISTRAL_ARGS)) return thinks(MISTRAL_V11_FORMAT);
   if (text.includes('<|tool|>') || text.includes(PHI4_CALL_OPEN)) return PHI4_FORMAT;
   if (text.includes('[INST]')) {
     const v3 = text.includes('[INST] ') || text.includes('[TOOL_CALLS] [');
-    return { ...MISTRAL_FORMAT, variant: v3 ? 'v3' : 'tekken' };
+    return thinks({ ...MISTRAL_FORMAT, variant: v3 ? 'v3' : 'tekken' });
   }
   if (text.includes('<|start_header_id|>')) return LLAMA3_FORMAT;
   if (text.includes('<start_of_turn>')) return GEMMA3_FORMAT;

@@ -71,19 +71,79 @@ export class OutputParser {
       this.delegate = new HarmonyParser(options);
       this.pendingStart = false;
     } else if (format.name !== 'hermes') {
-      this.delegate = format.calls.nameArgs ? new NameArgsParser(format.calls, options) : new JsonCallsParser(format.calls, options);
+      // A Mistral template that writes `[THINK]…[/THINK]` (Magistral, Ministral 3 Reasoning) lists them as its
+      // reasoning markers: a leading block is read here, before the format's parser; stray ones are dropped.
+      const { thinkStart, thinkEnd } = options.markers;
+      this.leading = thinkStart && thinkEnd ? { start: thinkStart, end: thinkEnd, state: options.startsInReasoning ? 'in' : 'maybe', buffer: '', tokens: 0 } : null;
+      const calls = this.leading ? { ...format.calls, dropped: [...format.calls.dropped, thinkStart, thinkEnd] } : format.calls;
+      this.delegate = calls.nameArgs ? new NameArgsParser(calls, options) : new JsonCallsParser(calls, options);
+      if (!this.leading) this.pendingStart = false;
+    }
+  }
+
+  /** A delegate format's leading reasoning block: may still start (`maybe`), open (`in`), or over (`done`). */
+  private readonly leading: { start: string; end: string; state: 'maybe' | 'in' | 'done'; buffer: string; tokens: number } | null = null;
+
+  /** Feed a delegate format's text through its leading reasoning block (if it has one) to its parser. */
+  private pushLeading(text: string): ParseEvent[] {
+    const lead = this.leading!;
+    if (lead.state === 'done') return this.delegate!.push(text);
+    const events: ParseEvent[] = [];
+    if (this.pendingStart) {
+      events.push({ kind: 'reasoning.start' });
       this.pendingStart = false;
     }
+    lead.buffer += text;
+    if (lead.state === 'maybe') {
+      const head = lead.buffer.trimStart();
+      if (head.length < lead.start.length && lead.start.startsWith(head)) return events;
+      if (!head.startsWith(lead.start)) {
+        lead.state = 'done';
+        const rest = lead.buffer;
+        lead.buffer = '';
+        return [...events, ...this.delegate!.push(rest)];
+      }
+      events.push({ kind: 'reasoning.start' });
+      lead.buffer = head.slice(lead.start.length);
+      lead.state = 'in';
+    }
+    lead.tokens++;
+    const { marker, rest } = textUntil(lead.buffer, [lead.end], 'reasoning.delta', events);
+    lead.buffer = rest;
+    if (marker === null) return events;
+    events.push({ kind: 'reasoning.end', complete: true });
+    lead.state = 'done';
+    lead.buffer = '';
+    return rest ? [...events, ...this.delegate!.push(rest)] : events;
+  }
+
+  private finishLeading(): ParseEvent[] {
+    const lead = this.leading!;
+    const events: ParseEvent[] = [];
+    if (this.pendingStart) {
+      events.push({ kind: 'reasoning.start' });
+      this.pendingStart = false;
+    }
+    const rest = lead.buffer;
+    lead.buffer = '';
+    if (lead.state === 'in') {
+      if (rest) events.push({ kind: 'reasoning.delta', text: rest });
+      events.push({ kind: 'reasoning.end', complete: false });
+    } else if (lead.state === 'maybe' && rest) {
+      events.push(...this.delegate!.push(rest));
+    }
+    lead.state = 'done';
+    return [...events, ...this.delegate!.finish()];
   }
 
   /** Tokens that belonged to reasoning (the markers included): usage's `reasoning_tokens`. */
   get reasoningTokens(): number {
-    return this.delegate ? this.delegate.reasoningTokens : this.tokensInReasoning;
+    return this.delegate ? this.delegate.reasoningTokens + (this.leading?.tokens ?? 0) : this.tokensInReasoning;
   }
 
   /** Feed one token's text. */
   push(text: string): ParseEvent[] {
-    if (this.delegate) return this.delegate.push(text);
+    if (this.delegate) return this.leading ? this.pushLeading(text) : this.delegate.push(text);
     const events: ParseEvent[] = [];
     if (this.pendingStart) {
       events.push({ kind: 'reasoning.start' });
@@ -104,7 +164,7 @@ export class OutputParser {
 
   /** The output ended (`stop`, `length`, an abort or a fault): flush what is held and close what is open. */
   finish(): ParseEvent[] {
-    if (this.delegate) return this.delegate.finish();
+    if (this.delegate) return this.leading ? this.finishLeading() : this.delegate.finish();
     const events: ParseEvent[] = [];
     if (this.pendingStart) {
       events.push({ kind: 'reasoning.start' });

@@ -118,7 +118,10 @@ function toolsGrammar(
   if (format.name !== 'hermes') {
     // The JSON-call formats (Llama 3.x, Mistral): json-call-grammar.ts writes the shape.
     const jsonTools = tools.map((tool, i) => ({ name: tool.name, args: toolArgumentsWithinBudget(tool, rules, `tool${i}_`) }));
-    rules.set('start', jsonCallsStart(format.calls, jsonTools, spec.mode, maxCalls, ws));
+    const calls = jsonCallsStart(format.calls, jsonTools, spec.mode, maxCalls, ws);
+    // A Mistral template that writes `[THINK]…[/THINK]` (chat-format.ts withMistralThinking): a forced call may
+    // follow a reasoning block, as Hermes's may.
+    rules.set('start', spec.mode !== 'auto' && markers.thinkStart ? seq(thinkingBlockOf(markers, thinking, ws), calls) : calls);
     return { rules, start: 'start' };
   }
   const calls = tools.map((tool, i) => {
@@ -140,9 +143,7 @@ function toolsGrammar(
     const calls = maxCalls === Infinity ? repeat(seq(call, text), 0) : maxCalls === 0 ? EMPTY : seq(repeat(seq(call, text), 0, maxCalls - 1), optional(call));
     rules.set('start', seq(text, calls));
   } else {
-    const thinkingText = seq({ kind: 'textWithout', literal: markers.thinkEnd }, lit(markers.thinkEnd), ws);
-    const thinkingBlock =
-      thinking === 'open' ? thinkingText : thinking === 'optional' ? optional(seq(lit(markers.thinkStart), thinkingText)) : EMPTY;
+    const thinkingBlock = thinkingBlockOf(markers, thinking, ws);
     // Unlimited: calls separated and followed by whitespace. Limited: nothing follows the last call.
     const calls = maxCalls === Infinity ? seq(call, repeat(seq(ws, call), 0), ws) : seq(call, repeat(seq(ws, call), 0, maxCalls - 1));
     rules.set('start', seq(thinkingBlock, calls));
@@ -194,6 +195,12 @@ function rulesUsedBy(expr: GrammarExpr, rules: Map<string, GrammarExpr>): Set<st
   };
   visit(expr);
   return used;
+}
+
+/** What may come before forced calls: the rest of a thinking block the prompt opened, an optional one, or nothing. */
+function thinkingBlockOf(markers: ChatFormatOptions['markers'], thinking: ThinkingMode, ws: GrammarExpr): GrammarExpr {
+  const thinkingText = seq({ kind: 'textWithout', literal: markers.thinkEnd }, lit(markers.thinkEnd), ws);
+  return thinking === 'open' ? thinkingText : thinking === 'optional' ? optional(seq(lit(markers.thinkStart), thinkingText)) : EMPTY;
 }
 
 /** The spec's call limit as the grammar counts it: Infinity when absent or above MAX_COUNTED_TOOL_CALLS. */

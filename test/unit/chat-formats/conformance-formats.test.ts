@@ -116,6 +116,17 @@ const CASES: FormatCase[] = [
     markers: ['[TOOL_CALLS]', '[ARGS]', '</s>'],
   },
   {
+    format: 'mistral-v11',
+    label: 'mistral v11 with [THINK] reasoning (a v13-style template written for the tests)',
+    model: fakeModelWithTemplate('conf-mistral-think', fixture('chat-templates/synthetic-mistral-v13-think.jinja')),
+    reasoning: (t) => `[THINK]${t}[/THINK]`,
+    answer: (t) => `${t}</s>`,
+    call: (c) => `[TOOL_CALLS]${c.name}[ARGS]${JSON.stringify(c.args)}</s>`,
+    preamble: (t) => t,
+    tokens: cut3,
+    markers: ['[TOOL_CALLS]', '[ARGS]', '</s>', '[THINK]', '[/THINK]'],
+  },
+  {
     format: 'phi4',
     label: 'phi4 (Phi-4-mini-instruct template)',
     model: fakeModelWithTemplate('conf-phi4', fixture('chat-templates/phi-4-mini-instruct.jinja')),
@@ -253,9 +264,9 @@ describe.each(CASES)('conformance with $label', (fc) => {
         const events = parseSse(await response.text()).filter((m) => !m.comment).map((m) => JSON.parse(m.data!) as { type: string; response?: unknown });
         for (const event of events) assertOpenResponsesEvent(event, { documentOnly: true });
         const types = events.map((e) => e.type);
-        // Reasoning events only where the format writes reasoning: llama3, mistral (v3, tekken, v11), phi4 and
-        // gemma3 have no reasoning block (their templates have no place for one and their models write none), so
-        // their streams carry no reasoning events and must carry none.
+        // Reasoning events only where the format writes reasoning: llama3, mistral (v3, tekken, v11 without
+        // [THINK] in its template), phi4 and gemma3 have no reasoning block (their templates have no place for one
+        // and their models write none), so their streams carry no reasoning events and must carry none.
         if (fc.reasoning) expect(types).toContain('response.reasoning.delta');
         else expect(types.filter((t) => t.startsWith('response.reasoning'))).toEqual([]);
         if (flow.expectType === 'function_call') {
