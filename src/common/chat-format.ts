@@ -277,7 +277,7 @@ export type ChatTemplateField = string | Record<string, string> | { name: string
 
 /**
  * The chat format a template writes, from its text. Mistral: `[INST]` (v11 when its calls write `[ARGS]`, v3
- * when it writes `"[INST] "`, tekken otherwise); Llama 3.x: `<|start_header_id|>`; Phi-4-mini: `<|tool|>` or
+ * when it writes `"[INST] "`, tekken otherwise; with `[THINK]` and `[/THINK]`, withMistralThinking); Llama 3.x: `<|start_header_id|>`; Phi-4-mini: `<|tool|>` or
  * `<|tool_call|>` (a Phi-3/3.5 template without tools stays hermes); anything else (Qwen, Hermes, SmolLM, no
  * template): hermes.
  */
