@@ -13,14 +13,18 @@
 //                                splits > 1: partial records [m, n_heads, splits] of head_dim/4 + 1 vec4 each:
 //                                (running max, softmax denominator, 0, 0), then the unnormalised Σ weight·V;
 //                                attention_combine.wgsl merges them into the result (flash-decoding).
-//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, scale: f32, splits, split_len, q_stride,
-//              window } (q_stride a multiple of 4; window 0: none, else query t attends to its last `window`
-//              positions [pos0 + t + 1 - window, pos0 + t], llama.cpp's standard sliding window (gpt-oss)).
+//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, max_seq, scale: f32, split_len, q_stride, window }
+//              (q_stride a multiple of 4; window 0: none, else query t attends to its last `window` positions
+//              [pos0 + t + 1 - window, pos0 + t], llama.cpp's standard sliding window (gpt-oss); split_len is read
+//              only when splits > 1).
 //   5 sinks    array<f32>  [n_heads] (read when SINKS): a learned logit per head that joins the softmax's
 //              denominator with no value (gpt-oss's attention sinks): out = Σ_p e^(s_p) V_p / (e^(sink) + Σ_p e^(s_p)).
 //              Split 0 starts its online softmax from it, so split attention and attention_combine need nothing more.
 //              Split s of query t covers positions [s*split_len, min((s+1)*split_len, pos0 + t + 1)) (may be
 //              empty); split_len a multiple of 4 when splits > 1.
+//   6 step_params uniform { m, pos0, splits }: the forward step's params (one buffer written once per step and bound by
+//              every layer's dispatch; see src/gpu/kernel-op.ts); read here: pos0 and splits (1: the result into
+//              out; > 1: split records).
 // head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
 // Overrides: WORKGROUP_SIZE; HEAD_DIM: 0 = take params.head_dim, else the head dim as a constant (must equal
 //   params.head_dim), so that the loops over the head have a fixed trip count: faster where the compiler can
@@ -34,13 +38,17 @@ struct Params {
   n_heads: u32,
   n_kv_heads: u32,
   head_dim: u32,
-  pos0: u32,
   max_seq: u32,
   scale: f32,
-  splits: u32,
   split_len: u32,
   q_stride: u32,
   window: u32,
+}
+
+struct StepParams {
+  m: u32,
+  pos0: u32,
+  splits: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
@@ -49,6 +57,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> sinks: array<f32>;
+@group(0) @binding(6) var<uniform> step_params: StepParams;
 
 override WORKGROUP_SIZE: u32 = 64;
 override HEAD_DIM: u32 = 0;
@@ -65,7 +74,7 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   let n_heads = params.n_heads;
-  let splits = params.splits;
+  let splits = step_params.splits;
   let index = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE + lid;
   if (index >= params.m * n_heads * splits) {
     return;
@@ -78,9 +87,9 @@ fn main(
   let hd4 = select(params.head_dim, HEAD_DIM, HEAD_DIM > 0u) / 4u;
   let q_base = t * (params.q_stride / 4u) + head * hd4;
   // Positions [begin, end) of this split; the causal limit is pos0 + t.
-  let end = min(params.pos0 + t + 1u, select(params.pos0 + t + 1u, (split + 1u) * params.split_len, splits > 1u));
+  let end = min(step_params.pos0 + t + 1u, select(step_params.pos0 + t + 1u, (split + 1u) * params.split_len, splits > 1u));
   // The sliding window's first position (0 without one).
-  let first = select(0u, max(params.pos0 + t + 1u, params.window) - params.window, params.window > 0u);
+  let first = select(0u, max(step_params.pos0 + t + 1u, params.window) - params.window, params.window > 0u);
   let begin = max(split * params.split_len, first);
 
   var query = array<vec4<f32>, MAX_HEAD_DIM4>();

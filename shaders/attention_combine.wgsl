@@ -7,19 +7,26 @@
 // Bindings (group 0):
 //   0 partials array<vec4<f32>>  [rows, splits] records of head_dim/4 + 1 vec4: (max, denominator, 0, 0), acc.
 //   1 out      array<vec4<f32>>  [rows, head_dim] (rows = m * n_heads: the layout attention.wgsl writes).
-//   2 params   uniform { rows, splits, head_dim }.
+//   2 params   uniform { rows, head_dim }.
+//   3 step_params uniform { m, pos0, splits }: the forward step's params (src/gpu/kernel-op.ts); read here: splits.
 // Overrides: WORKGROUP_SIZE.
 // Dispatch: 1-D, ceil(rows * head_dim / 4 / WORKGROUP_SIZE) workgroups; one invocation per output vec4.
 
 struct Params {
   rows: u32,
-  splits: u32,
   head_dim: u32,
+}
+
+struct StepParams {
+  m: u32,
+  pos0: u32,
+  splits: u32,
 }
 
 @group(0) @binding(0) var<storage, read> partials: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(3) var<uniform> step_params: StepParams;
 
 override WORKGROUP_SIZE: u32 = 64;
 
@@ -37,14 +44,14 @@ fn main(
   let row = index / hd4;
   let i = index % hd4;
   let stride = hd4 + 1u;
-  let first = row * params.splits * stride;
+  let first = row * step_params.splits * stride;
   var overall_max = partials[first].x;
-  for (var s = 1u; s < params.splits; s++) {
+  for (var s = 1u; s < step_params.splits; s++) {
     overall_max = max(overall_max, partials[first + s * stride].x);
   }
   var denominator = 0.0;
   var acc = vec4<f32>(0.0);
-  for (var s = 0u; s < params.splits; s++) {
+  for (var s = 0u; s < step_params.splits; s++) {
     let record = first + s * stride;
     let header = partials[record];
     let weight = exp(header.x - overall_max);

@@ -22,8 +22,10 @@
 //   3 v_cache  array<f32>  this layer's V cache, same layout (when WRITE_KV_CACHE).
 //   4 q_norm   array<f32>  [head_dim] RMSNorm weights of q heads (read only when QK_NORM; bind any buffer otherwise).
 //   5 k_norm   array<f32>  [head_dim] of k heads (likewise).
-//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, pos0, max_seq, eps: f32, rot_dims, mscale: f32 } (rot_dims
+//   6 params   uniform { m, n_heads, n_kv_heads, head_dim, max_seq, eps: f32, rot_dims, mscale: f32 } (rot_dims
 //              0: head_dim; mscale: the rotated values' magnitude, LongRoPE's attention factor, as ggml's rope applies it).
+//   7 step_params uniform { m, pos0, splits }: the forward step's params (one buffer written once per step and bound by
+//              every layer's dispatch; see src/gpu/kernel-op.ts); read here: pos0.
 // Overrides: WORKGROUP_SIZE; NEOX; WRITE_KV_CACHE; QK_NORM. head_dim must be even; pos0 + m <= max_seq.
 // Dispatch: 1-D, ceil(m * (n_heads + 2 * n_kv_heads) / WORKGROUP_SIZE) workgroups; one invocation per head of a
 //   token (q heads, then k heads, then v heads for the cache copy), which owns its head: it may read the whole
@@ -34,11 +36,16 @@ struct Params {
   n_heads: u32,
   n_kv_heads: u32,
   head_dim: u32,
-  pos0: u32,
   max_seq: u32,
   eps: f32,
   rot_dims: u32,
   mscale: f32,
+}
+
+struct StepParams {
+  m: u32,
+  pos0: u32,
+  splits: u32,
 }
 
 @group(0) @binding(0) var<storage, read> inv_freq: array<f32>;
@@ -48,6 +55,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> q_norm: array<f32>;
 @group(0) @binding(5) var<storage, read> k_norm: array<f32>;
 @group(0) @binding(6) var<uniform> params: Params;
+@group(0) @binding(7) var<uniform> step_params: StepParams;
 
 override WORKGROUP_SIZE: u32 = 64;
 override NEOX: bool = false;
@@ -123,7 +131,7 @@ fn main(
   }
   let t = index / slots;
   let slot = index % slots;
-  let position = params.pos0 + t;
+  let position = step_params.pos0 + t;
   // Every slot is a head of head_dim values: q heads, then k heads, then v heads of token t.
   let base = (t * slots + slot) * head_dim;
 

@@ -4,7 +4,8 @@
 //
 // CONVENTIONS (every kernel and every caller follows these; see also shaders/*.wgsl headers)
 // - Bindings: all in @group(0), numbered in the order of the `bindings` array: inputs first, then outputs,
-//   then the kernel's uniform `params` struct last. A binding is a GPUBuffer (whole buffer) or
+//   then the kernel's uniform `params` struct (last, except that attention's sinks and, where a kernel reads
+//   the forward step's position, the step uniform `step_params` follow it: kernel-op.ts). A binding is a GPUBuffer (whole buffer) or
 //   { buffer, offset?, size? } (offset a multiple of limits.minStorageBufferOffsetAlignment, 256 on most GPUs).
 // - Workgroup ids: kernels are dispatched with a 1-D workgroup count; it may arrive split over x and y, so a
 //   kernel computes its linear workgroup id as `wid.x + wid.y * nwg.x` (workgroup_id, num_workgroups) and
@@ -92,8 +93,19 @@ export function dispatch(
   bindings: readonly Binding[],
   workgroups: WorkgroupCount,
 ): void {
+  dispatchGroup(gpu, pass, pipeline, bindGroupFor(gpu.device, pipeline, bindings), workgroups);
+}
+
+/** Records one dispatch of `pipeline` with a bind group built beforehand (a forward plan's fixed ops). */
+export function dispatchGroup(
+  gpu: GpuContext,
+  pass: GPUComputePassEncoder,
+  pipeline: GPUComputePipeline,
+  bindGroup: GPUBindGroup,
+  workgroups: WorkgroupCount,
+): void {
   pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroupFor(gpu.device, pipeline, bindings));
+  pass.setBindGroup(0, bindGroup);
   const max = gpu.limits.maxComputeWorkgroupsPerDimension;
   if (typeof workgroups === 'number') {
     if (workgroups === 0) return;
@@ -141,6 +153,18 @@ export class ComputeBatch {
     dispatch(this.gpu, this.pass ?? this.beginPass(), pipeline, bindings, workgroups);
     this.dispatches++;
     return this;
+  }
+
+  /** A dispatch with a bind group built beforehand (kernel-op.ts FixedOp). */
+  dispatchGroup(pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, workgroups: WorkgroupCount): this {
+    dispatchGroup(this.gpu, this.pass ?? this.beginPass(), pipeline, bindGroup, workgroups);
+    this.dispatches++;
+    return this;
+  }
+
+  /** Whether passes are timed (a profiling batch: each op group gets its own pass). */
+  get timed(): boolean {
+    return this.timer !== null;
   }
 
   copy(source: GPUBuffer, sourceOffset: number, destination: GPUBuffer, destinationOffset: number, size: number): this {

@@ -2,16 +2,19 @@
 // for every GPU weight format of src/common/weight-formats.ts, dequantization fused; optional bias and
 // residual), embedding lookup from a table of any of those formats, RoPE with the KV-cache store, causal GQA attention (split over positions for long
 // decodes; sliding window and attention sinks), SwiGLU, argmax, and the mixture-of-experts router choice and expert
-// products (gpt-oss). Each method records its dispatches (one; split attention and argmax over more
-// than one workgroup's values: two) into a ComputeBatch with this adapter's shapes, the params uniform and the
-// workgroup count; `prepare()` compiles the pipelines first so that recording never waits.
+// products (gpt-oss). Each `xxxOps` method describes its dispatches as data (kernel-op.ts: one; split attention and
+// argmax over more than one workgroup's values: two) with this adapter's shapes, the params and the workgroup
+// count, RoPE and attention taking their positions from the step uniform; a forward plan (src/model/forward-plan.ts)
+// fixes them once and `compile()`s their pipelines. Each `xxx` method records its description at once (uniforms
+// from the allocator) for tests and benches, after `prepare(needs)` compiled what they name.
 // Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
 import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
+import { PARAMS, STEP, compileOps, recordOps, type KernelOp, type StepParams } from './kernel-op.ts';
 import { forwardKernelShapesFor, type ForwardKernelShapes } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
-import { UniformAllocator, type ParamField } from './uniforms.ts';
+import { UniformAllocator } from './uniforms.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 
 /** The forward kernels' shapes per adapter (kernel-shapes.ts, the one table). */
@@ -41,7 +44,7 @@ const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = Object.
   GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, productBlock(f).bytes]),
 ) as Record<ProductWeightType, number>;
 
-/** What `prepare()` compiles (the engine names its model's types; the small kernels are always compiled). */
+/** What `prepare()` compiles for the call-style methods (tests and benches; a decoder compiles its forward plan's ops instead). */
 export interface ForwardKernelNeeds {
   /** The products a model runs, each compiled for m = 1 and m > 1. Every pipeline costs compile time, on CPU adapters seconds. */
   products?: readonly { type: ProductWeightType; variant: ProductVariant }[];
@@ -77,6 +80,80 @@ export interface ForwardKernelsOptions {
    * for tests against that oracle only (fused gated products; shaders/matmul.wgsl GELU_F16).
    */
   geluF16?: boolean;
+}
+
+/** The arguments of ForwardKernels.product. */
+export interface ProductArgs {
+  type: ProductWeightType;
+  weights: Binding;
+  x: Binding;
+  y: Binding;
+  m: number;
+  n: number;
+  k: number;
+  bias?: Binding;
+  accumulate?: boolean;
+  gated?: boolean;
+  /** With `gated`: the activation of the gate (default silu: SwiGLU; gelu: GeGLU, tanh-approximated). */
+  activation?: 'silu' | 'gelu';
+  yOffset?: number;
+  yStride?: number;
+}
+
+export interface EmbeddingArgs {
+  type: EmbeddingTableType; table: Binding; tokens: Binding; out: Binding; tokenCount: number; dim: number; rowOffset?: number; rowCount?: number;
+  /** Multiplies each looked-up value (Gemma: sqrt(hidden)); default 1. */
+  scale?: number;
+}
+
+/** RoPE of m tokens (their positions come from the step: pos0 in the call, the step uniform in a plan). */
+export interface RopeArgs {
+  style: RopeStyle;
+  invFreq: Binding;
+  /** [m, nHeads + 2 nKvHeads, headDim]: each token's q, k and v heads; q and k rotated in place. */
+  qkv: Binding;
+  m: number;
+  nHeads: number;
+  nKvHeads: number;
+  headDim: number;
+  kvCache?: { kCache: Binding; vCache: Binding; maxSeq: number };
+  /** RMS-normalise each q and k head with these weights ([headDim] each) before rotating it (Qwen3). */
+  qkNorm?: { q: Binding; k: Binding; eps: number };
+  /** Rotate only the first ropeDims values of each head (partial rotary, phi3); default headDim. */
+  ropeDims?: number;
+  /** Scale the rotated values by this (LongRoPE's attention factor); default 1. */
+  magnitude?: number;
+}
+
+/** Attention of m queries (their positions come from the step, as for RopeArgs). */
+export interface AttentionArgs {
+  q: Binding; qStride?: number; kCache: Binding; vCache: Binding; out: Binding; m: number; nHeads: number; nKvHeads: number; headDim: number; maxSeq: number; scale?: number;
+  /** Sliding window: query t attends to positions [pos0 + t + 1 - window, pos0 + t] only (0 or absent: no window). */
+  window?: number;
+  /** Attention sinks: a logit per head [nHeads] f32 in the softmax's denominator. */
+  sinks?: Binding;
+}
+
+export interface SwigluArgs { gate: Binding; up: Binding; out: Binding; m: number; width: number; activation?: 'silu' | 'gelu' }
+export interface MoeRouteArgs { logits: Binding; ids: Binding; weights: Binding; m: number; experts: number; used: number }
+export interface ArgmaxArgs { values: Binding; out: Binding; scratch: Binding; count: number }
+
+export interface ExpertProductArgs {
+  mode: 'gated' | 'weighted';
+  type: ProductWeightType;
+  weights: Binding;
+  expertStart: number;
+  expertCount: number;
+  experts: number;
+  x: Binding;
+  y: Binding;
+  bias: Binding;
+  ids: Binding;
+  routeWeights: Binding;
+  m: number;
+  used: number;
+  n: number;
+  k: number;
 }
 
 interface Prepared {
@@ -146,6 +223,10 @@ export class ForwardKernels {
     return { kernel: this.expertKernels[type], constants: { WORKGROUP_SIZE, K_SPLIT, WEIGHTED: weighted } };
   }
 
+  private combineKernel(): Prepared {
+    return { kernel: shaders.attentionCombine, constants: { ...this.shapes.elementwise } };
+  }
+
   private swigluKernel(gelu: boolean): Prepared {
     return { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise, GELU: gelu } };
   }
@@ -162,7 +243,7 @@ export class ForwardKernels {
   async prepare(needs: ForwardKernelNeeds = {}): Promise<void> {
     const all: Prepared[] = [
       this.attentionKernel(0),
-      { kernel: shaders.attentionCombine, constants: { ...this.shapes.elementwise } },
+      this.combineKernel(),
       ...(needs.headDims ?? []).map((headDim) => this.attentionKernel(headDim)),
       ...(needs.attentionSinks ? [0, ...(needs.headDims ?? [])].map((headDim) => this.attentionKernel(headDim, true)) : []),
       ...(needs.experts?.length ? [this.moeRouteKernel()] : []),
@@ -181,17 +262,6 @@ export class ForwardKernels {
     await Promise.all(all.map((p) => this.pipelines.get(p.kernel, p.constants)));
   }
 
-  private pipeline(p: Prepared): GPUComputePipeline {
-    const pipeline = this.pipelines.peek(p.kernel, p.constants);
-    if (!pipeline) throw new Error(`Kernel ${p.kernel.name} ${JSON.stringify(p.constants)} is not compiled: list it in prepare() first`);
-    return pipeline;
-  }
-
-  /** The uniform holding these params (uniforms.ts). */
-  private params(...fields: ParamField[]): GPUBuffer {
-    return this.uniforms.params(...fields);
-  }
-
   /**
    * Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for the n rows of W in `weights` (a row range of a split tensor), written at
    * columns [yOffset, yOffset + n) of Y rows yStride apart (defaults: 0 and n). m = 1 is the decode matvec.
@@ -199,26 +269,13 @@ export class ForwardKernels {
    * up (a stacked tensor part, see the weight loader's groups), and Y gets silu(gate·x)·(up·x) (SwiGLU fused; no
    * bias or accumulate with it). k must be a multiple of the block size.
    */
-  product(
-    batch: ComputeBatch,
-    a: {
-      type: ProductWeightType;
-      weights: Binding;
-      x: Binding;
-      y: Binding;
-      m: number;
-      n: number;
-      k: number;
-      bias?: Binding;
-      accumulate?: boolean;
-      gated?: boolean;
-      /** With `gated`: the activation of the gate (default silu: SwiGLU; gelu: GeGLU, tanh-approximated). */
-      activation?: 'silu' | 'gelu';
-      yOffset?: number;
-      yStride?: number;
-    },
-  ): void {
-    if (a.m === 0 || a.n === 0) return;
+  product(batch: ComputeBatch, a: ProductArgs): void {
+    this.record(batch, this.productOps(a), a.m);
+  }
+
+  /** The ops of `product` (none for an empty product). */
+  productOps(a: ProductArgs): KernelOp[] {
+    if (a.m === 0 || a.n === 0) return [];
     if (a.gated && (a.bias || a.accumulate)) throw new RangeError(`${a.type} product: a gated product has no bias or accumulate`);
     const matrices = a.gated ? 2 : 1;
     const block = PRODUCT_BLOCK_ELEMENTS[a.type];
@@ -231,70 +288,51 @@ export class ForwardKernels {
     if (a.bias) requireBytes(`${a.type} product`, 'bias', a.bias, (yOffset + a.n) * 4);
     const tileM = a.m === 1 ? 1 : this.shapes.product.TILE_M;
     const variant: ProductVariant = a.gated ? (a.activation === 'gelu' ? 'gated-gelu' : 'gated') : a.bias ? (a.accumulate ? 'bias+accumulate' : 'bias') : a.accumulate ? 'accumulate' : 'plain';
-    const p = this.productKernel(a.type, tileM, variant);
-    const params = this.params(a.n, a.k, a.m, yOffset, yStride);
     const rowsPerGroup = (4 * this.shapes.product.WORKGROUP_SIZE) / this.shapes.product.K_SPLIT;
     const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
-    batch.dispatch(this.pipeline(p), [a.weights, a.x, a.bias ?? this.unused[0], a.y, params], workgroups);
+    const bindings = [a.weights, a.x, a.bias ?? this.unused[0], a.y, PARAMS];
+    return [{ ...this.productKernel(a.type, tileM, variant), bindings, params: [a.n, a.k, a.m, yOffset, yStride], workgroups }];
   }
 
   /**
    * out[t, :] = row tokens[t] of the table, for the rows [rowOffset, rowOffset + rowCount) this binding holds
    * (defaults: the whole table); tokens outside the range leave their output row as it was.
    */
-  embedding(
-    batch: ComputeBatch,
-    a: {
-      type: EmbeddingTableType; table: Binding; tokens: Binding; out: Binding; tokenCount: number; dim: number; rowOffset?: number; rowCount?: number;
-      /** Multiplies each looked-up value (Gemma: sqrt(hidden)); default 1. */
-      scale?: number;
-    },
-  ): void {
-    if (a.tokenCount === 0) return;
-    const params = this.params(a.dim, a.tokenCount, a.rowOffset ?? 0, a.rowCount ?? 0xffffffff, { f32: a.scale ?? 1 });
+  embedding(batch: ComputeBatch, a: EmbeddingArgs): void {
+    this.record(batch, this.embeddingOps(a), a.tokenCount);
+  }
+
+  embeddingOps(a: EmbeddingArgs): KernelOp[] {
+    if (a.tokenCount === 0) return [];
+    const params = [a.dim, a.tokenCount, a.rowOffset ?? 0, a.rowCount ?? 0xffffffff, { f32: a.scale ?? 1 }];
     const workgroups = Math.ceil((a.tokenCount * a.dim) / this.shapes.elementwise.WORKGROUP_SIZE);
-    batch.dispatch(this.pipeline(this.embeddingKernel(a.type)), [a.table, a.tokens, a.out, params], workgroups);
+    return [{ ...this.embeddingKernel(a.type), bindings: [a.table, a.tokens, a.out, PARAMS], params, workgroups }];
   }
 
   /**
    * RoPE in place on q [m, nHeads, headDim] and k [m, nKvHeads, headDim] at positions pos0 .. pos0 + m - 1; with
    * `kvCache`, the rotated k and v also go to the layer's caches [nKvHeads, maxSeq, headDim] at those positions.
    */
-  rope(
-    batch: ComputeBatch,
-    a: {
-      style: RopeStyle;
-      invFreq: Binding;
-      /** [m, nHeads + 2 nKvHeads, headDim]: each token's q, k and v heads; q and k rotated in place. */
-      qkv: Binding;
-      m: number;
-      nHeads: number;
-      nKvHeads: number;
-      headDim: number;
-      pos0: number;
-      kvCache?: { kCache: Binding; vCache: Binding; maxSeq: number };
-      /** RMS-normalise each q and k head with these weights ([headDim] each) before rotating it (Qwen3). */
-      qkNorm?: { q: Binding; k: Binding; eps: number };
-      /** Rotate only the first ropeDims values of each head (partial rotary, phi3); default headDim. */
-      ropeDims?: number;
-      /** Scale the rotated values by this (LongRoPE's attention factor); default 1. */
-      magnitude?: number;
-    },
-  ): void {
-    if (a.m === 0) return;
-    const cache = a.kvCache;
-    if (cache && a.pos0 + a.m > cache.maxSeq) {
-      throw new RangeError(`rope: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${cache.maxSeq}`);
+  rope(batch: ComputeBatch, a: RopeArgs & { pos0: number }): void {
+    if (a.kvCache && a.pos0 + a.m > a.kvCache.maxSeq) {
+      throw new RangeError(`rope: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${a.kvCache.maxSeq}`);
     }
+    this.record(batch, this.ropeOps(a), a.m, a.pos0);
+  }
+
+  /** The ops of `rope` for m tokens at any position (read from the step uniform). */
+  ropeOps(a: RopeArgs): KernelOp[] {
+    if (a.m === 0) return [];
+    const cache = a.kvCache;
     const heads = a.m * (a.nHeads + 2 * a.nKvHeads);
     requireBytes('rope', 'qkv', a.qkv, heads * a.headDim * 4);
     const norm = a.qkNorm;
     const ropeDims = a.ropeDims ?? a.headDim;
     if (ropeDims % 2 !== 0 || ropeDims <= 0 || ropeDims > a.headDim) throw new RangeError(`rope: ${ropeDims} rotary dimensions must be even, in 2..${a.headDim}`);
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, cache?.maxSeq ?? 0, { f32: norm?.eps ?? 0 }, ropeDims, { f32: a.magnitude ?? 1 });
-    const bindings = [a.invFreq, a.qkv, cache?.kCache ?? this.unused[1], cache?.vCache ?? this.unused[2], norm?.q ?? this.unused[0], norm?.k ?? this.unused[0], params];
+    const params = [a.m, a.nHeads, a.nKvHeads, a.headDim, cache?.maxSeq ?? 0, { f32: norm?.eps ?? 0 }, ropeDims, { f32: a.magnitude ?? 1 }];
+    const bindings = [a.invFreq, a.qkv, cache?.kCache ?? this.unused[1], cache?.vCache ?? this.unused[2], norm?.q ?? this.unused[0], norm?.k ?? this.unused[0], PARAMS, STEP];
     const kernel = this.ropeKernel(a.style, cache !== undefined, norm !== undefined);
-    batch.dispatch(this.pipeline(kernel), bindings, Math.ceil(heads / this.shapes.elementwise.WORKGROUP_SIZE));
+    return [{ ...kernel, bindings, params, workgroups: Math.ceil(heads / this.shapes.elementwise.WORKGROUP_SIZE) }];
   }
 
   /**
@@ -302,43 +340,53 @@ export class ForwardKernels {
    * qStride defaults to nHeads·headDim) over the layer's KV cache positions [0, pos0 + t], into out
    * [m, nHeads, headDim]. scale defaults to 1/sqrt(headDim).
    */
-  attention(
-    batch: ComputeBatch,
-    a: {
-      q: Binding; qStride?: number; kCache: Binding; vCache: Binding; out: Binding; m: number; nHeads: number; nKvHeads: number; headDim: number; pos0: number; maxSeq: number; scale?: number;
-      /** Sliding window: query t attends to positions [pos0 + t + 1 - window, pos0 + t] only (0 or absent: no window). */
-      window?: number;
-      /** Attention sinks: a logit per head [nHeads] f32 in the softmax's denominator. */
-      sinks?: Binding;
-    },
-  ): void {
-    if (a.m === 0) return;
+  attention(batch: ComputeBatch, a: AttentionArgs & { pos0: number }): void {
+    if (a.pos0 + a.m > a.maxSeq) throw new RangeError(`attention: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${a.maxSeq}`);
+    const splits = this.attentionSplits(a.m, a.pos0);
+    const partials = splits > 1 ? this.scratchFor(a.m * a.nHeads * splits * (a.headDim + 4) * 4) : this.unused[1];
+    this.record(batch, this.attentionOps({ ...a, partials }), a.m, a.pos0);
+  }
+
+  /** How many ways attention splits the positions of a step of m tokens at pos0 (1: not split; only decode splits). */
+  attentionSplits(m: number, pos0: number): number {
+    const { SPLIT_POSITIONS } = this.shapes.attention;
+    const positions = pos0 + 1;
+    return m === 1 && SPLIT_POSITIONS > 0 && positions > SPLIT_POSITIONS ? Math.ceil(positions / SPLIT_POSITIONS) : 1;
+  }
+
+  /** Bytes of split-attention partials for m = 1 at positions up to maxSeq (what a decoder allocates once). */
+  attentionPartialsBytes(nHeads: number, headDim: number, maxSeq: number): number {
+    return nHeads * this.attentionSplits(1, maxSeq - 1) * (headDim + 4) * 4;
+  }
+
+  /**
+   * The ops of `attention` for m queries at any position: the unsplit form (the step's splits = 1) and, for
+   * m = 1, the split form into `partials` with attention_combine (splits > 1), each run by the step's splits.
+   */
+  attentionOps(a: AttentionArgs & { partials: Binding }): KernelOp[] {
+    if (a.m === 0) return [];
     if (a.headDim % 4 !== 0 || a.headDim > 256) throw new RangeError(`attention: head dim ${a.headDim} must be a multiple of 4, at most 256`);
     if (a.nHeads % a.nKvHeads !== 0) throw new RangeError(`attention: ${a.nHeads} heads is not a multiple of ${a.nKvHeads} KV heads`);
-    if (a.pos0 + a.m > a.maxSeq) throw new RangeError(`attention: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${a.maxSeq}`);
     const scale = a.scale ?? 1 / Math.sqrt(a.headDim);
     const sinks = a.sinks !== undefined;
     if (sinks) requireBytes('attention', 'sinks', a.sinks!, a.nHeads * 4);
-    const specialised = this.attentionKernel(a.headDim, sinks);
-    const pipeline = this.pipelines.peek(specialised.kernel, specialised.constants) ?? this.pipeline(this.attentionKernel(0, sinks));
+    const kernel = { ...this.attentionKernel(a.headDim, sinks), fallback: this.attentionKernel(0, sinks).constants };
     const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.shapes.attention;
-    const positions = a.pos0 + 1;
-    const splits = a.m === 1 && SPLIT_POSITIONS > 0 && positions > SPLIT_POSITIONS ? Math.ceil(positions / SPLIT_POSITIONS) : 1;
     const qStride = a.qStride ?? a.nHeads * a.headDim;
     if (qStride % 4 !== 0 || qStride < a.nHeads * a.headDim) throw new RangeError(`attention: q stride ${qStride} must be a multiple of 4, at least ${a.nHeads * a.headDim}`);
-    const params = this.params(a.m, a.nHeads, a.nKvHeads, a.headDim, a.pos0, a.maxSeq, { f32: scale }, splits, splits > 1 ? SPLIT_POSITIONS : 0, qStride, a.window ?? 0);
-    const invocations = a.m * a.nHeads * splits;
-    const sinkBinding = a.sinks ?? this.unused[0];
-    if (splits === 1) {
-      batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, a.out, params, sinkBinding], Math.ceil(invocations / WORKGROUP_SIZE));
-      return;
-    }
     if (SPLIT_POSITIONS % 4 !== 0) throw new RangeError(`attention: SPLIT_POSITIONS ${SPLIT_POSITIONS} must be a multiple of 4`);
-    const partials = this.scratchFor(invocations * (a.headDim + 4) * 4);
-    batch.dispatch(pipeline, [a.q, a.kCache, a.vCache, partials, params, sinkBinding], Math.ceil(invocations / WORKGROUP_SIZE));
-    const combine = { kernel: shaders.attentionCombine, constants: { ...this.shapes.elementwise } };
+    const params = [a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: scale }, SPLIT_POSITIONS, qStride, a.window ?? 0];
+    const sinkBinding = a.sinks ?? this.unused[0];
+    const whole = (s: StepParams) => s.splits === 1;
+    const ops: KernelOp[] = [{ ...kernel, bindings: [a.q, a.kCache, a.vCache, a.out, PARAMS, sinkBinding, STEP], params, workgroups: Math.ceil((a.m * a.nHeads) / WORKGROUP_SIZE), when: whole }];
+    if (a.m > 1 || SPLIT_POSITIONS === 0) return ops;
+    const split = (s: StepParams) => s.splits > 1;
     const rows = a.m * a.nHeads;
-    batch.dispatch(this.pipeline(combine), [partials, a.out, this.params(rows, splits, a.headDim)], Math.ceil((rows * a.headDim) / 4 / this.shapes.elementwise.WORKGROUP_SIZE));
+    ops.push(
+      { ...kernel, bindings: [a.q, a.kCache, a.vCache, a.partials, PARAMS, sinkBinding, STEP], params, workgroups: (s) => Math.ceil((rows * s.splits) / WORKGROUP_SIZE), when: split },
+      { ...this.combineKernel(), bindings: [a.partials, a.out, PARAMS, STEP], params: [rows, a.headDim], workgroups: Math.ceil((rows * a.headDim) / 4 / this.shapes.elementwise.WORKGROUP_SIZE), when: split },
+    );
+    return ops;
   }
 
   private scratchFor(bytes: number): GPUBuffer {
@@ -354,25 +402,32 @@ export class ForwardKernels {
    * out[t, i] = silu(gate[t, i]) * up[t, i] for m tokens of `width` (gate and up matrices that are not stacked;
    * stacked ones use the gated product).
    */
-  swiglu(batch: ComputeBatch, a: { gate: Binding; up: Binding; out: Binding; m: number; width: number; activation?: 'silu' | 'gelu' }): void {
-    if (a.m === 0) return;
-    const params = this.params(a.width, a.m);
-    const p = this.swigluKernel(a.activation === 'gelu');
-    batch.dispatch(this.pipeline(p), [a.gate, a.up, a.out, params], Math.ceil((a.m * a.width) / this.shapes.elementwise.WORKGROUP_SIZE));
+  swiglu(batch: ComputeBatch, a: SwigluArgs): void {
+    this.record(batch, this.swigluOps(a), a.m);
+  }
+
+  swigluOps(a: SwigluArgs): KernelOp[] {
+    if (a.m === 0) return [];
+    const workgroups = Math.ceil((a.m * a.width) / this.shapes.elementwise.WORKGROUP_SIZE);
+    return [{ ...this.swigluKernel(a.activation === 'gelu'), bindings: [a.gate, a.up, a.out, PARAMS], params: [a.width, a.m], workgroups }];
   }
 
   /**
    * The router's choice (gpt-oss): for each of m tokens, the `used` largest of its `experts` logits ([m, experts]
    * f32) into ids [m, used] u32 (largest first) and the softmax over those chosen logits into weights [m, used].
    */
-  moeRoute(batch: ComputeBatch, a: { logits: Binding; ids: Binding; weights: Binding; m: number; experts: number; used: number }): void {
-    if (a.m === 0) return;
+  moeRoute(batch: ComputeBatch, a: MoeRouteArgs): void {
+    this.record(batch, this.moeRouteOps(a), a.m);
+  }
+
+  moeRouteOps(a: MoeRouteArgs): KernelOp[] {
+    if (a.m === 0) return [];
     if (a.used < 1 || a.used > Math.min(16, a.experts)) throw new RangeError(`moe route: ${a.used} experts used of ${a.experts} (1..min(16, experts))`);
     requireBytes('moe route', 'logits', a.logits, a.m * a.experts * 4);
     requireBytes('moe route', 'ids', a.ids, a.m * a.used * 4);
     requireBytes('moe route', 'weights', a.weights, a.m * a.used * 4);
-    const params = this.params(a.m, a.experts, a.used);
-    batch.dispatch(this.pipeline(this.moeRouteKernel()), [a.logits, a.ids, a.weights, params], Math.ceil(a.m / this.shapes.elementwise.WORKGROUP_SIZE));
+    const workgroups = Math.ceil(a.m / this.shapes.elementwise.WORKGROUP_SIZE);
+    return [{ ...this.moeRouteKernel(), bindings: [a.logits, a.ids, a.weights, PARAMS], params: [a.m, a.experts, a.used], workgroups }];
   }
 
   /**
@@ -382,27 +437,12 @@ export class ForwardKernels {
    * bias, up·x + bias) per (token, slot) whose expert is in the part (bias: gate biases [experts, n] then up biases).
    * 'weighted': x is [m·used, k]; y [m, n] += Σ_slots route weight · (W_e·x_slot + bias[e]) over the part's experts.
    */
-  expertProduct(
-    batch: ComputeBatch,
-    a: {
-      mode: 'gated' | 'weighted';
-      type: ProductWeightType;
-      weights: Binding;
-      expertStart: number;
-      expertCount: number;
-      experts: number;
-      x: Binding;
-      y: Binding;
-      bias: Binding;
-      ids: Binding;
-      routeWeights: Binding;
-      m: number;
-      used: number;
-      n: number;
-      k: number;
-    },
-  ): void {
-    if (a.m === 0 || a.n === 0) return;
+  expertProduct(batch: ComputeBatch, a: ExpertProductArgs): void {
+    this.record(batch, this.expertProductOps(a), a.m);
+  }
+
+  expertProductOps(a: ExpertProductArgs): KernelOp[] {
+    if (a.m === 0 || a.n === 0) return [];
     const gated = a.mode === 'gated';
     const block = PRODUCT_BLOCK_ELEMENTS[a.type];
     if (a.k % block !== 0) throw new RangeError(`${a.type} expert product: k = ${a.k} is not a multiple of the block size ${block}`);
@@ -414,10 +454,10 @@ export class ForwardKernels {
     requireBytes(what, 'bias', a.bias, (gated ? 2 : 1) * a.experts * a.n * 4);
     requireBytes(what, 'ids', a.ids, a.m * a.used * 4);
     requireBytes(what, 'route weights', a.routeWeights, a.m * a.used * 4);
-    const params = this.params(a.n, a.k, a.m, a.used, a.expertStart, a.expertCount, a.experts);
+    const params = [a.n, a.k, a.m, a.used, a.expertStart, a.expertCount, a.experts];
     const rowsPerGroup = (4 * this.shapes.product.WORKGROUP_SIZE) / this.shapes.product.K_SPLIT;
     const workgroups = Math.ceil(a.n / rowsPerGroup) * (gated ? a.m * a.used : a.m);
-    batch.dispatch(this.pipeline(this.expertKernel(a.type, !gated)), [a.weights, a.x, a.bias, a.y, params, a.ids, a.routeWeights], workgroups);
+    return [{ ...this.expertKernel(a.type, !gated), bindings: [a.weights, a.x, a.bias, a.y, PARAMS, a.ids, a.routeWeights], params, workgroups }];
   }
 
   /** Values one argmax stage-0 workgroup reduces. */
@@ -434,15 +474,28 @@ export class ForwardKernels {
    * The index of the largest of `count` f32 values (ties to the lowest index) into out[0] (a u32; out[1] gets
    * its value's bits): one pass when count fits one workgroup, else two through `scratch`.
    */
-  argmax(batch: ComputeBatch, a: { values: Binding; out: Binding; scratch: Binding; count: number }): void {
+  argmax(batch: ComputeBatch, a: ArgmaxArgs): void {
+    this.record(batch, this.argmaxOps(a), 1);
+  }
+
+  argmaxOps(a: ArgmaxArgs): KernelOp[] {
     if (a.count === 0) throw new RangeError('argmax of no values');
     const groups = Math.ceil(a.count / this.argmaxChunk);
-    if (groups === 1) {
-      batch.dispatch(this.pipeline(this.argmaxKernel(0)), [a.values, a.out, this.params(a.count)], 1);
-      return;
-    }
-    batch.dispatch(this.pipeline(this.argmaxKernel(0)), [a.values, a.scratch, this.params(a.count)], groups);
-    batch.dispatch(this.pipeline(this.argmaxKernel(1)), [a.scratch, a.out, this.params(groups)], 1);
+    if (groups === 1) return [{ ...this.argmaxKernel(0), bindings: [a.values, a.out, PARAMS], params: [a.count], workgroups: 1 }];
+    return [
+      { ...this.argmaxKernel(0), bindings: [a.values, a.scratch, PARAMS], params: [a.count], workgroups: groups },
+      { ...this.argmaxKernel(1), bindings: [a.scratch, a.out, PARAMS], params: [groups], workgroups: 1 },
+    ];
+  }
+
+  /** Records ops now for a call of m tokens at pos0 (uniforms from the allocator). */
+  private record(batch: ComputeBatch, ops: readonly KernelOp[], m: number, pos0 = 0): void {
+    recordOps(batch, this.pipelines, this.uniforms, ops, { m, pos0, splits: this.attentionSplits(m, pos0) });
+  }
+
+  /** Compiles the pipelines of these ops (a forward plan's prepare). */
+  async compile(ops: Iterable<KernelOp>): Promise<void> {
+    await compileOps(this.pipelines, ops);
   }
 
   /** Releases the params uniforms (when these kernels own them), placeholder and scratch buffers. */

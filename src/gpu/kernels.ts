@@ -1,9 +1,11 @@
-// The kernels as calls: each method records one dispatch of a kernel into a ComputeBatch, picking the
-// pipeline for this adapter's shapes (kernel-shapes.ts), the params uniform (uniforms.ts) and the workgroup count.
+// The row-reduction kernels: `rmsnormOps` describes a dispatch as data (kernel-op.ts: the pipeline for this
+// adapter's shapes, kernel-shapes.ts, the params and the workgroup count) and `rmsnorm` records it at once into a
+// ComputeBatch (its params uniform from uniforms.ts).
 // `prepare()` compiles every pipeline first (asynchronously), so recording never waits on compilation.
 // Buffer layouts follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
 import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
+import { PARAMS, recordOps, type KernelOp } from './kernel-op.ts';
 import { kernelShapesFor, rowsPerWorkgroup, type KernelShapes } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
@@ -16,6 +18,8 @@ export interface KernelsOptions {
   /** Share a params allocator (the caller then destroys it); by default these kernels own one. */
   uniforms?: UniformAllocator;
 }
+
+export interface RmsnormArgs { x: Binding; weight: Binding; y: Binding; rows: number; n: number; eps: number; accumulate?: boolean }
 
 interface Prepared {
   kernel: KernelSource;
@@ -54,21 +58,19 @@ export class Kernels {
     await Promise.all(this.all().map((p) => this.pipelines.get(p.kernel, p.constants)));
   }
 
-  private pipeline(p: Prepared): GPUComputePipeline {
-    const pipeline = this.pipelines.peek(p.kernel, p.constants);
-    if (!pipeline) throw new Error(`Kernel ${p.kernel.name} is not compiled yet: await kernels.prepare() first`);
-    return pipeline;
+  /** Y[r, :] = X[r, :] / sqrt(mean(X[r, :]²) + eps) * weight, rows of length n (`accumulate`: Y += that). */
+  rmsnorm(batch: ComputeBatch, a: RmsnormArgs): void {
+    recordOps(batch, this.pipelines, this.uniforms, this.rmsnormOps(a), { m: a.rows, pos0: 0, splits: 1 });
   }
 
-  /** Y[r, :] = X[r, :] / sqrt(mean(X[r, :]²) + eps) * weight, rows of length n (`accumulate`: Y += that). */
-  rmsnorm(batch: ComputeBatch, a: { x: Binding; weight: Binding; y: Binding; rows: number; n: number; eps: number; accumulate?: boolean }): void {
-    if (a.rows === 0) return;
+  /** The op of `rmsnorm` (none for no rows). */
+  rmsnormOps(a: RmsnormArgs): KernelOp[] {
+    if (a.rows === 0) return [];
     requireBytes('rmsnorm', 'x', a.x, a.rows * a.n * 4);
     requireBytes('rmsnorm', 'weight', a.weight, a.n * 4);
     requireBytes('rmsnorm', 'y', a.y, a.rows * a.n * 4);
-    const params = this.uniforms.params(a.rows, a.n, { f32: a.eps });
     const p = this.rowKernel(shaders.rmsnorm, a.accumulate ? { ACCUMULATE: true } : {});
-    batch.dispatch(this.pipeline(p), [a.x, a.weight, a.y, params], Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)));
+    return [{ ...p, bindings: [a.x, a.weight, a.y, PARAMS], params: [a.rows, a.n, { f32: a.eps }], workgroups: Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)) }];
   }
 
   /** Releases the params uniforms (when these kernels own them). */

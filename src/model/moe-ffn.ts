@@ -1,12 +1,12 @@
 // The mixture-of-experts feed-forward of the decoder graph (gpt-oss, as llama.cpp's build_moe_ffn with
-// SOFTMAX_WEIGHT gating and SWIGLU_OAI): per layer, recorded into the step's command buffer with no CPU readback:
+// SOFTMAX_WEIGHT gating and SWIGLU_OAI): per layer, ops of the forward plan (forward-plan.ts), no CPU readback:
 //   router product (+bias) -> moe_route (top-k of the logits, softmax over the chosen) -> per part of the stacked
 //   gate/up experts, the chosen experts' swiglu_oai(gate·x + b, up·x + b) per (token, slot) -> per part of the down
 //   experts, Σ_slots route weight · (down·act + b) added into the residual.
 // Only the chosen experts' rows are read (matmul_experts reads each expert id on the GPU). Its buffers: the router
 // logits, the chosen ids and weights, the per-slot activations, and per layer the gate and up biases side by side.
-import type { ComputeBatch } from '../gpu/dispatch.ts';
-import type { ForwardKernelNeeds, ForwardKernels, ProductVariant } from '../gpu/forward-kernels.ts';
+import type { ForwardKernels } from '../gpu/forward-kernels.ts';
+import type { KernelOp } from '../gpu/kernel-op.ts';
 import { createEmptyStorageBuffer } from '../gpu/transfer.ts';
 import type { GpuWeightFormatName } from '../common/weight-formats.ts';
 import type { ModelConfig } from './model-config.ts';
@@ -88,14 +88,6 @@ export class MoeFeedForward {
     device.queue.submit([copies.finish()]);
   }
 
-  /** The product kernels the layers use (the router's, with its bias) and the expert kernels. */
-  needs(): { products: { type: GpuWeightFormatName; variant: ProductVariant }[]; experts: NonNullable<ForwardKernelNeeds['experts']> } {
-    return {
-      products: this.layers.map((L) => ({ type: L.router.type, variant: 'bias' as const })),
-      experts: [...new Set(this.layers.flatMap((L) => [L.gateUp.type, L.down.type]))],
-    };
-  }
-
   /** Bytes of expert weights a decode step reads: `used` of the experts of each layer (the routers are dense products). */
   expertBytesPerToken(): number {
     const { experts, expertsUsed } = this.config.moe;
@@ -104,36 +96,36 @@ export class MoeFeedForward {
   }
 
   /**
-   * Records layer `layer`'s feed-forward for m tokens: xn [m, hidden] (normed) in, the result added into x (the
-   * residual). `product` runs the router through the decoder's dense product path.
+   * The ops of layer `layer`'s feed-forward for m tokens: xn [m, hidden] (normed) in, the result added into x (the
+   * residual). `product` gives the router's ops through the decoder's dense product path.
    */
-  record(
-    batch: ComputeBatch,
+  ops(
     fk: ForwardKernels,
-    product: (w: Matrix, x: GPUBuffer, y: GPUBuffer, m: number, bias: GPUBuffer) => void,
+    product: (w: Matrix, x: GPUBuffer, y: GPUBuffer, m: number, bias: GPUBuffer) => KernelOp[],
     layer: number,
     xn: GPUBuffer,
     x: GPUBuffer,
     m: number,
-  ): void {
+  ): KernelOp[] {
     const L = this.layers[layer];
     const c = this.config;
     const { experts, expertsUsed: used } = c.moe;
-    product(L.router, xn, this.logits, m, L.routerBias.buffer);
-    fk.moeRoute(batch, { logits: this.logits, ids: this.ids, weights: this.routeWeights, m, experts, used });
+    const ops = product(L.router, xn, this.logits, m, L.routerBias.buffer);
+    ops.push(...fk.moeRouteOps({ logits: this.logits, ids: this.ids, weights: this.routeWeights, m, experts, used }));
     const common = { experts, ids: this.ids, routeWeights: this.routeWeights, m, used };
     for (const part of L.gateUp.parts) {
-      fk.expertProduct(batch, {
+      ops.push(...fk.expertProductOps({
         ...common, mode: 'gated', type: L.gateUp.type, weights: part.buffer, expertStart: part.expertStart, expertCount: part.expertCount,
         x: xn, y: this.act, bias: this.gateUpBias[layer], n: c.intermediate, k: c.hidden,
-      });
+      }));
     }
     for (const part of L.down.parts) {
-      fk.expertProduct(batch, {
+      ops.push(...fk.expertProductOps({
         ...common, mode: 'weighted', type: L.down.type, weights: part.buffer, expertStart: part.expertStart, expertCount: part.expertCount,
         x: this.act, y: x, bias: L.downBias.buffer, n: c.hidden, k: c.intermediate,
-      });
+      }));
     }
+    return ops;
   }
 
   destroy(): void {

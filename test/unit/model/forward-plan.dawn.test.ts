@@ -1,0 +1,117 @@
+// The forward plan on Dawn with the bundled toy model: after the first decode step (which builds the m = 1
+// program), a decode step creates no buffer and no bind group and writes one uniform (the step's) plus nothing
+// else; prefill chunks of a size seen before build nothing either; and decoding with two steps in flight gives the
+// tokens and logits one step at a time gives. Dawn needs a Vulkan driver: run with
+//   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
+import { openAsBlob } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { create, globals } from 'webgpu';
+import { acquireGpu, type GpuContext } from '../../../src/gpu/device.ts';
+import { openModel, type OpenedModel } from '../../../src/engine/model-registry.ts';
+import { uploadTensors, type UploadedTensors } from '../../../src/engine/upload-weights.ts';
+import { assembleDecoderWeights } from '../../../src/model/decoder-weights.ts';
+import { Decoder } from '../../../src/model/decoder.ts';
+import { needDawnAdapter } from '../../support/dawn-adapter.ts';
+
+Object.assign(globalThis, globals);
+// Dawn's GPU object must outlive every device made from it.
+const dawn = create([]);
+
+let gpu: GpuContext | null = null;
+let opened: OpenedModel;
+let uploaded: UploadedTensors;
+let missing = '';
+
+beforeAll(async () => {
+  try {
+    gpu = await acquireGpu({ gpu: dawn });
+  } catch (error) {
+    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as this file's header says`;
+    return;
+  }
+  opened = await openModel({ id: 'toy', gguf: await openAsBlob('public/models/toy-qwen3/model.gguf') });
+  uploaded = await uploadTensors(gpu.device, opened.tensors);
+}, 120_000);
+afterAll(() => {
+  uploaded?.destroy();
+  gpu?.destroy();
+});
+
+async function decoderOn(g: GpuContext, maxBatch = 8): Promise<Decoder> {
+  const weights = assembleDecoderWeights(opened.config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+  // maxSeq 1024 and the toy model's 16 positions per split: decode steps past 16 positions split their attention.
+  return Decoder.create(g, opened.config, weights, { maxSeq: 1024, maxBatch, shapes: { forward: { attention: { WORKGROUP_SIZE: 64, SPLIT_POSITIONS: 16 } } } });
+}
+
+/** Counts the device calls that build state (buffers, bind groups) and the queue writes, while `run` runs. */
+async function counting<T>(g: GpuContext, run: () => Promise<T>): Promise<{ result: T; buffers: number; bindGroups: number; writes: number }> {
+  const device = g.device as GPUDevice & Record<string, unknown>;
+  const queue = device.queue as GPUQueue & Record<string, unknown>;
+  const counts = { buffers: 0, bindGroups: 0, writes: 0 };
+  const wrap = (o: Record<string, unknown>, name: string, key: keyof typeof counts) => {
+    const original = o[name] as (...a: unknown[]) => unknown;
+    o[name] = (...a: unknown[]) => {
+      counts[key]++;
+      return original.apply(o, a);
+    };
+    return () => {
+      delete o[name];
+      if (o[name] !== original) o[name] = original;
+    };
+  };
+  const restore = [wrap(device, 'createBuffer', 'buffers'), wrap(device, 'createBindGroup', 'bindGroups'), wrap(queue, 'writeBuffer', 'writes')];
+  try {
+    return { result: await run(), ...counts };
+  } finally {
+    for (const r of restore) r();
+  }
+}
+
+describe('forward plan on Dawn', () => {
+  test('a decode step builds nothing and writes only the step uniform; a prefill chunk size seen before builds nothing', async (ctx) => {
+    const g = needDawnAdapter(ctx, gpu, missing);
+    const decoder = await decoderOn(g);
+    try {
+      let { nextToken } = await decoder.forward([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+      nextToken = (await decoder.forward([nextToken])).nextToken; // builds the m = 1 program
+      for (const _ of [0, 1, 2, 3, 4, 5, 6, 7]) {
+        // Positions 13..20: past 16 the attention splits, with no new state either.
+        const step = await counting(g, () => decoder.forward([nextToken]));
+        expect({ buffers: step.buffers, bindGroups: step.bindGroups, writes: step.writes }).toEqual({ buffers: 0, bindGroups: 0, writes: 1 });
+        nextToken = step.result.nextToken;
+      }
+      await decoder.forward([5, 6, 7]); // builds the m = 3 program
+      const again = await counting(g, () => decoder.forward([8, 9, 10]));
+      // The uploaded tokens and the step uniform.
+      expect({ buffers: again.buffers, bindGroups: again.bindGroups, writes: again.writes }).toEqual({ buffers: 0, bindGroups: 0, writes: 2 });
+    } finally {
+      decoder.destroy();
+    }
+  }, 300_000);
+
+  test('two decode steps in flight give the tokens of one at a time', async (ctx) => {
+    const g = needDawnAdapter(ctx, gpu, missing);
+    const prompt = [3, 14, 15, 92, 65, 35, 89, 79];
+    const one = await decoderOn(g);
+    const two = await decoderOn(g);
+    try {
+      let { nextToken } = await one.forward(prompt);
+      const first = nextToken;
+      const expected: number[] = [];
+      for (let i = 0; i < 24; i++) {
+        nextToken = (await one.forward([nextToken])).nextToken;
+        expected.push(nextToken);
+      }
+      expect((await two.forward(prompt)).nextToken).toBe(first);
+      const tokens = await two.decodeGreedy(first, 24, { inFlight: 2 });
+      expect(tokens).toEqual(expected);
+      expect(two.kv.length).toBe(one.kv.length);
+      // The cache holds what one step at a time left: the next step's logits agree.
+      const [a, b] = await Promise.all([one.forward([expected[23]], { logits: 'last' }), two.forward([tokens[23]], { logits: 'last' })]);
+      expect(Array.from(b.logits![0])).toEqual(Array.from(a.logits![0]));
+    } finally {
+      one.destroy();
+      two.destroy();
+    }
+  }, 300_000);
+});
