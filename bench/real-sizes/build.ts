@@ -31,6 +31,8 @@ const RECIPE = 2;
 
 export interface RealSizeRef {
   id: string;
+  /** The folder under .tmp/real-sizes. */
+  dir: string;
   hash: string;
   /** The tokens whose logits ref-logits.f32 holds, position by position (prompt, then greedy[0 .. n-2]). */
   tokens: number[];
@@ -52,7 +54,7 @@ function writeChunks(path: string, chunks: Uint8Array[]): number {
   try {
     for (const c of chunks) {
       let at = 0;
-      while (at < c.byteLength) at += writeSync(fd, c, at, c.byteLength - at);
+      while (at < c.byteLength) at += writeSync(fd, c, at, Math.min(c.byteLength - at, 1 << 30)); // (one write takes < 2 GiB)
       n += c.byteLength;
     }
   } finally {
@@ -64,11 +66,22 @@ function writeChunks(path: string, chunks: Uint8Array[]): number {
 /** Prompt ids: low (byte tokens and merges), the middle and the top of the vocabulary. */
 function promptTokens(vocab: number, count: number): number[] {
   const pool = [72, 301, vocab - 1, Math.floor(vocab * 0.55), 101, vocab - 4097, 44, Math.floor(vocab * 0.8), 260, 15];
+  for (let i = 1; pool.length < count; i++) pool.push((i * 7919) % vocab);
   return pool.slice(0, Math.max(2, count));
 }
 
+/** The folder of a built shape under .tmp/real-sizes: the id, with `-p<N>` for a position count other than the scope's. */
+export function realSizeDirName(shape: RealSizeShape, positions: number): string {
+  return positions === defaultPositions(shape) ? shape.id : `${shape.id}-p${positions}`;
+}
+
+/** Logit positions checked by default: 8 for the sub-1B shapes, 3 for the 1B and 3-4B ones. */
+export function defaultPositions(shape: RealSizeShape): number {
+  return shape.scope === 'full' ? 8 : 3;
+}
+
 export async function buildRealSize(shape: RealSizeShape, positions: number, log = (m: string) => process.stderr.write(`[real-sizes] ${m}\n`)): Promise<RealSizeRef> {
-  const dir = join(REAL_SIZES_DIR, shape.id);
+  const dir = join(REAL_SIZES_DIR, realSizeDirName(shape, positions));
   const promptLength = Math.ceil(positions / 2) + 1;
   const greedyLength = positions - promptLength + 1;
   const hash = createHash('sha256').update(JSON.stringify({ RECIPE, shape, positions })).digest('hex').slice(0, 16);
@@ -126,7 +139,7 @@ export async function buildRealSize(shape: RealSizeShape, positions: number, log
   }
   const s = (a: number, b: number) => Math.round((b - a) / 100) / 10;
   const ref: RealSizeRef = {
-    id: shape.id, hash, tokens, prompt, greedy: oracle.greedy ?? [], vocab: shape.vocab, layers, ftype: shape.ftype, file_bytes: fileBytes, tensor_types: tensorTypes,
+    id: shape.id, dir: realSizeDirName(shape, positions), hash, tokens, prompt, greedy: oracle.greedy ?? [], vocab: shape.vocab, layers, ftype: shape.ftype, file_bytes: fileBytes, tensor_types: tensorTypes,
     build_s: { generate: s(t0, t1), quantize: s(t1, t2), repeat: s(t2, t3), llama_logits: s(t3, t4) },
   };
   writeFileSync(refPath, JSON.stringify(ref, null, 1));
@@ -139,7 +152,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [id, ...rest] = process.argv.slice(2);
   if (!id) throw new Error('usage: build.ts <catalog-id> [--positions N]');
   const at = rest.indexOf('--positions');
-  const positions = at >= 0 ? Number(rest[at + 1]) : 8;
-  const ref = await buildRealSize(realSizeShape(id), positions);
+  const shape = realSizeShape(id);
+  const positions = at >= 0 ? Number(rest[at + 1]) : defaultPositions(shape);
+  const ref = await buildRealSize(shape, positions);
   process.stdout.write(`${JSON.stringify({ ...ref, tokens: ref.tokens.length })}\n`);
 }
