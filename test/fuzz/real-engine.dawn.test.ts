@@ -4,16 +4,12 @@
 // FUZZ_DAWN_RUNS (default 150) requests; `npm run fuzz:dawn` runs 2,000 and prints the figures.
 import { openAsBlob } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { create, globals } from 'webgpu';
-import { acquireGpu } from '../../src/gpu/device.ts';
 import { createWebGpuEngine, type WebGpuEngine } from '../../src/engine/webgpu-engine.ts';
 import { needDawnAdapter } from '../support/dawn-adapter.ts';
+import { dawn, dawnMissing } from '../support/dawn-decoder.ts';
 import { sampleCases } from './cases.ts';
 import { runCases } from './runner.ts';
 
-Object.assign(globalThis, globals);
-// Dawn's GPU object must outlive every device made from it (Node crashes if it is collected first).
-const dawn = create([]);
 const SEED = 31_2026;
 const RUNS = Number(process.env.FUZZ_DAWN_RUNS ?? 150);
 
@@ -21,12 +17,8 @@ let engine: WebGpuEngine | null = null;
 let missing = '';
 
 beforeAll(async () => {
-  try {
-    (await acquireGpu({ gpu: dawn })).destroy();
-  } catch (error) {
-    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)})`;
-    return;
-  }
+  missing = await dawnMissing();
+  if (missing) return;
   engine = createWebGpuEngine({
     gpu: dawn,
     models: [{ id: 'fake', aliases: ['fake-qwen3'], gguf: await openAsBlob('public/models/toy-qwen3/model.gguf'), contextLength: 1024 }],

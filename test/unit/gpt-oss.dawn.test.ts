@@ -6,17 +6,13 @@
 //   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
 import { openAsBlob } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { create, globals } from 'webgpu';
-import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { createWebGpuEngine } from '../../src/engine/webgpu-engine.ts';
-import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
-import { uploadTensors } from '../../src/engine/upload-weights.ts';
-import { Decoder, type DecoderOptions, type DecoderWeights, type GpuExperts } from '../../src/model/decoder.ts';
-import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
+import { type DecoderOptions, type DecoderWeights, type GpuExperts } from '../../src/model/decoder.ts';
 import { readGguf } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf, type ModelConfig } from '../../src/model/model-config.ts';
 import { ggufTensorSources } from '../../src/model/weight-loader.ts';
 import { needDawnAdapter } from '../support/dawn-adapter.ts';
+import { acquireDawn, dawn, decoderLogits, type DawnDevice } from '../support/dawn-decoder.ts';
 import { llamaQuantize } from '../support/ggml-oracle.ts';
 import { moeRouteReference, seededRandom } from '../support/kernel-reference.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
@@ -25,10 +21,6 @@ import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../..
 import { runLlamaOracle, type LlamaOracleResult } from '../support/llama-oracle.ts';
 import { makeTestModel, type TestModelOptions } from '../support/test-models.ts';
 import { maxAbsDiff } from '../support/logit-diff.ts';
-
-Object.assign(globalThis, globals);
-// Dawn's GPU object must outlive every device made from it (Node crashes if it is collected first).
-const dawn = create([]);
 
 /**
  * Max |logit - llama.cpp| allowed: unquantized (both sides f32 arithmetic on the same weights); quantized (llama.cpp
@@ -103,9 +95,7 @@ if (HEAVY) {
   CASES.push({ id: "gpt-oss-20b's layer shapes, MXFP4 experts = their F32 twin, prompt past the window", model: { ...shape, ...mxfp4 }, oracle: { ...shape, ...mxfp4Twin }, tolerance: 'exact', prompt: 134, decode: 2 });
 }
 
-let gpu: GpuContext | null = null;
-let pipelines: PipelineCache;
-let missing = '';
+let device: DawnDevice = { gpu: null, pipelines: null, missing: 'not set up' };
 const models = new Map<string, { path: string; tokens: number[]; llama: LlamaOracleResult }>();
 
 beforeAll(async () => {
@@ -120,19 +110,13 @@ beforeAll(async () => {
   }
   const results = runLlamaOracle(jobs.map((j) => ({ model: j.oracle, tokens: j.tokens })));
   jobs.forEach((j, i) => models.set(j.id, { path: j.path, tokens: j.tokens, llama: results[i] }));
-  try {
-    gpu = await acquireGpu({ gpu: dawn });
-    pipelines = new PipelineCache(gpu.device);
-  } catch (error) {
-    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as this file's header says`;
-  }
+  device = await acquireDawn();
 }, HEAVY ? 1_800_000 : 300_000);
-afterAll(() => gpu?.destroy());
+afterAll(() => device.gpu?.destroy());
 
 
 /** Our logits for the case: prefill of the prompt (every position), then one decode step per further token. */
 async function gptOssLogits(
-  g: GpuContext,
   c: Case,
   path: string,
   tokens: number[],
@@ -141,29 +125,22 @@ async function gptOssLogits(
 ): Promise<Float32Array[]> {
   const file = await readGguf(await openAsBlob(path));
   const config = edit ? edit(modelConfigFromGguf(file)) : modelConfigFromGguf(file);
-  const uploaded = await uploadTensors(g.device, ggufTensorSources(file), { maxPartBytes: c.maxPartBytes });
-  try {
-    const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
-    if (c.maxPartBytes) expect(weights.layers[0].moe!.gateUp.parts.length, 'experts split over buffers').toBeGreaterThan(1);
-    poke?.(weights);
-    const decoder = await Decoder.create(g, config, weights, { maxSeq: Math.max(64, tokens.length), maxBatch: c.maxBatch ?? 16, pipelines, shapes: c.shapes });
-    try {
-      const out = (await decoder.forward(tokens.slice(0, c.prompt), { logits: 'all' })).logits!;
-      for (const t of tokens.slice(c.prompt)) out.push(...(await decoder.forward([t], { logits: 'last' })).logits!);
-      return out;
-    } finally {
-      decoder.destroy();
-    }
-  } finally {
-    uploaded.destroy();
-  }
+  return decoderLogits(device, config, ggufTensorSources(file), tokens, {
+    prefill: c.prompt,
+    maxPartBytes: c.maxPartBytes,
+    decoder: { maxSeq: Math.max(64, tokens.length), maxBatch: c.maxBatch ?? 16, shapes: c.shapes },
+    poke: (weights) => {
+      if (c.maxPartBytes) expect(weights.layers[0].moe!.gateUp.parts.length, 'experts split over buffers').toBeGreaterThan(1);
+      poke?.(weights);
+    },
+  });
 }
 
 describe('gpt-oss logits equal llama.cpp', () => {
   for (const c of CASES) test(c.id, async (ctx) => {
-    const g = needDawnAdapter(ctx, gpu, missing);
+    needDawnAdapter(ctx, device.gpu, device.missing);
     const { path, tokens, llama } = models.get(c.id)!;
-    const ours = await gptOssLogits(g, c, path, tokens);
+    const ours = await gptOssLogits(c, path, tokens);
     expect(ours.length).toBe(tokens.length);
     const prefill = maxAbsDiff(ours.slice(0, c.prompt), llama.logits.slice(0, c.prompt));
     const decode = maxAbsDiff(ours.slice(c.prompt), llama.logits.slice(c.prompt));
@@ -186,10 +163,10 @@ describe('without a feature the logits miss llama.cpp', () => {
   ];
   for (const [what, edit] of edits) {
     test(what, async (ctx) => {
-      const g = needDawnAdapter(ctx, gpu, missing);
+      needDawnAdapter(ctx, device.gpu, device.missing);
       const c = CASES[0];
       const { path, tokens, llama } = models.get(c.id)!;
-      const ours = await gptOssLogits(g, c, path, tokens, edit);
+      const ours = await gptOssLogits(c, path, tokens, edit);
       const diff = maxAbsDiff(ours, llama.logits);
       console.log(`gpt-oss ${c.id}, ${what}: max |logit - llama.cpp| ${diff.toExponential(2)}`);
       expect(diff).toBeGreaterThan(100 * TOLERANCE.exact);
@@ -199,7 +176,7 @@ describe('without a feature the logits miss llama.cpp', () => {
 
 describe('only the chosen experts are read', () => {
   test('experts the router never chooses, filled with NaN, leave the logits as they were', async (ctx) => {
-    const g = needDawnAdapter(ctx, gpu, missing);
+    const g = needDawnAdapter(ctx, device.gpu, device.missing);
     const c = CASES[0];
     const { path, tokens } = models.get(c.id)!;
     const experts = c.model.experts!;
@@ -217,8 +194,8 @@ describe('only the chosen experts are read', () => {
       };
       for (const L of w.layers) [L.moe!.gateUp, L.moe!.down].forEach(fill);
     };
-    const barred = await gptOssLogits(g, c, path, tokens, undefined, bar);
-    const poisoned = await gptOssLogits(g, c, path, tokens, undefined, nan);
+    const barred = await gptOssLogits(c, path, tokens, undefined, bar);
+    const poisoned = await gptOssLogits(c, path, tokens, undefined, nan);
     expect(barred.every((row) => row.every(Number.isFinite))).toBe(true);
     expect(maxAbsDiff(poisoned, barred)).toBe(0);
   }, 300_000);
@@ -226,7 +203,7 @@ describe('only the chosen experts are read', () => {
 
 describe('the engine serves a gpt-oss model', () => {
   test("its logits equal llama.cpp's; greedy generation from a chat prompt gives llama.cpp's greedy tokens", async (ctx) => {
-    needDawnAdapter(ctx, gpu, missing);
+    needDawnAdapter(ctx, device.gpu, device.missing);
     const c = CASES[0];
     const { path, tokens, llama } = models.get(c.id)!;
     const engine = createWebGpuEngine({ gpu: dawn, models: [{ id: 'gpt-oss-test', gguf: await openAsBlob(path), contextLength: 256 }] });
@@ -250,8 +227,8 @@ describe('the engine serves a gpt-oss model', () => {
 
 describe('moe_route kernel', () => {
   test('top-k in descending order with ties to the lower expert id, softmax over the chosen', async (ctx) => {
-    const g = needDawnAdapter(ctx, gpu, missing);
-    const fk = new ForwardKernels(g, { pipelines });
+    const g = needDawnAdapter(ctx, device.gpu, device.missing);
+    const fk = new ForwardKernels(g, { pipelines: device.pipelines! });
     await fk.prepare({ experts: ['F32'] });
     const random = seededRandom(17);
     for (const [m, experts, used] of [[1, 32, 4], [70, 8, 2], [5, 128, 16], [3, 4, 4]]) {

@@ -5,18 +5,14 @@
 // handler: responses-formats.dawn.test.ts, on a generated model.) Needs Dawn: run with
 //   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
 // (without an adapter these tests are skipped, saying why).
-import { openAsBlob, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { create, globals } from 'webgpu';
 import { CHAT_FORMATS, type ChatFormatName } from '../../../src/common/chat-format.ts';
-import { acquireGpu } from '../../../src/gpu/device.ts';
 import { createWebGpuEngine, type WebGpuEngine } from '../../../src/engine/webgpu-engine.ts';
 import type { ChatMessage, ChatTool } from '../../../src/engine/types.ts';
 import { needDawnAdapter } from '../../support/dawn-adapter.ts';
+import { dawn, dawnMissing, toyHfDir } from '../../support/dawn-decoder.ts';
 
-Object.assign(globalThis, globals);
-const dawn = create([]);
-const TOY = 'public/models/toy-qwen3';
 const MODELS: { id: string; template: string; format: ChatFormatName }[] = [
   { id: 'toy-llama3', template: 'llama-3.2-3b-instruct.jinja', format: 'llama3' },
   { id: 'toy-mistral', template: 'mistral-7b-instruct-v0.3.jinja', format: 'mistral' },
@@ -29,27 +25,12 @@ let engine: WebGpuEngine | null = null;
 let missing = '';
 
 beforeAll(async () => {
-  try {
-    (await acquireGpu({ gpu: dawn })).destroy();
-  } catch (error) {
-    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as this file's header says`;
-    return;
-  }
-  const config = JSON.parse(readFileSync(`${TOY}/tokenizer_config.json`, 'utf8')) as Record<string, unknown>;
+  missing = await dawnMissing();
+  if (missing) return;
   const models = [];
   for (const m of MODELS) {
     const template = readFileSync(new URL(`../../fixtures/chat-templates/${m.template}`, import.meta.url), 'utf8');
-    models.push({
-      id: m.id,
-      contextLength: 2048,
-      hfDir: {
-        'config.json': await openAsBlob(`${TOY}/config.json`),
-        'generation_config.json': await openAsBlob(`${TOY}/generation_config.json`),
-        'tokenizer.json': await openAsBlob(`${TOY}/tokenizer.json`),
-        'model.safetensors': await openAsBlob(`${TOY}/model.safetensors`),
-        'tokenizer_config.json': new TextEncoder().encode(JSON.stringify({ ...config, chat_template: template })),
-      },
-    });
+    models.push({ id: m.id, contextLength: 2048, hfDir: await toyHfDir(template) });
   }
   engine = createWebGpuEngine({ gpu: dawn, models });
 }, 120_000);

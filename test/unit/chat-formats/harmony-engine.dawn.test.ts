@@ -4,19 +4,16 @@
 // ends the turn and is read back by the Harmony parser as the declared call. (The toy tokenizer has no Harmony special
 // tokens: the grammar's headers are plain text to it, which the parser reads the same.) Needs Dawn: run with
 //   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
-import { openAsBlob, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { create, globals } from 'webgpu';
 import { renderHarmonyPrompt } from '../../../src/common/harmony.ts';
-import { acquireGpu } from '../../../src/gpu/device.ts';
 import { createWebGpuEngine, type WebGpuEngine } from '../../../src/engine/webgpu-engine.ts';
 import type { ChatMessage, ChatTool } from '../../../src/engine/types.ts';
 import { ModelTokenizer } from '../../../src/model/tokenizer.ts';
 import { OutputParser, type ParseEvent } from '../../../src/responses/output-parser.ts';
 import { needDawnAdapter } from '../../support/dawn-adapter.ts';
+import { dawn, dawnMissing, toyHfDir } from '../../support/dawn-decoder.ts';
 
-Object.assign(globalThis, globals);
-const dawn = create([]);
 const TOY = 'public/models/toy-qwen3';
 const ID = 'toy-harmony';
 
@@ -24,30 +21,10 @@ let engine: WebGpuEngine | null = null;
 let missing = '';
 
 beforeAll(async () => {
-  try {
-    (await acquireGpu({ gpu: dawn })).destroy();
-  } catch (error) {
-    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as this file's header says`;
-    return;
-  }
-  const config = JSON.parse(readFileSync(`${TOY}/tokenizer_config.json`, 'utf8')) as Record<string, unknown>;
+  missing = await dawnMissing();
+  if (missing) return;
   const template = readFileSync(new URL('../../fixtures/harmony/gpt-oss-20b.jinja', import.meta.url), 'utf8');
-  engine = createWebGpuEngine({
-    gpu: dawn,
-    models: [
-      {
-        id: ID,
-        contextLength: 2048,
-        hfDir: {
-          'config.json': await openAsBlob(`${TOY}/config.json`),
-          'generation_config.json': await openAsBlob(`${TOY}/generation_config.json`),
-          'tokenizer.json': await openAsBlob(`${TOY}/tokenizer.json`),
-          'model.safetensors': await openAsBlob(`${TOY}/model.safetensors`),
-          'tokenizer_config.json': new TextEncoder().encode(JSON.stringify({ ...config, chat_template: template })),
-        },
-      },
-    ],
-  });
+  engine = createWebGpuEngine({ gpu: dawn, models: [{ id: ID, contextLength: 2048, hfDir: await toyHfDir(template) }] });
 }, 120_000);
 afterAll(async () => {
   await engine?.dispose();

@@ -16,22 +16,14 @@
 // tests fail, saying why.
 import { openAsBlob } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { create, globals } from 'webgpu';
-import { acquireGpu, type GpuContext } from '../../../src/gpu/device.ts';
-import { PipelineCache } from '../../../src/gpu/pipeline-cache.ts';
-import { uploadTensors, type UploadedTensors } from '../../../src/engine/upload-weights.ts';
-import { Decoder } from '../../../src/model/decoder.ts';
-import { assembleDecoderWeights } from '../../../src/model/decoder-weights.ts';
 import { readGguf } from '../../../src/model/gguf.ts';
 import { BlobSource } from '../../../src/model/byte-source.ts';
 import { layerRopeTheta, layerWindow, modelConfigFromGguf, type ModelConfig } from '../../../src/model/model-config.ts';
 import { ggufTensorSources, type TensorSource } from '../../../src/model/weight-loader.ts';
-import { runLlamaOracle, type LlamaOracleResult } from '../../support/llama-oracle.ts';
-import { makeTestModel, type TestModel, type TestModelOptions } from '../../support/test-models.ts';
+import type { LlamaOracleResult } from '../../support/llama-oracle.ts';
+import type { TestModel, TestModelOptions } from '../../support/test-models.ts';
 import { maxAbsDiff } from '../../support/logit-diff.ts';
-
-Object.assign(globalThis, globals);
-const dawn = create([]);
+import { acquireDawn, decoderLogits, modelsWithOracle, type DawnDevice } from '../../support/dawn-decoder.ts';
 
 const TOLERANCE: Record<string, number> = { F32: 2e-3, F16: 1e-2, Q8_0: 0.15, Q4_K: 0.2 };
 /** The exact GELU against llama.cpp's f16-table GELU. */
@@ -79,45 +71,19 @@ const CASES: Case[] = [
   },
 ];
 
-let gpu: GpuContext | null = null;
-let pipelines: PipelineCache;
-let missing = '';
-const models = new Map<string, { model: TestModel; oracle: LlamaOracleResult }>();
+let device: DawnDevice = { gpu: null, pipelines: null, missing: 'not set up' };
+let models = new Map<string, { model: TestModel; oracle: LlamaOracleResult }>();
 
 beforeAll(async () => {
-  const generated: TestModel[] = [];
-  for (const c of CASES) generated.push(await makeTestModel(c.options));
-  const oracle = runLlamaOracle(generated.map((m) => ({ model: m.ggufPath, tokens: PROMPT, greedy: GREEDY })));
-  CASES.forEach((c, i) => models.set(c.name, { model: generated[i]!, oracle: oracle[i]! }));
-  try {
-    gpu = await acquireGpu({ gpu: dawn, label: 'gemma3 tests' });
-    pipelines = new PipelineCache(gpu.device);
-  } catch (error) {
-    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as vitest.config.ts does`;
-  }
+  models = await modelsWithOracle(CASES, (m) => ({ model: m.ggufPath, tokens: PROMPT, greedy: GREEDY }));
+  device = await acquireDawn('gemma3 tests');
 }, 600_000);
-afterAll(() => gpu?.destroy());
+afterAll(() => device.gpu?.destroy());
 
 /** Logits at every position of `sequence`: one prefill, or (`decodeFrom`) a prefill of that many tokens and then one decode step per token. */
-async function logitsOf(config: ModelConfig, sources: TensorSource[], sequence: number[], decodeFrom?: number, geluF16 = true): Promise<Float32Array[]> {
-  if (!gpu) throw new Error(missing);
-  const uploaded: UploadedTensors = await uploadTensors(gpu.device, sources);
-  try {
-    const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
-    const decoder = await Decoder.create(gpu, config, weights, { maxSeq: 64, pipelines, geluF16 });
-    try {
-      if (decodeFrom === undefined) return (await decoder.forward(sequence, { logits: 'all' })).logits!;
-      const out = (await decoder.forward(sequence.slice(0, decodeFrom), { logits: 'all' })).logits!;
-      for (const t of sequence.slice(decodeFrom)) out.push((await decoder.forward([t], { logits: 'last' })).logits![0]!);
-      return out;
-    } finally {
-      decoder.destroy();
-    }
-  } finally {
-    uploaded.destroy();
-  }
+function logitsOf(config: ModelConfig, sources: TensorSource[], sequence: number[], decodeFrom?: number, geluF16 = true): Promise<Float32Array[]> {
+  return decoderLogits(device, config, sources, sequence, { prefill: decodeFrom, decoder: { geluF16 } });
 }
-
 
 describe.each(CASES)('$name', (c) => {
   test("logits equal llama.cpp's (prefill and decode); without each feature they do not", async () => {

@@ -15,23 +15,15 @@
 import { openAsBlob, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { create, globals } from 'webgpu';
-import { acquireGpu, type GpuContext } from '../../../src/gpu/device.ts';
-import { PipelineCache } from '../../../src/gpu/pipeline-cache.ts';
 import { openModel } from '../../../src/engine/model-registry.ts';
-import { uploadTensors, type UploadedTensors } from '../../../src/engine/upload-weights.ts';
-import { Decoder } from '../../../src/model/decoder.ts';
-import { assembleDecoderWeights } from '../../../src/model/decoder-weights.ts';
 import { readGguf } from '../../../src/model/gguf.ts';
 import { BlobSource } from '../../../src/model/byte-source.ts';
 import { modelConfigFromGguf, type ModelConfig } from '../../../src/model/model-config.ts';
 import { ggufTensorSources, type TensorSource } from '../../../src/model/weight-loader.ts';
-import { runLlamaOracle, type LlamaOracleResult } from '../../support/llama-oracle.ts';
-import { makeTestModel, type TestModel, type TestModelOptions } from '../../support/test-models.ts';
+import type { LlamaOracleResult } from '../../support/llama-oracle.ts';
+import type { TestModel, TestModelOptions } from '../../support/test-models.ts';
 import { maxAbsDiff } from '../../support/logit-diff.ts';
-
-Object.assign(globalThis, globals);
-const dawn = create([]);
+import { acquireDawn, decoderLogits, modelsWithOracle, type DawnDevice } from '../../support/dawn-decoder.ts';
 
 const TOLERANCE: Record<string, number> = { F32: 2e-3, F16: 1e-2, Q8_0: 0.15, Q4_K: 0.2 };
 /** HF folders hold the GGUF's dequantized values (as F32): the same numbers, summed in another order. */
@@ -113,41 +105,18 @@ const CASES: Case[] = [
   },
 ];
 
-let gpu: GpuContext | null = null;
-let pipelines: PipelineCache;
-let missing = '';
-const models = new Map<string, { model: TestModel; oracle: LlamaOracleResult }>();
+let device: DawnDevice = { gpu: null, pipelines: null, missing: 'not set up' };
+let models = new Map<string, { model: TestModel; oracle: LlamaOracleResult }>();
 
 beforeAll(async () => {
-  const generated: TestModel[] = [];
-  for (const c of CASES) generated.push(await makeTestModel(c.options));
-  const oracle = runLlamaOracle(generated.map((m) => ({ model: m.ggufPath, tokens: PROMPT, greedy: GREEDY })));
-  CASES.forEach((c, i) => models.set(c.name, { model: generated[i]!, oracle: oracle[i]! }));
-  try {
-    gpu = await acquireGpu({ gpu: dawn, label: 'phi3/smollm3 tests' });
-    pipelines = new PipelineCache(gpu.device);
-  } catch (error) {
-    missing = `no WebGPU adapter on Dawn (${error instanceof Error ? error.message : String(error)}); set LD_LIBRARY_PATH and VK_ICD_FILENAMES as vitest.config.ts does`;
-  }
+  models = await modelsWithOracle(CASES, (m) => ({ model: m.ggufPath, tokens: PROMPT, greedy: GREEDY }));
+  device = await acquireDawn('phi3/smollm3 tests');
 }, 600_000);
-afterAll(() => gpu?.destroy());
+afterAll(() => device.gpu?.destroy());
 
-async function logitsOf(config: ModelConfig, sources: TensorSource[], tokens: number[]): Promise<Float32Array[]> {
-  if (!gpu) throw new Error(missing);
-  const uploaded: UploadedTensors = await uploadTensors(gpu.device, sources);
-  try {
-    const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
-    const decoder = await Decoder.create(gpu, config, weights, { maxSeq: 64, pipelines });
-    try {
-      return (await decoder.forward(tokens, { logits: 'all' })).logits!;
-    } finally {
-      decoder.destroy();
-    }
-  } finally {
-    uploaded.destroy();
-  }
+function logitsOf(config: ModelConfig, sources: TensorSource[], tokens: number[]): Promise<Float32Array[]> {
+  return decoderLogits(device, config, sources, tokens);
 }
-
 
 describe.each(CASES)('$name', (c) => {
   test("logits equal llama.cpp's; the HF folder loads to the same; without the feature they do not", async () => {
