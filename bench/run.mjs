@@ -122,10 +122,10 @@ function buildRealSize(m) {
   const positions = opt.positions ? Number(opt.positions) : m.shape.scope === 'full' ? 8 : 3;
   log(`${m.id}: building the real-size model (cached in .tmp/real-sizes) ...`);
   const out = execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bench', 'real-sizes', 'build.ts'), m.id, '--positions', String(positions)], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  const { dir } = JSON.parse(out.trim().split('\n').pop());
+  const { dir = m.id } = JSON.parse(out.trim().split('\n').pop());
   m.url = `/__real_sizes/${dir}/model.gguf`;
   m.path = join(REAL_SIZES_DIR, dir, 'model.gguf');
-  return JSON.parse(readFileSync(join(REAL_SIZES_DIR, dir, 'ref.json'), 'utf8'));
+  return { ...JSON.parse(readFileSync(join(REAL_SIZES_DIR, dir, 'ref.json'), 'utf8')), dir };
 }
 
 /** gpt-oss-20b: the header and limits check alone (bench/real-sizes/header-check.ts). */

@@ -88,7 +88,7 @@ export async function buildRealSize(shape: RealSizeShape, positions: number, log
   const refPath = join(dir, 'ref.json');
   if (existsSync(refPath) && existsSync(join(dir, 'model.gguf')) && existsSync(join(dir, 'ref-logits.f32'))) {
     const ref = JSON.parse(readFileSync(refPath, 'utf8')) as RealSizeRef;
-    if (ref.hash === hash) return ref;
+    if (ref.hash === hash) return { ...ref, dir: realSizeDirName(shape, positions) };
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
