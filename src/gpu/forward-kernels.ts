@@ -218,6 +218,15 @@ export class ForwardKernels {
     return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim, SINKS: sinks } };
   }
 
+  /** attention_prefill for this head dim (always a constant: it sizes the tiles). */
+  private attentionPrefillKernel(headDim: number, sinks = false): Prepared {
+    const { WORKGROUP_SIZE, KV_TILE, ROWS, SHARED_KV } = this.shapes.attentionPrefill;
+    // Both tiles within the workgroup memory limit (16 KiB by default): fewer positions per tile for large heads.
+    const fit = SHARED_KV ? Math.floor(this.gpu.limits.maxComputeWorkgroupStorageSize / (8 * headDim) / 8) * 8 : KV_TILE;
+    const tile = Math.max(8, Math.min(KV_TILE, fit));
+    return { kernel: shaders.attentionPrefill, constants: { WORKGROUP_SIZE, HEAD_DIM: headDim, KV_TILE: tile, ROWS, SHARED_KV, SINKS: sinks } };
+  }
+
   private expertKernel(type: ProductWeightType, weighted: boolean): Prepared {
     const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.product;
     return { kernel: this.expertKernels[type], constants: { WORKGROUP_SIZE, K_SPLIT, WEIGHTED: weighted } };
@@ -246,6 +255,7 @@ export class ForwardKernels {
       this.combineKernel(),
       ...(needs.headDims ?? []).map((headDim) => this.attentionKernel(headDim)),
       ...(needs.attentionSinks ? [0, ...(needs.headDims ?? [])].map((headDim) => this.attentionKernel(headDim, true)) : []),
+      ...(this.shapes.attentionPrefill.KV_TILE > 0 ? (needs.headDims ?? []) : []).flatMap((headDim) => [false, ...(needs.attentionSinks ? [true] : [])].map((sinks) => this.attentionPrefillKernel(headDim, sinks))),
       ...(needs.experts?.length ? [this.moeRouteKernel()] : []),
       ...(needs.experts ?? []).flatMap((type) => [this.expertKernel(type, false), this.expertKernel(type, true)]),
       ...(needs.swiglu ? [this.swigluKernel(needs.swiglu === 'gelu')] : []),
@@ -387,6 +397,35 @@ export class ForwardKernels {
       { ...this.combineKernel(), bindings: [a.partials, a.out, PARAMS, STEP], params: [rows, a.headDim], workgroups: Math.ceil((rows * a.headDim) / 4 / this.shapes.elementwise.WORKGROUP_SIZE), when: split },
     );
     return ops;
+  }
+
+  /**
+   * The same attention for a prefill chunk (m > 1) through attention_prefill.wgsl: tiled over the positions, each
+   * K/V tile read once for a workgroup of query rows sharing a KV head (flash-attention style, no scratch).
+   * m = 1, or shapes.attentionPrefill.KV_TILE = 0: `attention` as it is.
+   */
+  attentionPrefill(batch: ComputeBatch, a: AttentionArgs & { pos0: number }): void {
+    if (!this.prefillTiled(a)) return this.attention(batch, a);
+    if (a.pos0 + a.m > a.maxSeq) throw new RangeError(`attention: positions up to ${a.pos0 + a.m} do not fit a KV cache of ${a.maxSeq}`);
+    this.record(batch, this.attentionPrefillOps({ ...a, partials: this.unused[1] }), a.m, a.pos0);
+  }
+
+  private prefillTiled(a: { m: number; headDim: number }): boolean {
+    return a.m > 1 && this.shapes.attentionPrefill.KV_TILE > 0 && a.headDim % 4 === 0 && a.headDim <= 256;
+  }
+
+  /** The ops of `attentionPrefill` for m queries at any position (the step uniform's pos0); attentionOps' when not tiled. */
+  attentionPrefillOps(a: AttentionArgs & { partials: Binding }): KernelOp[] {
+    if (!this.prefillTiled(a)) return this.attentionOps(a);
+    if (a.nHeads % a.nKvHeads !== 0) throw new RangeError(`attention: ${a.nHeads} heads is not a multiple of ${a.nKvHeads} KV heads`);
+    const qStride = a.qStride ?? a.nHeads * a.headDim;
+    if (qStride % 4 !== 0 || qStride < a.nHeads * a.headDim) throw new RangeError(`attention: q stride ${qStride} must be a multiple of 4, at least ${a.nHeads * a.headDim}`);
+    if (a.sinks) requireBytes('attention', 'sinks', a.sinks, a.nHeads * 4);
+    const params = [a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, qStride, a.window ?? 0];
+    const { WORKGROUP_SIZE, ROWS } = this.shapes.attentionPrefill;
+    const workgroups = a.nKvHeads * Math.ceil((a.m * (a.nHeads / a.nKvHeads)) / (WORKGROUP_SIZE * ROWS));
+    const bindings = [a.q, a.kCache, a.vCache, a.out, PARAMS, a.sinks ?? this.unused[0], STEP];
+    return [{ ...this.attentionPrefillKernel(a.headDim, a.sinks !== undefined), bindings, params, workgroups }];
   }
 
   private scratchFor(bytes: number): GPUBuffer {

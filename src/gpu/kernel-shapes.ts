@@ -51,6 +51,14 @@ export interface ForwardKernelShapes {
    * (flash-decoding); 0 never splits.
    */
   attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number };
+  /**
+   * attention_prefill (m > 1): WORKGROUP_SIZE invocations of ROWS (1..4) query rows each, all of one KV head, per
+   * workgroup; positions in tiles of KV_TILE (a multiple of 8; capped per head dim so that the two tiles fit the
+   * workgroup memory limit), staged in workgroup memory when SHARED_KV (GPUs) or read straight from the cache
+   * (CPU adapters: every non-constant index is a per-lane gather there, so each K/V load serves ROWS rows).
+   * KV_TILE 0: prefill runs `attention` (one invocation per query and head) instead.
+   */
+  attentionPrefill: { WORKGROUP_SIZE: number; KV_TILE: number; ROWS: number; SHARED_KV: boolean };
   /** argmax: WORKGROUP_SIZE a power of two; a stage-0 workgroup covers WORKGROUP_SIZE * ITEMS_PER_INVOCATION values. */
   argmax: { WORKGROUP_SIZE: number; ITEMS_PER_INVOCATION: number };
 }
@@ -64,6 +72,7 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
       product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
       elementwise: { WORKGROUP_SIZE: 64 },
       attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
+      attentionPrefill: { WORKGROUP_SIZE: 8, KV_TILE: 16, ROWS: 4, SHARED_KV: false },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
     };
   }
@@ -72,6 +81,7 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
     product: { WORKGROUP_SIZE: Math.min(64, size), K_SPLIT: 8, TILE_M: 4 },
     elementwise: { WORKGROUP_SIZE: Math.min(256, size) },
     attention: { WORKGROUP_SIZE: Math.min(32, size), SPLIT_POSITIONS: 64 },
+    attentionPrefill: { WORKGROUP_SIZE: Math.min(64, size), KV_TILE: 16, ROWS: 1, SHARED_KV: true },
     argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
   };
 }

@@ -36,6 +36,7 @@ import attentionCode from '../../shaders/attention.wgsl?raw';
 import matmulExpertsCode from '../../shaders/matmul_experts.wgsl?raw';
 import moeRouteCode from '../../shaders/moe_route.wgsl?raw';
 import attentionCombineCode from '../../shaders/attention_combine.wgsl?raw';
+import attentionPrefillCode from '../../shaders/attention_prefill.wgsl?raw';
 import swigluCode from '../../shaders/swiglu.wgsl?raw';
 import argmaxCode from '../../shaders/argmax.wgsl?raw';
 import logitsProcessCode from '../../shaders/logits_process.wgsl?raw';
@@ -133,6 +134,7 @@ export const embeddingKernels: Readonly<Record<GpuWeightFormatName, KernelSource
 export const rope: KernelSource = { name: 'rope', code: ropeCode };
 export const attention: KernelSource = { name: 'attention', code: attentionCode };
 export const attentionCombine: KernelSource = { name: 'attention_combine', code: attentionCombineCode };
+export const attentionPrefill: KernelSource = { name: 'attention_prefill', code: attentionPrefillCode };
 export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };
 export const argmax: KernelSource = { name: 'argmax', code: argmaxCode };
 export const logitsProcess: KernelSource = { name: 'logits_process', code: logitsProcessCode };

@@ -322,7 +322,8 @@ export class ForwardPlan {
       kvCache: { kCache: this.kv.keys[l], vCache: this.kv.values[l], maxSeq: this.kv.shape.maxSeq },
       qkNorm: L.qNorm && L.kNorm ? { q: L.qNorm.buffer, k: L.kNorm.buffer, eps: c.rmsEps } : undefined,
     });
-    const attention = this.fk.attentionOps({
+    // Prefill chunks (m > 1): the KV-tiled kernel (attention_prefill.wgsl); decode: split attention.
+    const attention = (m > 1 ? this.fk.attentionPrefillOps : this.fk.attentionOps).call(this.fk, {
       q: a.qkv,
       qStride: qkvDim,
       kCache: this.kv.keys[l],

@@ -1,5 +1,5 @@
 // RoPE (interleaved and NEOX, plain theta and Llama-3 scaling, with the KV-cache store) and causal GQA attention
-// over the KV cache (decode: one query; prefill: many) against the f64 references, on head dims 32/64 with
+// over the KV cache (decode: one query; prefill: many; prefill through attention_prefill too: below) against the f64 references, on head dims 32/64 with
 // 4 query heads over 2 or 1 KV heads and context lengths 1, 7, 70.
 // Tolerances (f32 on SwiftShader against f64):
 //   RoPE: |got - ref| <= 5e-7 · (|a| + |b|) of the rotated pair (the angle is rounded to f32 in both, as llama.cpp
@@ -315,5 +315,79 @@ describe('attention', () => {
     // The same f32 operations in the same order: bit-identical.
     expect(Array.from(prefix)).toEqual(Array.from(whole.subarray(0, prefix.length)));
     expect(Array.from(last)).toEqual(Array.from(whole.subarray(prefix.length)));
+  });
+});
+
+interface PrefillCase {
+  headDim: number;
+  nHeads: number;
+  nKvHeads: number;
+  m: number;
+  pos0: number;
+  window?: number;
+  sinks?: boolean;
+}
+
+// attention_prefill.wgsl (ForwardKernels.attentionPrefill, prefill chunks m > 1): KV-tiled, each K/V tile shared
+// by a workgroup's query rows of one KV head, with the online softmax, causal mask, window and sinks of attention.wgsl.
+// q comes from packed qkv rows (the decoder's layout, q stride > nHeads·headDim). Against the f64 reference:
+// |got - ref| <= 1e-6 · max|v| as above (measured <= 3e-7 on SwiftShader).
+describe('attention_prefill (KV-tiled prefill)', () => {
+  const cases: PrefillCase[] = [
+    { headDim: 32, nHeads: 4, nKvHeads: 2, m: 7, pos0: 0 }, // fewer rows than a workgroup's
+    { headDim: 32, nHeads: 4, nKvHeads: 2, m: 64, pos0: 0 }, // the bundled model's chunk, from empty
+    { headDim: 32, nHeads: 4, nKvHeads: 2, m: 37, pos0: 61 }, // after a cached prefix, m not a multiple of any tile
+    { headDim: 64, nHeads: 4, nKvHeads: 1, m: 13, pos0: 65 }, // group 4
+    { headDim: 64, nHeads: 6, nKvHeads: 3, m: 33, pos0: 17 }, // group 2 of 3 KV heads
+    { headDim: 128, nHeads: 2, nKvHeads: 2, m: 19, pos0: 5 }, // no grouping, the Llama head size
+    { headDim: 64, nHeads: 8, nKvHeads: 2, m: 30, pos0: 40, window: 20 }, // window cuts into the cached prefix
+    { headDim: 32, nHeads: 4, nKvHeads: 1, m: 70, pos0: 0, window: 3 }, // window shorter than a tile
+    { headDim: 64, nHeads: 8, nKvHeads: 1, m: 21, pos0: 50, sinks: true }, // gpt-oss: sinks
+    { headDim: 64, nHeads: 4, nKvHeads: 2, m: 45, pos0: 9, window: 16, sinks: true }, // gpt-oss's sliding layers
+  ];
+  let cpuShapes: ForwardKernels; // this adapter's shapes (SwiftShader: ROWS rows per invocation, KV read directly)
+  let gpuShapes: ForwardKernels; // a real GPU's: one row per invocation, K/V tiles staged in workgroup memory
+  beforeAll(async () => {
+    cpuShapes = new ForwardKernels(gpu, { pipelines: kernels.pipelines });
+    gpuShapes = new ForwardKernels(gpu, { pipelines: kernels.pipelines, shapes: { attentionPrefill: { WORKGROUP_SIZE: 64, KV_TILE: 16, ROWS: 1, SHARED_KV: true } } });
+    await Promise.all([cpuShapes.prepare({ headDims: [32, 64, 128], attentionSinks: true }), gpuShapes.prepare({ headDims: [32, 64, 128, 256], attentionSinks: true })]);
+  });
+  afterAll(() => {
+    cpuShapes?.destroy();
+    gpuShapes?.destroy();
+  });
+
+  async function prefillError(fk: ForwardKernels, c: PrefillCase): Promise<number> {
+    const random = seededRandom(c.headDim * 7 + c.m * 31 + c.pos0 + (c.window ?? 0));
+    const maxSeq = c.pos0 + c.m + 3;
+    const q = randomF32(random, c.m * c.nHeads * c.headDim, 2);
+    const kCache = randomF32(random, c.nKvHeads * maxSeq * c.headDim, 2);
+    const vCache = randomF32(random, c.nKvHeads * maxSeq * c.headDim);
+    const sinks = randomF32(random, c.nHeads, 3);
+    const kv = new Float32Array(c.m * c.nKvHeads * c.headDim);
+    const qkv = packQkv(q, kv, kv, c.m, c.nHeads, c.nKvHeads, c.headDim);
+    const buffers = [qkv, kCache, vCache, sinks].map((d) => createStorageBuffer(gpu.device, d));
+    const out = createStorageBuffer(gpu.device, new Float32Array(q.length).fill(NaN));
+    const batch = new ComputeBatch(gpu, 'attention prefill test');
+    fk.attentionPrefill(batch, {
+      q: buffers[0], qStride: (c.nHeads + 2 * c.nKvHeads) * c.headDim, kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq, sinks: c.sinks ? buffers[3] : undefined,
+    });
+    batch.submit();
+    const got = await readF32(gpu.device, out, q.length);
+    for (const b of [...buffers, out]) b.destroy();
+    gpu.throwIfFailed();
+    const expected = attentionReference(q, kCache, vCache, { ...c, maxSeq, scale: 1 / Math.sqrt(c.headDim), sinks: c.sinks ? sinks : undefined });
+    let worst = 0;
+    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(got[i] - expected[i]));
+    return worst;
+  }
+
+  test.each(cases)('%o', async (c) => {
+    expect(await prefillError(cpuShapes, c)).toBeLessThanOrEqual(1e-6);
+    expect(await prefillError(gpuShapes, c)).toBeLessThanOrEqual(1e-6);
+  });
+
+  test('head dim 256 (8-position tiles in 16 KiB of workgroup memory), with the window and sinks', async () => {
+    expect(await prefillError(gpuShapes, { headDim: 256, nHeads: 2, nKvHeads: 1, m: 11, pos0: 30, window: 25, sinks: true })).toBeLessThanOrEqual(1e-6);
   });
 });

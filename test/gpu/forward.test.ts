@@ -190,13 +190,15 @@ describe('decoder invariants', () => {
   });
 
   // The shapes real GPUs get (kernel-shapes.ts / forward-kernels.ts for a non-CPU adapter: many lanes per
-  // row with workgroup-memory reductions, flash-decoding splits of 64 positions), run here on SwiftShader.
+  // row with workgroup-memory reductions, flash-decoding splits of 64 positions, prefill attention's K/V tiles in
+  // workgroup memory), run here on SwiftShader.
   const GPU_SHAPES: DecoderOptions['shapes'] = {
     kernels: { rowReduce: { WORKGROUP_SIZE: 256, ROW_THREADS: 256 } },
     forward: {
       product: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 },
       elementwise: { WORKGROUP_SIZE: 256 },
       attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 },
+      attentionPrefill: { WORKGROUP_SIZE: 64, KV_TILE: 16, ROWS: 1, SHARED_KV: true },
       argmax: { WORKGROUP_SIZE: 256, ITEMS_PER_INVOCATION: 8 },
     },
   };

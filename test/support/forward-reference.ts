@@ -230,27 +230,34 @@ export function attentionReference(
   q: Float32Array,
   kCache: Float32Array,
   vCache: Float32Array,
-  a: { m: number; nHeads: number; nKvHeads: number; headDim: number; pos0: number; maxSeq: number; scale: number },
+  a: {
+    m: number; nHeads: number; nKvHeads: number; headDim: number; pos0: number; maxSeq: number; scale: number;
+    /** Query t attends to positions [pos0 + t + 1 - window, pos0 + t] only (0 or absent: all of [0, pos0 + t]). */
+    window?: number;
+    /** A logit per head in the softmax's denominator with no value (gpt-oss's attention sinks). */
+    sinks?: ArrayLike<number>;
+  },
 ): Float64Array {
   const { m, nHeads, nKvHeads, headDim, pos0, maxSeq, scale } = a;
   const out = new Float64Array(m * nHeads * headDim);
   const group = nHeads / nKvHeads;
   for (let t = 0; t < m; t++) {
     const length = pos0 + t + 1;
+    const first = a.window ? Math.max(0, length - a.window) : 0;
     for (let h = 0; h < nHeads; h++) {
       const qb = (t * nHeads + h) * headDim;
       const cb = Math.floor(h / group) * maxSeq * headDim;
       const scores = new Float64Array(length);
-      let max = -Infinity;
-      for (let p = 0; p < length; p++) {
+      let max = a.sinks ? a.sinks[h] : -Infinity;
+      for (let p = first; p < length; p++) {
         let s = 0;
         for (let i = 0; i < headDim; i++) s += q[qb + i] * kCache[cb + p * headDim + i];
         scores[p] = s * scale;
         max = Math.max(max, scores[p]);
       }
-      let sum = 0;
-      for (let p = 0; p < length; p++) sum += (scores[p] = Math.exp(scores[p] - max));
-      for (let p = 0; p < length; p++) {
+      let sum = a.sinks ? Math.exp(a.sinks[h] - max) : 0;
+      for (let p = first; p < length; p++) sum += (scores[p] = Math.exp(scores[p] - max));
+      for (let p = first; p < length; p++) {
         const weight = scores[p] / sum;
         for (let i = 0; i < headDim; i++) out[qb + i] += weight * vCache[cb + p * headDim + i];
       }
