@@ -1,7 +1,7 @@
-// What the format parsers (the Hermes parser in output-parser.ts, json-calls-parser.ts, name-args-parser.ts) do
-// the same way, written once: text streamed up to the next marker, and a tool call once its name is known (is the
-// name declared, its `call.start` with the namespace split off, its arguments streamed through an
-// ArgumentsDecoder, its end; or a call read whole when its keys came in another order).
+// What the format parsers (the Hermes parser in output-parser.ts, json-calls-parser.ts, name-args-parser.ts,
+// harmony-parser.ts) do the same way, written once: text streamed up to the next marker, and a tool call once its
+// name is known (is the name declared, its `call.start` with the namespace split off, its arguments streamed through
+// an ArgumentsDecoder, its end; or a call read whole when its keys came in another order).
 import { ArgumentsDecoder } from './arguments-decoder.ts';
 import { findFirst, heldPrefix } from './marker-scan.ts';
 import type { ParseEvent } from './parse-event.ts';
@@ -52,9 +52,9 @@ export class CallStream {
     return { consumed, done: decoder.done };
   }
 
-  /** `call.end` of a call whose arguments are complete. */
-  end(events: ParseEvent[]): void {
-    events.push({ kind: 'call.end', complete: true });
+  /** `call.end` of a call whose arguments are complete (`complete: false`: one its message ended inside them). */
+  end(events: ParseEvent[], complete = true): void {
+    events.push({ kind: 'call.end', complete });
     this.args = null;
   }
 

@@ -14,18 +14,11 @@
 // - any other recipient (`browser.search`, …) -> commentary text.
 // A message cut off (max_output_tokens, an abort) closes what it opened, `complete: false`. A header never reaches
 // the text; an output that does not start like a header at all (a model ignoring the format) is final text.
+// A call is read as the other formats' parsers read theirs (call-stream.ts).
 import { harmonyFunctionName, HARMONY_TOKENS as T } from '../../common/harmony.ts';
-import { ArgumentsDecoder } from './arguments-decoder.ts';
+import { CallStream, type CallOptions } from './call-stream.ts';
 import { findFirst, heldPrefix } from './marker-scan.ts';
 import type { ParseEvent } from './parse-event.ts';
-
-/** The OutputParser options this parser reads (see output-parser.ts). */
-export interface HarmonyParserOptions {
-  toolCalls: boolean;
-  declaredNames?: ReadonlySet<string>;
-  namespaced?: ReadonlyMap<string, { namespace: string; name: string }>;
-  customNames: ReadonlySet<string>;
-}
 
 /** The header of one message, as parsed. */
 export interface HarmonyHeader {
@@ -48,13 +41,15 @@ const BODY_ENDS = [T.end, T.call, T.return, T.start];
 export class HarmonyParser {
   private state: State = { kind: 'header' };
   private buffer = '';
-  private args: ArgumentsDecoder | null = null;
+  private readonly call: CallStream;
   /** Where the arguments' JSON is (inside a string or not), to tell a message end from string content. */
   private strings = new JsonStringState();
   private phase: 'commentary' | 'final_answer' = 'final_answer';
   private tokensInReasoning = 0;
 
-  constructor(private readonly options: HarmonyParserOptions) {}
+  constructor(private readonly options: CallOptions) {
+    this.call = new CallStream(options);
+  }
 
   get reasoningTokens(): number {
     return this.tokensInReasoning;
@@ -89,14 +84,11 @@ export class HarmonyParser {
         // The pipeline closes the open message with the response's status.
         if (rest) events.push({ kind: 'text.delta', text: rest, phase: this.phase });
         break;
-      case 'call-args': {
-        const delta = this.args!.push(rest);
-        if (delta) events.push({ kind: 'call.delta', text: delta });
-        events.push({ kind: 'call.end', complete: this.args!.done });
+      case 'call-args':
+        this.call.cutOff(rest, events);
         break;
-      }
       case 'call-tail':
-        events.push({ kind: 'call.end', complete: true });
+        this.call.end(events);
         break;
       case 'code':
         // Ended by `<|call|>` (a stop) or cut off: the pipeline closes it with the response's status.
@@ -155,11 +147,8 @@ export class HarmonyParser {
     const { recipient } = header;
     if (recipient !== null) {
       const name = harmonyFunctionName(recipient);
-      if (name !== null && this.options.toolCalls && this.declared(name)) {
-        const custom = this.options.customNames.has(name);
-        const member = this.options.namespaced?.get(name);
-        events.push(member ? { kind: 'call.start', name: member.name, namespace: member.namespace, custom } : { kind: 'call.start', name, custom });
-        this.args = new ArgumentsDecoder(custom ? 'custom' : 'function');
+      if (name !== null && this.options.toolCalls && this.call.declared(name)) {
+        this.call.start(name, events);
         this.strings = new JsonStringState();
         this.state = { kind: 'body', body: 'call-args' };
         return;
@@ -182,10 +171,6 @@ export class HarmonyParser {
     this.state = { kind: 'body', body: 'text' };
   }
 
-  private declared(name: string): boolean {
-    return this.options.declaredNames === undefined || this.options.declaredNames.has(name);
-  }
-
   /** Reads the open message's body; false when it must wait for more text. */
   private body(body: Body, events: ParseEvent[]): boolean {
     if (body === 'call-args') {
@@ -193,17 +178,16 @@ export class HarmonyParser {
       // close): a marker inside a JSON string is string content, as the grammar lets the model write it there.
       const hit = this.strings.firstOutside(this.buffer, BODY_ENDS);
       const upTo = hit === null ? this.buffer.length - this.strings.heldOutside(this.buffer, BODY_ENDS) : hit.index;
-      const { delta, consumed } = this.args!.pushUntilDone(this.buffer.slice(0, upTo));
-      if (delta) events.push({ kind: 'call.delta', text: delta });
+      const { consumed, done } = this.call.pushArgs(this.buffer.slice(0, upTo), events);
       this.strings.advance(this.buffer.slice(0, consumed));
       this.buffer = this.buffer.slice(consumed);
-      if (this.args!.done) {
+      if (done) {
         this.state = { kind: 'body', body: 'call-tail' };
         return true;
       }
       if (hit === null) return false;
       // The message ended inside the arguments.
-      this.endMessage(hit.marker, events, false);
+      this.endMessage(hit.marker, events);
       return true;
     }
     const hit = findFirst(this.buffer, BODY_ENDS);
@@ -217,19 +201,19 @@ export class HarmonyParser {
       // call-tail: what follows the arguments' JSON up to the message end is dropped.
     }
     if (hit === null) return false;
-    this.endMessage(hit.marker, events, true);
+    this.endMessage(hit.marker, events);
     return true;
   }
 
   /** The open message ends at `marker` (which is consumed, except a `<|start|>` that opens the next message). */
-  private endMessage(marker: string, events: ParseEvent[], complete: boolean): void {
+  private endMessage(marker: string, events: ParseEvent[]): void {
     const body = this.state.kind === 'body' ? this.state.body : null;
     if (marker !== T.start) this.buffer = this.buffer.slice(marker.length);
     if (body === 'reasoning') events.push({ kind: 'reasoning.end', complete: true });
     else if (body === 'text') events.push({ kind: 'text.end' });
-    else if (body === 'call-args' || body === 'call-tail') events.push({ kind: 'call.end', complete: complete && this.args!.done });
+    // Inside the arguments the call is cut short; after them (call-tail) it is whole.
+    else if (body === 'call-args' || body === 'call-tail') this.call.end(events, body === 'call-tail');
     else if (body === 'code') events.push({ kind: 'code.end', complete: true });
-    this.args = null;
     this.state = { kind: 'between' };
   }
 }

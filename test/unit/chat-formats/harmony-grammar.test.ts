@@ -185,3 +185,18 @@ describe('the Harmony tool-call constraint', () => {
     expect(constraint.isAllowed(id('<|call|>'))).toBe(true);
   }, 60_000);
 });
+
+describe('the Harmony parser on a call (call-stream.ts)', () => {
+  const header = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>';
+  it('a message that ends inside the arguments ends the call incomplete; one after them, complete', () => {
+    expect(parse(`${header}{"city": "Oslo"<|end|>`).calls).toEqual([{ name: 'get_weather', args: '{"city": "Oslo"', complete: false }]);
+    expect(parse(`${header}{"city":"Oslo","unit":"c"}<|end|>`).calls).toEqual([{ name: 'get_weather', args: '{"city":"Oslo","unit":"c"}', complete: true }]);
+    // A message end inside a JSON string is string content.
+    expect(parse(`${header}{"city":"a<|end|>b","unit":"c"}<|end|>`).calls).toEqual([{ name: 'get_weather', args: '{"city":"a<|end|>b","unit":"c"}', complete: true }]);
+  });
+
+  it('an output cut off inside the arguments ends the call incomplete; after them (the <|call|> stop), complete', () => {
+    expect(parse(`${header}{"city":"Os`).calls).toEqual([{ name: 'get_weather', args: '{"city":"Os', complete: false }]);
+    expect(parse(`${header}{"city":"Oslo","unit":"f"}`).calls).toEqual([{ name: 'get_weather', args: '{"city":"Oslo","unit":"f"}', complete: true }]);
+  });
+});
