@@ -18,8 +18,8 @@ let ranges: (string | null)[] = [];
 let headerProbes: string[] = [];
 /** Bytes sent for the header check's ranges (the download keeps them and continues after them). */
 let probedBytes = 0;
-/** The server answers a closed range in pieces of at most this many bytes, so the body is left for the download. */
-const PROBE_PIECE = 16 * 1024;
+/** The body after the header check's first MiB (src/sw/gguf-header-check.ts), which the download fetches itself. */
+const bodyAfterProbe = () => modelBytes.byteLength - Math.min(1 << 20, modelBytes.byteLength);
 /** When set, the next GET of the model sends this many bytes and then destroys the socket. */
 let cutNextAfter: number | null = null;
 /** When set, every GET of the model sends this many bytes and then destroys the socket. */
@@ -36,13 +36,13 @@ test.beforeAll(async () => {
     if (req.method === 'OPTIONS') return void res.writeHead(204).end();
     if (req.url !== '/model.gguf') return void res.writeHead(404).end('not found');
     const range = req.headers.range ?? null;
-    // A closed range (bytes=N-M) is the header check before a download (src/sw/gguf-header-check.ts): answered in
-    // pieces of PROBE_PIECE bytes, never cut, and counted apart from the body's requests.
+    // A closed range (bytes=N-M) is the header check before a download (src/sw/gguf-header-check.ts): answered
+    // exactly, never cut, and counted apart from the body's requests.
     const probe = range ? /^bytes=(\d+)-(\d+)$/.exec(range) : null;
     if (probe) headerProbes.push(range!);
     else ranges.push(range);
     const start = range ? Number(/^bytes=(\d+)-/.exec(range)?.[1] ?? 0) : 0;
-    const end = probe ? Math.min(modelBytes.byteLength, Number(probe[2]) + 1, start + PROBE_PIECE) : modelBytes.byteLength;
+    const end = probe ? Math.min(modelBytes.byteLength, Number(probe[2]) + 1) : modelBytes.byteLength;
     const body = modelBytes.subarray(start, end);
     if (probe) probedBytes += body.byteLength;
     res.writeHead(range ? 206 : 200, {
@@ -121,7 +121,8 @@ async function downloadFromPage(page: Page, id: string, body: Record<string, unk
 
 test('a model downloads by URL with progress, resumes after a cut connection, then serves requests and is deleted', async ({ page }) => {
   await controlledPage(page);
-  const cutAt = Math.floor(modelBytes.byteLength * 0.45);
+  expect(bodyAfterProbe()).toBeGreaterThan(0);
+  const cutAt = Math.floor(bodyAfterProbe() * 0.45);
   cutNextAfter = cutAt;
   const { status, events, broadcast } = await downloadFromPage(page, 'downloaded-test-model', { url: modelUrl, bytes: modelBytes.byteLength, sha256: modelSha256, license: 'MIT' });
   expect(status).toBe(200);
@@ -171,7 +172,7 @@ test('a model downloads by URL with progress, resumes after a cut connection, th
 
 test('a download that failed (every attempt cut) continues on the next request from the bytes stored', async ({ page }) => {
   await controlledPage(page);
-  const step = Math.floor(modelBytes.byteLength / 10);
+  const step = Math.floor(bodyAfterProbe() / 10);
   cutEveryAfter = step;
   const failed = await downloadFromPage(page, 'resumable-model', { url: modelUrl, bytes: modelBytes.byteLength, license: 'MIT' });
   expect(failed.status).toBe(200);
