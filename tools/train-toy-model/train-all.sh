@@ -31,12 +31,8 @@ cp $D/vocab.json $D2/hf/vocab.json
 nice -n 19 $PY tools/train-toy-model/demo_corpus.py --seed 2026 --train 12000 --out $D3
 cp $D/vocab.json $D3/vocab.json
 nice -n 19 $PY tools/train-toy-model/train.py --data $D3 --seed 2026 --init-hf $D2/hf --max-len 2048 --steps $S3 --lr 3e-3 --warmup 10 --out model.pt
-# Stage 3b: 560 more steps at 3e-3 (constant, fresh optimizer, seed 2027: another order of the same conversations);
-# stage 3c: a 50-step cooldown (seed 2028, 3e-3 decayed linearly to 0). The bundled model is stage 3c's last step.
-nice -n 19 $PY tools/train-toy-model/train.py --data $D3 --seed 2027 --init $D3/model.pt --max-len 2048 --steps 560 --lr 3e-3 --warmup 10 --out model-3b.pt
-nice -n 19 $PY tools/train-toy-model/train.py --data $D3 --seed 2028 --init $D3/model-3b.pt --max-len 2048 --steps 50 --decay --lr 3e-3 --warmup 5 --out model-3c.pt
 # Export, eval, fixture.
-$PY tools/train-toy-model/export.py --data $D3 --checkpoint $D3/model-3c.pt --out public/models/toy-qwen3
+$PY tools/train-toy-model/export.py --data $D3 --checkpoint $D3/model.pt --out public/models/toy-qwen3
 npx tsx tools/train-toy-model/export.ts --vocab $D/vocab.json --dir public/models/toy-qwen3 --catalog public/models/catalog.json --sample $D/tok-sample.jsonl
 nice -n 19 $PY tools/train-toy-model/demo_eval.py --data $D3 --safetensors public/models/toy-qwen3
 nice -n 19 $PY tools/train-toy-model/logits_fixture.py --model public/models/toy-qwen3 --data $D3 --out test/unit/toy-model.fixture.json
