@@ -42,11 +42,12 @@ export function buildBenchModel(shape: BenchShape, seed = 1): { chunks: Uint8Arr
   const bpe = buildByteLevelBpeVocab(250);
   const vocab = realTokenizerVocab(tokenizerJson(bpe), tokenizerConfigJson(bpe, CHATML_TOOLS_TEMPLATE, 4096), { vocabSize: shape.vocab });
   const one = buildTestModel({ ...shape.options, layers: 1, seed }, vocab);
-  const chunks = repeatLayers(concat(one.files['model.gguf']), layers);
+  const chunks = repeatLayers(concatBytes(one.files['model.gguf']), layers);
   return { chunks, bytes: chunks.reduce((n, c) => n + c.byteLength, 0), layers, vocab: one.info.vocabSize };
 }
 
-function concat(chunks: Uint8Array[]): Uint8Array {
+/** The chunks as one array. */
+export function concatBytes(chunks: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
   let at = 0;
   for (const c of chunks) {
@@ -59,12 +60,28 @@ function concat(chunks: Uint8Array[]): Uint8Array {
 const SCALAR_BYTES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
 const STRING = 8;
 const ARRAY = 9;
+const MAGIC = 0x46554747;
+
+/** A GGUF tensor info: name, dimensions, ggml type, offset in the data section. */
+export interface GgufInfo { name: string; dims: number[]; type: number; offset: number }
 
 /**
- * A GGUF v3 file with blk.0's tensors copied to blk.0 .. blk.(layers - 1) and `<arch>.block_count` set to `layers`;
- * the metadata is copied byte for byte otherwise, the tensor data re-aligned to general.alignment.
+ * Where a GGUF v3 file's parts lie, read without decoding the values: each metadata entry's key, value type and the
+ * byte offset of its value (`at`), the metadata's byte range [kvStart, kvEnd), the tensor infos and where they end.
+ * For rewriting a header in place (bench models); the runtime's reader is src/model/gguf.ts.
  */
-export function repeatLayers(file: Uint8Array, layers: number): Uint8Array[] {
+export interface GgufLayout {
+  version: number;
+  kvCount: number;
+  kvStart: number;
+  kvEnd: number;
+  entries: { key: string; type: number; at: number }[];
+  alignment: number;
+  infos: GgufInfo[];
+  infoEnd: number;
+}
+
+export function readGgufLayout(file: Uint8Array): GgufLayout {
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
   let at = 0;
   const u32 = () => {
@@ -94,64 +111,50 @@ export function repeatLayers(file: Uint8Array, layers: number): Uint8Array[] {
     } else if (SCALAR_BYTES[type] !== undefined) at += SCALAR_BYTES[type];
     else throw new Error(`GGUF value type ${type} unknown`);
   };
-  if (u32() !== 0x46554747) throw new Error('not a GGUF file');
+  if (u32() !== MAGIC) throw new Error('not a GGUF file');
   const version = u32();
   const tensorCount = u64();
   const kvCount = u64();
   const kvStart = at;
+  const entries: GgufLayout['entries'] = [];
   let alignment = 32;
-  let blockCountAt = -1;
-  let arch = '';
   for (let k = 0; k < kvCount; k++) {
     const key = str();
     const type = u32();
+    entries.push({ key, type, at });
     if (key === 'general.alignment' && type === 4) alignment = view.getUint32(at, true);
-    if (key === 'general.architecture' && type === STRING) {
-      const save = at;
-      arch = str();
-      at = save;
-    }
-    if (key.endsWith('.block_count') && type === 4) blockCountAt = at;
     skipValue(type);
   }
-  const kvBytes = file.slice(kvStart, at);
-  if (blockCountAt < 0 || !arch) throw new Error('no <arch>.block_count (u32) in the GGUF');
-  new DataView(kvBytes.buffer).setUint32(blockCountAt - kvStart, layers, true);
-
-  interface Info { name: string; dims: number[]; type: number; offset: number; size: number }
-  const infos: Info[] = [];
+  const kvEnd = at;
+  const infos: GgufInfo[] = [];
   for (let t = 0; t < tensorCount; t++) {
     const name = str();
     const nd = u32();
     const dims = Array.from({ length: nd }, () => u64());
     const type = u32();
     const offset = u64();
-    infos.push({ name, dims, type, offset, size: 0 });
+    infos.push({ name, dims, type, offset });
   }
-  const dataStart = Math.ceil(at / alignment) * alignment;
-  const byOffset = [...infos].sort((a, b) => a.offset - b.offset);
-  byOffset.forEach((info, i) => {
-    info.size = (i + 1 < byOffset.length ? byOffset[i + 1].offset : file.byteLength - dataStart) - info.offset;
-  });
-  const out: { name: string; dims: number[]; type: number; data: Uint8Array }[] = [];
-  const data = (info: Info) => file.subarray(dataStart + info.offset, dataStart + info.offset + info.size);
-  for (const info of infos) if (!info.name.startsWith('blk.')) out.push({ name: info.name, dims: info.dims, type: info.type, data: data(info) });
-  const layer0 = infos.filter((i) => i.name.startsWith('blk.0.'));
-  for (let l = 0; l < layers; l++) {
-    for (const info of layer0) out.push({ name: `blk.${l}.${info.name.slice('blk.0.'.length)}`, dims: info.dims, type: info.type, data: data(info) });
-  }
+  return { version, kvCount, kvStart, kvEnd, entries, alignment, infos, infoEnd: at };
+}
 
-  // Header: magic, version, counts, the metadata, then the tensor infos with fresh offsets.
+/** The string value at `at` (a metadata entry's value offset). */
+export function ggufStringAt(file: Uint8Array, at: number): string {
+  const n = Number(new DataView(file.buffer, file.byteOffset, file.byteLength).getBigUint64(at, true));
+  return new TextDecoder().decode(file.subarray(at + 8, at + 8 + n));
+}
+
+/** A GGUF v3 header: magic, version, counts, the metadata bytes as given, the infos; padded to `alignment`. */
+export function encodeGgufHeader(version: number, kvCount: number, kvBytes: Uint8Array, infos: readonly GgufInfo[], alignment: number): Uint8Array {
   const enc = new TextEncoder();
-  const infoParts: Uint8Array[] = [];
-  let offset = 0;
-  const offsets: number[] = [];
-  for (const t of out) {
-    offset = Math.ceil(offset / alignment) * alignment;
-    offsets.push(offset);
-    offset += t.data.byteLength;
-  }
-  out.forEach((t, i) => {
+  const head = new Uint8Array(24);
+  const hv = new DataView(head.buffer);
+  hv.setUint32(0, MAGIC, true);
+  hv.setUint32(4, version, true);
+  hv.setBigUint64(8, BigInt(infos.length), true);
+  hv.setBigUint64(16, BigInt(kvCount), true);
+  const parts: Uint8Array[] = [head, kvBytes];
+  for (const t of infos) {
     const name = enc.encode(t.name);
     const b = new Uint8Array(8 + name.byteLength + 4 + 8 * t.dims.length + 4 + 8);
     const v = new DataView(b.buffer);
@@ -168,28 +171,54 @@ export function repeatLayers(file: Uint8Array, layers: number): Uint8Array[] {
     }
     v.setUint32(p, t.type, true);
     p += 4;
-    v.setBigUint64(p, BigInt(offsets[i]), true);
-    infoParts.push(b);
+    v.setBigUint64(p, BigInt(t.offset), true);
+    parts.push(b);
+  }
+  const header = concatBytes(parts);
+  const padded = new Uint8Array(Math.ceil(header.byteLength / alignment) * alignment);
+  padded.set(header);
+  return padded;
+}
+
+/**
+ * A GGUF v3 file with blk.0's tensors copied to blk.0 .. blk.(layers - 1) and `<arch>.block_count` set to `layers`;
+ * the metadata is copied byte for byte otherwise, the tensor data re-aligned to general.alignment.
+ */
+export function repeatLayers(file: Uint8Array, layers: number): Uint8Array[] {
+  const layout = readGgufLayout(file);
+  const { alignment } = layout;
+  const arch = layout.entries.find((e) => e.key === 'general.architecture' && e.type === STRING);
+  const blockCount = layout.entries.find((e) => e.key.endsWith('.block_count') && e.type === 4);
+  if (!blockCount || !arch || !ggufStringAt(file, arch.at)) throw new Error('no <arch>.block_count (u32) in the GGUF');
+  const kvBytes = file.slice(layout.kvStart, layout.kvEnd);
+  new DataView(kvBytes.buffer).setUint32(blockCount.at - layout.kvStart, layers, true);
+
+  const dataStart = Math.ceil(layout.infoEnd / alignment) * alignment;
+  const size = new Map<GgufInfo, number>();
+  const byOffset = [...layout.infos].sort((a, b) => a.offset - b.offset);
+  byOffset.forEach((info, i) => size.set(info, (i + 1 < byOffset.length ? byOffset[i + 1].offset : file.byteLength - dataStart) - info.offset));
+  const data = (info: GgufInfo) => file.subarray(dataStart + info.offset, dataStart + info.offset + size.get(info)!);
+  const out: { name: string; dims: number[]; type: number; data: Uint8Array }[] = [];
+  for (const info of layout.infos) if (!info.name.startsWith('blk.')) out.push({ name: info.name, dims: info.dims, type: info.type, data: data(info) });
+  const layer0 = layout.infos.filter((i) => i.name.startsWith('blk.0.'));
+  for (let l = 0; l < layers; l++) {
+    for (const info of layer0) out.push({ name: `blk.${l}.${info.name.slice('blk.0.'.length)}`, dims: info.dims, type: info.type, data: data(info) });
+  }
+
+  // Header with fresh offsets, then the data at them.
+  let offset = 0;
+  const infos: GgufInfo[] = out.map((t) => {
+    offset = Math.ceil(offset / alignment) * alignment;
+    const info = { name: t.name, dims: t.dims, type: t.type, offset };
+    offset += t.data.byteLength;
+    return info;
   });
-  const head = new Uint8Array(24);
-  const hv = new DataView(head.buffer);
-  hv.setUint32(0, 0x46554747, true);
-  hv.setUint32(4, version, true);
-  hv.setBigUint64(8, BigInt(out.length), true);
-  hv.setBigUint64(16, BigInt(kvCount), true);
-  const chunks: Uint8Array[] = [head, kvBytes, ...infoParts];
-  let length = chunks.reduce((n, c) => n + c.byteLength, 0);
-  const pad = (to: number) => {
-    const n = Math.ceil(length / to) * to - length;
-    if (n > 0) chunks.push(new Uint8Array(n));
-    length += n;
-  };
-  pad(alignment);
+  const chunks: Uint8Array[] = [encodeGgufHeader(layout.version, layout.kvCount, kvBytes, infos, alignment)];
   let dataAt = 0;
   out.forEach((t, i) => {
-    if (offsets[i] > dataAt) {
-      chunks.push(new Uint8Array(offsets[i] - dataAt));
-      dataAt = offsets[i];
+    if (infos[i].offset > dataAt) {
+      chunks.push(new Uint8Array(infos[i].offset - dataAt));
+      dataAt = infos[i].offset;
     }
     chunks.push(t.data);
     dataAt += t.data.byteLength;

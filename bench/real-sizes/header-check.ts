@@ -26,19 +26,10 @@ import { verifyHeader } from '../../src/sw/gguf-header-check.ts';
 import { WEIGHT_FORMATS } from '../../src/common/weight-formats.ts';
 import { remoteCatalog } from '../../src/sw/remote-catalog.ts';
 import { realSizeShape } from './shapes.ts';
+import { concatBytes, encodeGgufHeader, readGgufLayout, type GgufInfo } from '../gpu/models.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TINY = 128;
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
 
 /** The real-shape header (bytes) and the data length after it. */
 function realShapeHeader(id: string): { header: Uint8Array; dataBytes: number; tensors: number } {
@@ -48,88 +39,31 @@ function realShapeHeader(id: string): { header: Uint8Array; dataBytes: number; t
   const bpe = buildByteLevelBpeVocab(250);
   const vocab = realTokenizerVocab(tokenizerJson(bpe), tokenizerConfigJson(bpe, CHATML_TOOLS_TEMPLATE, 4096), { vocabSize: shape.vocab });
   const tiny = buildTestModel({ ...shape.options, type: 'Q8_0', expertType: 'MXFP4', layers: 1, hidden: TINY, intermediate: TINY, ggufOnly: true }, vocab);
-  const file = concat(tiny.files['model.gguf']);
-  const view = new DataView(file.buffer);
-  let at = 0;
-  const u32 = () => ((at += 4), view.getUint32(at - 4, true));
-  const u64 = () => ((at += 8), Number(view.getBigUint64(at - 8, true)));
-  const str = () => {
-    const n = u64();
-    at += n;
-    return new TextDecoder().decode(file.subarray(at - n, at));
-  };
-  const SCALAR: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
-  const skip = (type: number): void => {
-    if (type === 8) {
-      const n = u64(); // (`at += u64()` would read `at` before u64 moves it)
-      at += n;
-    }
-    else if (type === 9) {
-      const item = u32();
-      const count = u64();
-      for (let i = 0; i < count; i++) skip(item);
-    } else at += SCALAR[type];
-  };
-  if (u32() !== 0x46554747) throw new Error('not a GGUF');
-  const version = u32();
-  const tensorCount = u64();
-  const kvCount = u64();
-  const kvStart = at;
-  const patches: { at: number; value: number }[] = [];
-  let alignment = 32;
-  for (let k = 0; k < kvCount; k++) {
-    const key = str();
-    const type = u32();
-    if (type === 4) {
-      if (key.endsWith('.embedding_length') || key.endsWith('.feed_forward_length') || key.endsWith('.expert_feed_forward_length')) patches.push({ at, value: hidden });
-      if (key.endsWith('.block_count')) patches.push({ at, value: layers });
-      if (key === 'general.alignment') alignment = view.getUint32(at, true);
-    }
-    skip(type);
+  const file = concatBytes(tiny.files['model.gguf']);
+  const layout = readGgufLayout(file);
+  const kv = file.slice(layout.kvStart, layout.kvEnd);
+  const kvView = new DataView(kv.buffer);
+  for (const e of layout.entries) {
+    if (e.type !== 4) continue;
+    if (e.key.endsWith('.embedding_length') || e.key.endsWith('.feed_forward_length') || e.key.endsWith('.expert_feed_forward_length')) kvView.setUint32(e.at - layout.kvStart, hidden, true);
+    if (e.key.endsWith('.block_count')) kvView.setUint32(e.at - layout.kvStart, layers, true);
   }
-  const kv = file.slice(kvStart, at);
-  for (const p of patches) new DataView(kv.buffer).setUint32(p.at - kvStart, p.value, true);
-  const infos: { name: string; dims: number[]; type: number }[] = [];
-  for (let t = 0; t < tensorCount; t++) {
-    const name = str();
-    const dims = Array.from({ length: u32() }, () => u64()).map((d) => (d === TINY ? hidden : d));
-    const type = u32();
-    u64();
-    if (!name.startsWith('blk.')) infos.push({ name, dims, type });
-    else for (let l = 0; l < layers; l++) infos.push({ name: `blk.${l}.${name.slice('blk.0.'.length)}`, dims, type });
-  }
-  const enc = new TextEncoder();
-  const parts: Uint8Array[] = [];
-  const head = new Uint8Array(24);
-  const hv = new DataView(head.buffer);
-  hv.setUint32(0, 0x46554747, true);
-  hv.setUint32(4, version, true);
-  hv.setBigUint64(8, BigInt(infos.length), true);
-  hv.setBigUint64(16, BigInt(kvCount), true);
-  parts.push(head, kv);
+  const { alignment } = layout;
+  const infos: GgufInfo[] = [];
   let offset = 0;
-  for (const info of infos) {
-    const format = WEIGHT_FORMATS.find((f) => f.ggmlType === info.type);
-    if (!format) throw new Error(`${info.name}: ggml type ${info.type} not in the weight-format table`);
-    const elements = info.dims.reduce((a, b) => a * b, 1);
-    const name = enc.encode(info.name);
-    const b = new Uint8Array(8 + name.byteLength + 4 + 8 * info.dims.length + 12);
-    const v = new DataView(b.buffer);
-    let p = 0;
-    v.setBigUint64(p, BigInt(name.byteLength), true);
-    b.set(name, (p += 8));
-    v.setUint32((p += name.byteLength), info.dims.length, true);
-    p += 4;
-    for (const d of info.dims) v.setBigUint64((p += 8) - 8, BigInt(d), true);
-    v.setUint32(p, info.type, true);
-    v.setBigUint64(p + 4, BigInt(offset), true);
-    parts.push(b);
+  const add = (name: string, dims: number[], type: number) => {
+    const format = WEIGHT_FORMATS.find((f) => f.ggmlType === type);
+    if (!format) throw new Error(`${name}: ggml type ${type} not in the weight-format table`);
+    const elements = dims.reduce((a, b) => a * b, 1);
+    infos.push({ name, dims, type, offset });
     offset += Math.ceil(((elements / format.blockElements) * format.fileBlockBytes) / alignment) * alignment;
+  };
+  for (const info of layout.infos) {
+    const dims = info.dims.map((d) => (d === TINY ? hidden : d));
+    if (!info.name.startsWith('blk.')) add(info.name, dims, info.type);
+    else for (let l = 0; l < layers; l++) add(`blk.${l}.${info.name.slice('blk.0.'.length)}`, dims, info.type);
   }
-  const header = concat(parts);
-  const padded = new Uint8Array(Math.ceil(header.byteLength / alignment) * alignment);
-  padded.set(header);
-  return { header: padded, dataBytes: offset, tensors: infos.length };
+  return { header: encodeGgufHeader(layout.version, layout.kvCount, kv, infos, alignment), dataBytes: offset, tensors: infos.length };
 }
 
 /** A file by descriptor (Node 20's fs.openAsBlob gives the size modulo 2^32 for a file past 4 GiB). */

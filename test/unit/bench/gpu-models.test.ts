@@ -4,17 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestModel } from '../../../tools/make-test-model/build.ts';
 import { readGguf, type GgufFile } from '../../../src/model/gguf.ts';
-import { SHAPES, buildBenchModel, repeatLayers, tinyShape } from '../../../bench/gpu/models.ts';
-
-function join(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
+import { SHAPES, buildBenchModel, concatBytes, repeatLayers, tinyShape } from '../../../bench/gpu/models.ts';
 
 function bytesOf(file: GgufFile, bytes: Uint8Array, name: string): Uint8Array {
   const t = file.tensors.find((x) => x.name === name);
@@ -24,8 +14,8 @@ function bytesOf(file: GgufFile, bytes: Uint8Array, name: string): Uint8Array {
 
 describe('bench/gpu models', () => {
   it('repeats layer 0 into every block and keeps the rest', async () => {
-    const one = join(buildTestModel({ arch: 'qwen3', type: 'Q4_K', layers: 1, hidden: 256, intermediate: 512, seed: 3 }).files['model.gguf']);
-    const three = join(repeatLayers(one, 3));
+    const one = concatBytes(buildTestModel({ arch: 'qwen3', type: 'Q4_K', layers: 1, hidden: 256, intermediate: 512, seed: 3 }).files['model.gguf']);
+    const three = concatBytes(repeatLayers(one, 3));
     const a = await readGguf(one);
     const b = await readGguf(three);
     expect(b.metadata['qwen3.block_count']).toBe(3);
@@ -45,7 +35,7 @@ describe('bench/gpu models', () => {
   it('builds a shape at its vocabulary size with its layer count', async () => {
     const shape = { ...tinyShape(SHAPES['llama-3.2-1b-q4_k']), vocab: 1000 };
     const model = buildBenchModel(shape);
-    const file = await readGguf(join(model.chunks));
+    const file = await readGguf(concatBytes(model.chunks));
     expect(file.metadata['llama.block_count']).toBe(2);
     expect((file.metadata['tokenizer.ggml.tokens'] as string[]).length).toBe(1000);
     expect(file.tensors.find((t) => t.name === 'token_embd.weight')!.shape).toEqual([1000, 256]);
