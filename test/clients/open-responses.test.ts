@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertOpenResponsesEvent, assertOpenResponsesResponse } from '../support/open-responses-schema.ts';
+import { checkSuiteResponse, checkSuiteStream } from '../support/open-responses-flow.ts';
 import { startServe, stopServe, TOY_MODEL, type Served } from '../unit/node-host/serve-process.ts';
 
 const API_KEY = 'sk-open-responses';
@@ -114,21 +114,11 @@ describe('the Open Responses compliance flows against serve (toy model)', () => 
         }
         const events = sseData(text);
         expect(events.length).toBeGreaterThan(2);
-        for (const event of events) assertOpenResponsesEvent(event, { documentOnly: true });
-        const types = events.map((e) => e.type);
-        if (flow.expectType === 'function_call') {
-          expect(types).toContain('response.function_call_arguments.delta');
-          expect(types).toContain('response.function_call_arguments.done');
-        }
-        final = events.at(-1)!.response;
+        final = checkSuiteStream(events, flow);
       } else {
         final = await response.json();
       }
-      assertOpenResponsesResponse(final);
-      const resource = final as { status: string; output: { type: string }[] };
-      if (flow.completed) expect(resource.status).toBe('completed');
-      expect(resource.output.length).toBeGreaterThan(0);
-      if (flow.expectType) expect(resource.output.map((i) => i.type)).toContain(flow.expectType);
+      checkSuiteResponse(final, flow, flow.completed);
     });
   }
 

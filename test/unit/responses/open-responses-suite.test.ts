@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { createResponsesHandler, type ResponsesHandlerOptions } from '../../../src/responses/handler.ts';
 import { createMemoryStore } from '../../../src/store/memory-store.ts';
 import { FakeEngine } from '../../support/fake-engine.ts';
-import { assertOpenResponsesEvent, assertOpenResponsesResponse } from '../../support/open-responses-schema.ts';
+import { checkSuiteResponse, checkSuiteStream } from '../../support/open-responses-flow.ts';
+import { assertOpenResponsesEvent } from '../../support/open-responses-schema.ts';
 import { countingIds, NOW, parseSse, post } from './harness.ts';
 
 const weatherTool = {
@@ -72,22 +73,11 @@ describe('the Open Responses compliance flows', () => {
       let final: unknown;
       if (flow.stream) {
         const events = parseSse(await response.text()).filter((m) => !m.comment).map((m) => JSON.parse(m.data!) as { type: string; response?: unknown });
-        for (const event of events) assertOpenResponsesEvent(event, { documentOnly: true });
-        expect(events.map((e) => e.type)).toContain('response.reasoning.delta');
-        if (flow.expectType === 'function_call') {
-          const types = events.map((e) => e.type);
-          expect(types).toContain('response.function_call_arguments.delta');
-          expect(types).toContain('response.function_call_arguments.done');
-        }
-        final = events.at(-1)!.response;
+        final = checkSuiteStream(events, flow, true);
       } else {
         final = await response.json();
       }
-      assertOpenResponsesResponse(final);
-      const resource = final as { status: string; output: { type: string }[] };
-      expect(resource.status).toBe('completed');
-      expect(resource.output.length).toBeGreaterThan(0);
-      if (flow.expectType) expect(resource.output.map((i) => i.type)).toContain(flow.expectType);
+      checkSuiteResponse(final, flow);
     });
   }
 
