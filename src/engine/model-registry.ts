@@ -231,6 +231,6 @@ async function openModelFiles(source: ModelSource): Promise<OpenedModel> {
   const checkpoint = await readSafetensorsCheckpoint(open);
   const config = modelConfigFromHf(configJson, { tensorNames: checkpoint.tensors.map((t) => t.name), generationConfig });
   const tokenizer = ModelTokenizer.fromJson(tokenizerJson, tokenizerConfig);
-  const tensors = safetensorsTensorSources(checkpoint);
+  const tensors = safetensorsTensorSources(checkpoint, config.arch);
   return { config, tokenizer, tensors, weightBytes: checkpoint.totalBytes };
 }

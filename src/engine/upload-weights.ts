@@ -37,7 +37,7 @@ export interface UploadOptions {
 const ROPE_FACTOR_TENSORS = ['rope_freqs.weight', 'rope_factors_short.weight', 'rope_factors_long.weight'];
 
 function isCpuSide(t: TensorSource): boolean {
-  return ROPE_FACTOR_TENSORS.includes(t.name) || (t.shape.length === 1 && t.type !== 'F32' && t.type !== 'BF16');
+  return ROPE_FACTOR_TENSORS.includes(t.name) || (t.shape.length === 1 && ((t.type !== 'F32' && t.type !== 'BF16') || !!t.addend));
 }
 
 /** The name of a layer's stacked gate and up matrices. */
@@ -106,6 +106,8 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
     for (const t of sources.filter(isCpuSide)) {
       options.signal?.throwIfAborted();
       const values = dequantizeGguf(t.type, await t.source.read(t.offset, t.byteLength));
+      // Gemma 3's Hugging Face norms: w stored, 1 + w used (in f32, as llama.cpp's converter adds it).
+      if (t.addend) for (let i = 0; i < values.length; i++) values[i] += t.addend;
       if (ROPE_FACTOR_TENSORS.includes(t.name)) {
         ropeFactors.set(t.name, values);
         continue;

@@ -226,8 +226,8 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
  * What Gemma 3 adds to the decoder (llama.cpp's gemma3 graph): GeGLU, embeddings scaled by sqrt(hidden), the
  * post-attention and post-feed-forward norms, and (with a window) sliding-window layers in a pattern of 6 with
  * their own RoPE base. The attention scale stays 1/sqrt(headDim) (query_pre_attn_scalar = head_dim) and norm
- * weights are used as stored: GGUF holds 1 + w (the converter adds the 1; Hugging Face checkpoints, which hold w,
- * are not read for gemma3 yet).
+ * weights are used as stored: GGUF holds 1 + w (the converter adds the 1; Hugging Face checkpoints hold w, and
+ * their loading adds it: hfNormShift).
  */
 function gemma3Features(hidden: number, window: number | undefined, ropeThetaSliding: number | undefined): Partial<ModelConfig> {
   return {
@@ -250,8 +250,6 @@ export function modelConfigFromHf(
 ): ModelConfig {
   const archName = typeof config.model_type === 'string' ? config.model_type : String((config.architectures as string[] | undefined)?.[0] ?? 'unknown');
   const arch = normalizeArch(archName);
-  // Gemma 3's checkpoints name and store their norms differently (pre/post_feedforward_layernorm, w rather than 1 + w).
-  if (arch === 'gemma3') throw new Error('Model config: Gemma 3 Hugging Face checkpoints are not supported yet (use a GGUF file)');
   const hidden = positiveInt(config.hidden_size, 'hidden_size');
   const heads = positiveInt(config.num_attention_heads, 'num_attention_heads');
   const kvHeads = config.num_key_value_heads === undefined ? heads : positiveInt(config.num_key_value_heads, 'num_key_value_heads');
@@ -321,12 +319,66 @@ export function modelConfigFromHf(
     rmsEps: optionalNumber(config.rms_norm_eps, 'rms_norm_eps') ?? 1e-6,
     tiedEmbeddings: tied,
     qkvBias,
-    qkNorm: arch === 'qwen3',
+    qkNorm: arch === 'qwen3' || arch === 'gemma3',
     bosTokenId: bos,
     eosTokenIds: eos,
     ...(ropeDims !== undefined ? { ropeDims } : {}),
     ...(noRope.length > 0 ? { noRopeLayers: noRope } : {}),
+    ...(arch === 'gemma3' ? gemma3HfFeatures(config, hidden, headDim, layers) : {}),
   };
+}
+
+/**
+ * Gemma 3 from a Gemma3ForCausalLM config.json (model_type gemma3_text): what gemma3Features gives a GGUF of the
+ * same model. The sliding pattern from `layer_types` (or `sliding_window_pattern`, 6 by default, as llama.cpp
+ * fixes it), the global layers' RoPE base `rope_theta`, the sliding ones' `rope_local_base_freq` (transformers 5:
+ * rope_parameters.full_attention / sliding_attention). Refused where the decoder would compute something else:
+ * multimodal checkpoints (text_config), another activation, query_pre_attn_scalar other than head_dim (the
+ * attention scale is 1/sqrt(head_dim)), logit soft-capping. The norms' 1 + w is applied at load (hfNormShift).
+ */
+function gemma3HfFeatures(config: Record<string, unknown>, hidden: number, headDim: number, layers: number): Partial<ModelConfig> {
+  const fail = (why: string) => {
+    throw new Error(`Model config: Gemma 3 checkpoint: ${why}`);
+  };
+  if (config.text_config !== undefined) fail('a multimodal Gemma3ForConditionalGeneration checkpoint (text_config) is not supported; use a text-only Gemma3ForCausalLM folder or a GGUF file');
+  const activation = config.hidden_activation ?? config.hidden_act ?? 'gelu_pytorch_tanh';
+  if (activation !== 'gelu_pytorch_tanh') fail(`hidden_activation "${String(activation)}" is not supported (only gelu_pytorch_tanh)`);
+  // transformers' default is 256.
+  const scalar = optionalNumber(config.query_pre_attn_scalar, 'query_pre_attn_scalar') ?? 256;
+  if (scalar !== headDim) fail(`query_pre_attn_scalar ${scalar} differs from head_dim ${headDim} (the attention scale here is 1/sqrt(head_dim))`);
+  for (const k of ['attn_logit_softcapping', 'final_logit_softcapping']) {
+    if (config[k] !== undefined && config[k] !== null) fail(`${k} is not supported`);
+  }
+  const params = (config.rope_parameters ?? null) as Record<string, Record<string, unknown> | undefined> | null;
+  const globalTheta = optionalNumber(config.rope_theta ?? params?.full_attention?.rope_theta, 'rope_theta') ?? 1e6;
+  const localTheta = optionalNumber(config.rope_local_base_freq ?? params?.sliding_attention?.rope_theta, 'rope_local_base_freq') ?? GEMMA3_ROPE_THETA_SLIDING;
+  const window = optionalNumber(config.sliding_window, 'sliding_window');
+  let pattern = optionalNumber(config.sliding_window_pattern ?? config._sliding_window_pattern, 'sliding_window_pattern') ?? GEMMA3_SWA_PATTERN;
+  if (Array.isArray(config.layer_types)) {
+    const types = config.layer_types as unknown[];
+    if (types.length !== layers || !types.every((t) => t === 'sliding_attention' || t === 'full_attention')) fail(`layer_types must name ${layers} layers sliding_attention or full_attention`);
+    const sliding = types.map((t) => t === 'sliding_attention');
+    const firstFull = sliding.indexOf(false);
+    const fits = (p: number) => sliding.every((s, l) => s === (l % p < p - 1));
+    const found = [pattern, firstFull + 1].find((p) => p >= 1 && fits(p));
+    if (found === undefined) fail(`layer_types ${JSON.stringify(types)} is not a repeating pattern of sliding layers then one full layer`);
+    pattern = found!;
+  }
+  return {
+    ffnActivation: 'gelu',
+    embeddingScale: Math.sqrt(hidden),
+    postNorms: true,
+    ropeTheta: globalTheta,
+    ...(window !== undefined && window > 0 && pattern > 1 ? { slidingWindow: { size: window, pattern }, ropeThetaSliding: localTheta } : {}),
+  };
+}
+
+/**
+ * What a Hugging Face tensor's values need added at load to be the decoder's (the GGUF converter's) values:
+ * Gemma 3's RMSNorm weights are stored as w and used as 1 + w (llama.cpp's converter writes 1 + w); 0 otherwise.
+ */
+export function hfNormShift(arch: ModelArch, ggufName: string): number {
+  return arch === 'gemma3' && ggufName.endsWith('norm.weight') ? 1 : 0;
 }
 
 /**
@@ -385,13 +437,24 @@ const HF_LAYER_NAMES: Record<string, string> = {
   'mlp.down_proj.weight': 'ffn_down.weight',
 };
 
+/**
+ * Gemma 3's four norms per layer: post_attention_layernorm is the norm on the attention output (GGUF
+ * post_attention_norm), not the one before the feed-forward (pre_feedforward_layernorm).
+ */
+const GEMMA3_HF_LAYER_NAMES: Record<string, string> = {
+  ...HF_LAYER_NAMES,
+  'post_attention_layernorm.weight': 'post_attention_norm.weight',
+  'pre_feedforward_layernorm.weight': 'ffn_norm.weight',
+  'post_feedforward_layernorm.weight': 'post_ffw_norm.weight',
+};
+
 /** The GGUF name of a Hugging Face tensor name (model.layers.3.mlp.up_proj.weight -> blk.3.ffn_up.weight), or null. */
-export function ggufNameOfHfTensor(hfName: string): string | null {
+export function ggufNameOfHfTensor(hfName: string, arch?: ModelArch): string | null {
   if (hfName === 'model.embed_tokens.weight') return 'token_embd.weight';
   if (hfName === 'model.norm.weight') return 'output_norm.weight';
   if (hfName === 'lm_head.weight') return 'output.weight';
   const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hfName);
   if (!m) return null;
-  const suffix = HF_LAYER_NAMES[m[2]];
+  const suffix = (arch === 'gemma3' ? GEMMA3_HF_LAYER_NAMES : HF_LAYER_NAMES)[m[2]];
   return suffix ? `blk.${m[1]}.${suffix}` : null;
 }

@@ -9,7 +9,7 @@ import { paddedWeightBytes } from '../gpu/dispatch.ts';
 import type { ByteSource } from './byte-source.ts';
 import { toGpuLayout } from './dequantize.ts';
 import type { GgufFile } from './gguf.ts';
-import { ggufNameOfHfTensor } from './model-config.ts';
+import { ggufNameOfHfTensor, hfNormShift, type ModelArch } from './model-config.ts';
 import type { SafetensorsCheckpoint } from './safetensors.ts';
 import { TENSOR_TYPE_LAYOUTS, fileByteSize, gpuByteSize, type TensorType } from './tensor-types.ts';
 
@@ -22,6 +22,11 @@ export interface TensorSource {
   source: ByteSource;
   offset: number;
   byteLength: number;
+  /**
+   * Added to every value at load (Gemma 3's Hugging Face norms hold w, the decoder uses 1 + w: hfNormShift). Only on
+   * vectors, which upload-weights.ts then widens to f32 on the CPU; loadTensorsToGpu refuses it.
+   */
+  addend?: number;
 }
 
 /** A row range of a tensor in one GPU buffer (GPU layout, rows from rowStart on, buffer offset 0). */
@@ -96,16 +101,16 @@ export function ggufTensorSources(file: GgufFile): TensorSource[] {
   return splitFusedGateUp(file.tensors.map((t) => ({ name: t.name, type: t.type, shape: t.shape, source: file.source, offset: t.offset, byteLength: t.byteLength })));
 }
 
-/** The tensors of a safetensors checkpoint, renamed to GGUF names where a mapping exists. */
-export function safetensorsTensorSources(checkpoint: SafetensorsCheckpoint): TensorSource[] {
-  return splitFusedGateUp(checkpoint.tensors.map((t) => ({
-    name: ggufNameOfHfTensor(t.name) ?? t.name,
-    type: t.type,
-    shape: t.shape,
-    source: t.source,
-    offset: t.offset,
-    byteLength: t.byteLength,
-  })));
+/**
+ * The tensors of a safetensors checkpoint, renamed to GGUF names where a mapping exists (per architecture: Gemma 3
+ * names its norms its own way), with the addend its norms need (hfNormShift: Gemma 3's 1 + w).
+ */
+export function safetensorsTensorSources(checkpoint: SafetensorsCheckpoint, arch?: ModelArch): TensorSource[] {
+  return splitFusedGateUp(checkpoint.tensors.map((t) => {
+    const name = ggufNameOfHfTensor(t.name, arch) ?? t.name;
+    const addend = arch && t.shape.length === 1 ? hfNormShift(arch, name) : 0;
+    return { name, type: t.type, shape: t.shape, source: t.source, offset: t.offset, byteLength: t.byteLength, ...(addend !== 0 ? { addend } : {}) };
+  }));
 }
 
 /**
@@ -325,6 +330,7 @@ export async function loadTensorsToGpu(device: GPUDevice, sources: readonly Tens
   const names = new Set<string>();
   for (const s of sources) {
     if (names.has(s.name)) throw new Error(`Tensor "${s.name}" is listed twice`);
+    if (s.addend) throw new Error(`Tensor "${s.name}": values with an addend are widened on the CPU (upload-weights.ts), not streamed`);
     names.add(s.name);
     const list = bySource.get(s.source) ?? [];
     list.push(s);

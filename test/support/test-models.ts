@@ -12,7 +12,7 @@ import { resolveTestModelOptions, writeTestModel, type TestModel, type TestModel
 export type { TestModel, TestModelOptions } from '../../tools/make-test-model/index.ts';
 
 /** Bump when the generator's output changes, so stale cached models are not reused. */
-const GENERATOR_VERSION = 2;
+const GENERATOR_VERSION = 3;
 
 /** Where generated models are cached (override with WEBGPU_RESPONSES_TEST_MODELS). */
 export function testModelCacheDir(): string {

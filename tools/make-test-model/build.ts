@@ -1,4 +1,4 @@
-// The test-model generator: deterministic tiny random decoder models (llama, qwen2, qwen3) built both as
+// The test-model generator: deterministic tiny random decoder models (llama, qwen2, qwen3, phi3, smollm3, gemma3) built both as
 // a GGUF file and as a Hugging Face directory (model.safetensors, config.json, tokenizer.json,
 // tokenizer_config.json) that hold the same weights, with a byte-level BPE tokenizer and a ChatML chat
 // template with tools and <think>. Pure (no Node APIs): runs in Node and in the browser; index.ts writes
@@ -179,6 +179,11 @@ interface Tensor {
   ggufType: TensorType;
   /** Rows of q/k that GGUF's llama layout permutes: the head count. */
   permuteHeads?: number;
+  /**
+   * The Hugging Face file stores the values minus this (gemma3's norms: the checkpoint holds w, llama.cpp's converter
+   * writes 1 + w): `values` are what the GGUF holds.
+   */
+  hfShift?: number;
 }
 
 /** Generate a model in memory: `model.gguf` and the `hf/` files (`realTokenizer`: a real vocabulary, real-tokenizer.ts). */
@@ -197,9 +202,9 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
     const values = o.probe ? new Float32Array(rows * cols) : rng.normals(rows * cols, 1 / Math.sqrt(cols));
     tensors.push({ gguf, hf, shape: [rows, cols], values, ggufType: type, permuteHeads });
   };
-  const norm = (gguf: string, hf: string, size: number) => {
+  const norm = (gguf: string, hf: string, size: number, hfShift?: number) => {
     const values = o.probe ? new Float32Array(size).fill(1) : rng.normals(size, 0.1, 1);
-    tensors.push({ gguf, hf, shape: [size], values, ggufType: 'F32' });
+    tensors.push({ gguf, hf, shape: [size], values, ggufType: 'F32', ...(hfShift !== undefined ? { hfShift } : {}) });
   };
   const bias = (gguf: string, hf: string, size: number) => {
     const values = o.probe ? new Float32Array(size) : rng.normals(size, 0.1);
@@ -232,7 +237,7 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
     tensors.push({ gguf: 'output_norm.weight', hf: 'model.norm.weight', shape: [hidden], values: new Float32Array(hidden).fill(outputNormValue), ggufType: 'F32' });
     tensors.push({ gguf: 'output.weight', hf: 'lm_head.weight', shape: [vocabSize, hidden], values: rng.normals(vocabSize * hidden, 1 / Math.sqrt(hidden)), ggufType: o.outputType });
   } else {
-    norm('output_norm.weight', 'model.norm.weight', hidden);
+    norm('output_norm.weight', 'model.norm.weight', hidden, o.arch === 'gemma3' ? 1 : undefined);
     if (!o.tiedEmbeddings) matrix('output.weight', 'lm_head.weight', vocabSize, hidden, o.outputType);
   }
   for (let l = 0; l < o.layers && o.arch === 'gpt-oss'; l++) {
@@ -279,23 +284,25 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
     matrix(g + 'ffn_down.weight', h + 'mlp.down_proj.weight', hidden, intermediate, o.type);
   }
   for (let l = 0; l < o.layers && o.arch === 'gemma3'; l++) {
-    // gemma3 (llama.cpp's converter; GGUF only for now): q/k norms per head, a norm after the attention output and
-    // one after ffn_down (post_attention_norm, post_ffw_norm), NEOX RoPE (no permutation). Norms are drawn around 1:
-    // the converter stores Gemma's 1 + w.
+    // gemma3 (llama.cpp's converter): q/k norms per head, a norm after the attention output and one after ffn_down
+    // (post_attention_norm, post_ffw_norm), NEOX RoPE (no permutation). Norms are drawn around 1: the converter
+    // stores Gemma's 1 + w; the HF side (Gemma3ForCausalLM's names: input_layernorm, post_attention_layernorm,
+    // pre_feedforward_layernorm, post_feedforward_layernorm, self_attn.q_norm/k_norm) holds w (hfShift 1).
     const g = `blk.${l}.`;
-    norm(g + 'attn_norm.weight', '', hidden);
-    matrix(g + 'attn_q.weight', '', qDim, hidden, o.type);
-    matrix(g + 'attn_k.weight', '', kvDim, hidden, o.type);
-    matrix(g + 'attn_v.weight', '', kvDim, hidden, o.type);
-    norm(g + 'attn_q_norm.weight', '', headDim);
-    norm(g + 'attn_k_norm.weight', '', headDim);
-    matrix(g + 'attn_output.weight', '', hidden, qDim, o.type);
-    norm(g + 'post_attention_norm.weight', '', hidden);
-    norm(g + 'ffn_norm.weight', '', hidden);
-    matrix(g + 'ffn_gate.weight', '', intermediate, hidden, o.type);
-    matrix(g + 'ffn_up.weight', '', intermediate, hidden, o.type);
-    matrix(g + 'ffn_down.weight', '', hidden, intermediate, o.type);
-    norm(g + 'post_ffw_norm.weight', '', hidden);
+    const h = `model.layers.${l}.`;
+    norm(g + 'attn_norm.weight', h + 'input_layernorm.weight', hidden, 1);
+    matrix(g + 'attn_q.weight', h + 'self_attn.q_proj.weight', qDim, hidden, o.type);
+    matrix(g + 'attn_k.weight', h + 'self_attn.k_proj.weight', kvDim, hidden, o.type);
+    matrix(g + 'attn_v.weight', h + 'self_attn.v_proj.weight', kvDim, hidden, o.type);
+    norm(g + 'attn_q_norm.weight', h + 'self_attn.q_norm.weight', headDim, 1);
+    norm(g + 'attn_k_norm.weight', h + 'self_attn.k_norm.weight', headDim, 1);
+    matrix(g + 'attn_output.weight', h + 'self_attn.o_proj.weight', hidden, qDim, o.type);
+    norm(g + 'post_attention_norm.weight', h + 'post_attention_layernorm.weight', hidden, 1);
+    norm(g + 'ffn_norm.weight', h + 'pre_feedforward_layernorm.weight', hidden, 1);
+    matrix(g + 'ffn_gate.weight', h + 'mlp.gate_proj.weight', intermediate, hidden, o.type);
+    matrix(g + 'ffn_up.weight', h + 'mlp.up_proj.weight', intermediate, hidden, o.type);
+    matrix(g + 'ffn_down.weight', h + 'mlp.down_proj.weight', hidden, intermediate, o.type);
+    norm(g + 'post_ffw_norm.weight', h + 'post_feedforward_layernorm.weight', hidden, 1);
   }
   for (let l = 0; l < o.layers && o.arch !== 'gpt-oss' && o.arch !== 'phi3' && o.arch !== 'gemma3'; l++) {
     const g = `blk.${l}.`;
@@ -332,8 +339,14 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
     }
     // Round through the Hugging Face dtype first so that both files hold exactly the same numbers.
     // (An f32 round trip is the identity: skipped, which saves two copies of a 200k-row embedding.)
-    const hfValues = hfDtype === 'F32' ? t.values : dequantizeGguf(hfDtype, encodeTensor(hfDtype, t.values));
-    const ggufValues = t.permuteHeads ? permuteForInterleavedRope(hfValues, t.shape[0], cols, t.permuteHeads) : hfValues;
+    // A shifted tensor (gemma3's norms): the HF file holds w = values - shift in its dtype, the GGUF w + shift in
+    // F32 (exact: w is a short float), as llama.cpp's converter adds the 1 in f32.
+    const shift = t.hfShift;
+    const hfValues = shift !== undefined
+      ? roundThrough(hfDtype, Float32Array.from(t.values, (v) => v - shift))
+      : roundThrough(hfDtype, t.values);
+    const ggufBase = shift !== undefined ? Float32Array.from(hfValues, (w) => w + shift) : hfValues;
+    const ggufValues = t.permuteHeads ? permuteForInterleavedRope(ggufBase, t.shape[0], cols, t.permuteHeads) : ggufBase;
     const ggufBytes = encodeTensor(t.ggufType, ggufValues);
     ggufTensors.push({ name: t.gguf, dims: [...t.shape].reverse(), ggmlType: TENSOR_TYPE_LAYOUTS[t.ggufType].ggmlType, data: ggufBytes });
     if (!t.hf || options.ggufOnly) continue;
@@ -348,7 +361,7 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
 
   const json = (value: unknown, indent?: number) => [new TextEncoder().encode(JSON.stringify(value, null, indent))];
   const files: Record<string, Uint8Array[]> = { 'model.gguf': encodeGguf(ggufMetadata(o, vocab), ggufTensors) };
-  if (o.arch === 'gpt-oss' || o.arch === 'gemma3' || options.ggufOnly) return { info: modelInfo(o, vocab, tensors), files };
+  if (o.arch === 'gpt-oss' || options.ggufOnly) return { info: modelInfo(o, vocab, tensors), files };
   for (const [name, bytes] of Object.entries(encodeSafetensorsCheckpoint(hfTensors, o.shards))) files[`hf/${name}`] = bytes;
   files['hf/config.json'] = json(hfConfig(o, vocab), 2);
   if (vocab.model === 'real') {
@@ -369,6 +382,11 @@ export function buildTestModel(options: TestModelOptions, realTokenizer?: RealTo
 }
 
 type AnyVocab = TestVocab | RealTokenizerVocab;
+
+/** `values` rounded through `dtype` (F32: as they are; an f32 round trip is the identity, which saves two copies of a 200k-row embedding). */
+function roundThrough(dtype: TensorType, values: Float32Array): Float32Array {
+  return dtype === 'F32' ? values : dequantizeGguf(dtype, encodeTensor(dtype, values));
+}
 
 function modelInfo(o: TestModelInfo['options'], vocab: AnyVocab, tensors: Tensor[]): TestModelInfo {
   return {
@@ -507,6 +525,7 @@ function ggufMetadata(o: TestModelInfo['options'], vocab: AnyVocab): Record<stri
 }
 
 function hfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, unknown> {
+  if (o.arch === 'gemma3') return gemma3HfConfig(o, vocab);
   const architectures = ({ llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM', phi3: 'Phi3ForCausalLM', smollm3: 'SmolLM3ForCausalLM', 'gpt-oss': 'GptOssForCausalLM' } as Record<string, string>)[o.arch];
   const dtype = o.type === 'F16' ? 'float16' : o.type === 'BF16' ? 'bfloat16' : 'float32';
   return {
@@ -546,5 +565,45 @@ function hfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, 
       : {}),
     // SmolLM3: 1 where the layer uses RoPE; every 4th layer has none (as its checkpoints and llama.cpp place them).
     ...(o.arch === 'smollm3' ? { no_rope_layers: Array.from({ length: o.layers }, (_, l) => ((l + 1) % 4 === 0 ? 0 : 1)), no_rope_layer_interval: 4 } : {}),
+  };
+}
+
+/** llama.cpp fixes Gemma 3's pattern: every 6th layer global (full attention), the others sliding. */
+const GEMMA3_PATTERN = 6;
+
+/**
+ * A Gemma3ForCausalLM config.json as transformers writes it (model_type gemma3_text): GELU-tanh GeGLU, head_dim and
+ * query_pre_attn_scalar (= head_dim: the attention scale 1/sqrt(head_dim), as llama.cpp's converter assumes),
+ * sliding_window with both spellings of the pattern (layer_types; sliding_window_pattern of older releases),
+ * rope_theta for the global layers and rope_local_base_freq 10000 for the sliding ones, no soft-capping.
+ */
+function gemma3HfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<string, unknown> {
+  return {
+    architectures: ['Gemma3ForCausalLM'],
+    model_type: 'gemma3_text',
+    vocab_size: vocab.tokens.length,
+    hidden_size: o.hidden,
+    intermediate_size: o.intermediate,
+    num_hidden_layers: o.layers,
+    num_attention_heads: o.heads,
+    num_key_value_heads: o.kvHeads,
+    head_dim: o.headDim,
+    hidden_activation: 'gelu_pytorch_tanh',
+    query_pre_attn_scalar: o.headDim,
+    max_position_embeddings: o.contextLength,
+    rms_norm_eps: o.rmsEps,
+    rope_theta: o.ropeTheta,
+    rope_local_base_freq: 10000,
+    rope_scaling: null,
+    sliding_window: o.window,
+    sliding_window_pattern: GEMMA3_PATTERN,
+    layer_types: Array.from({ length: o.layers }, (_, l) => ((l + 1) % GEMMA3_PATTERN === 0 ? 'full_attention' : 'sliding_attention')),
+    attn_logit_softcapping: null,
+    final_logit_softcapping: null,
+    attention_bias: false,
+    tie_word_embeddings: o.tiedEmbeddings,
+    bos_token_id: vocab.bosId,
+    eos_token_id: vocab.eosId,
+    torch_dtype: o.type === 'F16' ? 'float16' : o.type === 'BF16' ? 'bfloat16' : 'float32',
   };
 }
