@@ -32,7 +32,7 @@ import {
   withEscapedSpelling,
   without,
 } from './grammar-ir.ts';
-import { addGenericJsonRules, anyJsonObjectExpr, jsonSchemaExpr } from './json-schema.ts';
+import { addGenericJsonRules, anyJsonObjectExpr, blockGapExpr, jsonSchemaExpr } from './json-schema.ts';
 import { parseLark } from './lark-parser.ts';
 import { parseRegex } from './regex-parser.ts';
 
@@ -70,7 +70,6 @@ export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOpt
     }
     case 'json_schema': {
       const value = spec.schema === null ? anyJsonObjectExpr(rules, 'schema_') : jsonSchemaExpr(spec.schema, rules, 'schema_');
-      const ws = ref(addGenericJsonRules(rules, 'schema_json_').ws);
       // When the prompt opened a thinking block, the answer is constrained only after the block closes.
       // Harmony: the JSON is the final channel's message, after any analysis.
       const thinking =
@@ -79,7 +78,8 @@ export function grammarForConstraint(spec: ConstraintSpec, format: ChatFormatOpt
           : format.thinking === 'open'
             ? seq({ kind: 'textWithout', literal: format.markers.thinkEnd }, lit(format.markers.thinkEnd))
             : EMPTY;
-      rules.set('start', seq(thinking, ws, value, ws));
+      const gap = blockGapExpr();
+      rules.set('start', seq(thinking, gap, value, gap));
       return { rules, start: 'start' };
     }
     case 'tools':
@@ -108,6 +108,7 @@ function toolsGrammar(
     return { rules, start: 'start' };
   }
   const ws = ref(addGenericJsonRules(rules, 'json_').ws);
+  const gap = blockGapExpr();
   const format = chatFormatByName(options.format);
   if (format.name === 'harmony') {
     // Harmony's channels and headers: harmony-grammar.ts writes the shape.
@@ -118,10 +119,10 @@ function toolsGrammar(
   if (format.name !== 'hermes') {
     // The JSON-call formats (Llama 3.x, Mistral): json-call-grammar.ts writes the shape.
     const jsonTools = tools.map((tool, i) => ({ name: tool.name, args: toolArgumentsWithinBudget(tool, rules, `tool${i}_`) }));
-    const calls = jsonCallsStart(format.calls, jsonTools, spec.mode, maxCalls, ws);
+    const calls = jsonCallsStart(format.calls, jsonTools, spec.mode, maxCalls, ws, gap);
     // A Mistral template that writes `[THINK]…[/THINK]` (chat-format.ts withMistralThinking): a forced call may
     // follow a reasoning block, as Hermes's may.
-    rules.set('start', spec.mode !== 'auto' && markers.thinkStart ? seq(thinkingBlockOf(markers, thinking, ws), calls) : calls);
+    rules.set('start', spec.mode !== 'auto' && markers.thinkStart ? seq(thinkingBlockOf(markers, thinking, gap), calls) : calls);
     return { rules, start: 'start' };
   }
   const calls = tools.map((tool, i) => {
@@ -143,9 +144,9 @@ function toolsGrammar(
     const calls = maxCalls === Infinity ? repeat(seq(call, text), 0) : maxCalls === 0 ? EMPTY : seq(repeat(seq(call, text), 0, maxCalls - 1), optional(call));
     rules.set('start', seq(text, calls));
   } else {
-    const thinkingBlock = thinkingBlockOf(markers, thinking, ws);
-    // Unlimited: calls separated and followed by whitespace. Limited: nothing follows the last call.
-    const calls = maxCalls === Infinity ? seq(call, repeat(seq(ws, call), 0), ws) : seq(call, repeat(seq(ws, call), 0, maxCalls - 1));
+    const thinkingBlock = thinkingBlockOf(markers, thinking, gap);
+    // Unlimited: calls separated and followed by a short gap. Limited: nothing follows the last call.
+    const calls = maxCalls === Infinity ? seq(call, repeat(seq(gap, call), 0), gap) : seq(call, repeat(seq(gap, call), 0, maxCalls - 1));
     rules.set('start', seq(thinkingBlock, calls));
   }
   return { rules, start: 'start' };
@@ -198,8 +199,8 @@ function rulesUsedBy(expr: GrammarExpr, rules: Map<string, GrammarExpr>): Set<st
 }
 
 /** What may come before forced calls: the rest of a thinking block the prompt opened, an optional one, or nothing. */
-function thinkingBlockOf(markers: ChatFormatOptions['markers'], thinking: ThinkingMode, ws: GrammarExpr): GrammarExpr {
-  const thinkingText = seq({ kind: 'textWithout', literal: markers.thinkEnd }, lit(markers.thinkEnd), ws);
+function thinkingBlockOf(markers: ChatFormatOptions['markers'], thinking: ThinkingMode, gap: GrammarExpr): GrammarExpr {
+  const thinkingText = seq({ kind: 'textWithout', literal: markers.thinkEnd }, lit(markers.thinkEnd), gap);
   return thinking === 'open' ? thinkingText : thinking === 'optional' ? optional(seq(lit(markers.thinkStart), thinkingText)) : EMPTY;
 }
 

@@ -33,10 +33,12 @@ export interface JsonCallTool {
 }
 
 /**
- * The `start` expression for these tools in this syntax. `ws` is the JSON whitespace rule; `maxCalls` Infinity
- * for no limit.
+ * The `start` expression for these tools in this syntax. `ws` is the JSON whitespace rule (between tokens of a
+ * call, and between a marker and its JSON), `gap` what may stand between blocks and after the last call (both
+ * bounded: json-schema.ts); `maxCalls` Infinity for no limit. Nothing follows a close marker that ends the list of
+ * calls (phi4's `<|/tool_call|>`): the answer ends there.
  */
-export function jsonCallsStart(syntax: ToolCallSyntax, tools: readonly JsonCallTool[], mode: 'auto' | 'required' | 'named', maxCalls: number, ws: GrammarExpr): GrammarExpr {
+export function jsonCallsStart(syntax: ToolCallSyntax, tools: readonly JsonCallTool[], mode: 'auto' | 'required' | 'named', maxCalls: number, ws: GrammarExpr, gap: GrammarExpr = ws): GrammarExpr {
   if (syntax.nameArgs !== undefined) return nameArgsStart(syntax, syntax.nameArgs, tools, mode, maxCalls);
   const call = alt(
     ...tools.map((tool) =>
@@ -48,16 +50,16 @@ export function jsonCallsStart(syntax: ToolCallSyntax, tools: readonly JsonCallT
   const sequence = seq(call, more);
   // A format with a close marker writes one block per call.
   const block = seq(lit(syntax.open), ws, call, ws, lit(syntax.close));
-  const moreBlocks = maxCalls === Infinity ? repeat(seq(ws, block), 0) : repeat(seq(ws, block), 0, Math.max(0, maxCalls - 1));
+  const moreBlocks = maxCalls === Infinity ? repeat(seq(gap, block), 0) : repeat(seq(gap, block), 0, Math.max(0, maxCalls - 1));
   const calls = syntax.close && syntax.list
-    ? seq(lit(syntax.open), ws, lit('['), ws, sequence, ws, lit(']'), ws, lit(syntax.close), ws)
+    ? seq(lit(syntax.open), ws, lit('['), ws, sequence, ws, lit(']'), ws, lit(syntax.close))
     : syntax.close
-    ? seq(block, moreBlocks, ws)
+    ? seq(block, moreBlocks, gap)
     : syntax.list
     ? seq(lit(syntax.open), ws, lit('['), ws, sequence, ws, lit(']'))
     : syntax.bareAtStart
-      ? seq(ws, optional(seq(lit(syntax.open), ws)), sequence, ws)
-      : seq(lit(syntax.open), ws, sequence, ws);
+      ? seq(ws, optional(seq(lit(syntax.open), ws)), sequence, gap)
+      : seq(lit(syntax.open), ws, sequence, gap);
   if (mode !== 'auto') return calls;
   const text = autoText(syntax);
   if (maxCalls === 0) return text;

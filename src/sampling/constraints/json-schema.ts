@@ -3,7 +3,8 @@
 // (`pattern`, `minLength`, `maxLength`), number, integer, boolean, null, `enum`, `const`, `anyOf`, type lists,
 // and `$ref` into `$defs`/`definitions` (recursion allowed). Annotations (description, title, default, ...) are
 // ignored; any other keyword is a ConstraintError naming the keyword and its JSON path. A null or `{}` schema
-// means any JSON value (for json_object: any object). Whitespace between tokens is allowed, bounded in length.
+// means any JSON value (for json_object: any object). Whitespace between tokens is allowed, bounded: one space, or
+// a newline and an indent of at most MAX_JSON_INDENT (jsonWhitespaceExpr).
 import { estimateExprStates, DEFAULT_COMPILE_BUDGET } from './byte-automaton.ts';
 import { ConstraintError, ConstraintTooLargeError } from './constraint-error.ts';
 import {
@@ -32,8 +33,28 @@ const SUPPORTED = new Set([
   'anyOf', '$ref', '$defs', 'definitions', 'pattern', 'minLength', 'maxLength', 'strict',
 ]);
 const MAX_BOUND = 1000;
-/** The most whitespace characters accepted between two JSON tokens. */
-export const MAX_JSON_WHITESPACE = 24;
+/**
+ * The longest indent (spaces or tabs) accepted after a newline between two JSON tokens: 4-space pretty-printing five
+ * levels deep (a call in a list, its arguments' nested arrays), llama.cpp's json-schema-to-grammar bound too.
+ */
+export const MAX_JSON_INDENT = 20;
+
+/**
+ * Whitespace between two JSON tokens: none, one space, or one newline and an indent of at most MAX_JSON_INDENT
+ * spaces or tabs. Pretty-printed JSON (2- or 4-space indents, as models write it) fits; a run of blanks does not,
+ * so a constrained model (random weights, or a model stuck on a whitespace token) cannot spend its tokens on it.
+ */
+export function jsonWhitespaceExpr(): GrammarExpr {
+  return optional(alt(lit(' '), seq(lit('\n'), repeat(chars(setOfChars(' \t')), 0, MAX_JSON_INDENT))));
+}
+
+/**
+ * Whitespace between the blocks around JSON (between calls, after a reasoning block, around a JSON answer): what
+ * jsonWhitespaceExpr allows, or two newlines (`</think>\n\n`).
+ */
+export function blockGapExpr(): GrammarExpr {
+  return alt(jsonWhitespaceExpr(), lit('\n\n'));
+}
 const TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
 
 /** Adds the generic JSON rules (any value) to `rules` under `prefix` once; returns the rule names. */
@@ -49,7 +70,7 @@ export function addGenericJsonRules(rules: Map<string, GrammarExpr>, prefix: str
   };
   if (rules.has(name.value)) return name;
   const ws = ref(name.ws);
-  rules.set(name.ws, repeat(chars(setOfChars(' \t\n\r')), 0, MAX_JSON_WHITESPACE));
+  rules.set(name.ws, jsonWhitespaceExpr());
   const stringChar = alt(
     chars(normalize([0x20, 0x21, 0x23, 0x5b, 0x5d, 0x10ffff])),
     seq(lit('\\'), chars(setOfChars('"\\/bfnrt'))),
