@@ -7,7 +7,8 @@
 //   1 up      array<f32>  [m, width].
 //   2 out     array<f32>  [m, width].
 //   3 params  uniform { width, m }.
-// Overrides: WORKGROUP_SIZE; GELU (the tanh-approximated GELU in place of SiLU).
+// Overrides: WORKGROUP_SIZE; GELU (the tanh-approximated GELU in place of SiLU); GELU_F16 (with GELU: as llama.cpp's
+//   CPU backend computes it, from a table over f16: the gate and its GELU rounded to f16, |g| >= 10 exact; see matmul.wgsl).
 // Dispatch: 1-D, ceil(m * width / WORKGROUP_SIZE) workgroups; one invocation per output element.
 
 struct Params {
@@ -22,6 +23,12 @@ struct Params {
 
 override WORKGROUP_SIZE: u32 = 64;
 override GELU: bool = false;
+override GELU_F16: bool = false;
+
+// v rounded to the nearest f16 (pack2x16float needs no f16 extension).
+fn round_f16(v: f32) -> f32 {
+  return unpack2x16float(pack2x16float(vec2<f32>(v, 0.0))).x;
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
@@ -35,6 +42,12 @@ fn main(
   }
   let g = gate[index];
   if (GELU) {
+    if (GELU_F16) {
+      let h = round_f16(g);
+      let table = round_f16(0.5 * h * (1.0 + tanh(clamp(0.7978845608028654 * (h + 0.044715 * h * h * h), -15.0, 15.0))));
+      out[index] = select(select(table, g, g >= 10.0), 0.0, g <= -10.0) * up[index];
+      return;
+    }
     let u = clamp(0.7978845608028654 * (g + 0.044715 * g * g * g), -15.0, 15.0);
     out[index] = 0.5 * g * (1.0 + tanh(u)) * up[index];
     return;

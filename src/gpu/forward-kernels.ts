@@ -76,8 +76,8 @@ export interface ForwardKernelsOptions {
   /** Share the params allocator of `Kernels` (the caller then destroys it); by default these kernels own one. */
   uniforms?: UniformAllocator;
   /**
-   * GeGLU's GELU as llama.cpp's CPU backend computes it (a table over f16 inputs and results) instead of exactly:
-   * for tests against that oracle only (fused gated products; shaders/matmul.wgsl GELU_F16).
+   * GeGLU's GELU as llama.cpp's CPU backend computes it (a table over f16 inputs and results) instead of the f32
+   * tanh GELU (shaders/matmul.wgsl, swiglu.wgsl GELU_F16). Default false here; the Decoder turns it on (DecoderOptions.geluF16).
    */
   geluF16?: boolean;
 }
@@ -237,7 +237,7 @@ export class ForwardKernels {
   }
 
   private swigluKernel(gelu: boolean): Prepared {
-    return { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise, GELU: gelu } };
+    return { kernel: shaders.swiglu, constants: { ...this.shapes.elementwise, GELU: gelu, GELU_F16: gelu && this.geluF16 } };
   }
 
   private moeRouteKernel(): Prepared {

@@ -41,7 +41,13 @@ export interface DecoderOptions {
   pipelines?: PipelineCache;
   /** Override the per-adapter kernel shapes (tests run GPU shapes on a CPU adapter, and the reverse). */
   shapes?: { kernels?: Partial<KernelShapes>; forward?: Partial<ForwardKernelShapes> };
-  /** GeGLU's GELU as llama.cpp's CPU backend rounds it (an f16 table): tests against that oracle only. */
+  /**
+   * GeGLU's GELU (Gemma 3) as llama.cpp's CPU backend computes it (the default, true): ggml's GGML_GELU_FP16 table,
+   * the gate value rounded to f16 and its tanh GELU looked up as an f16 (|g| >= 10: 0 or g), well inside the
+   * precision of Gemma's bf16 activations; the logits then meet llama.cpp's F32 tolerance (2e-3: 3.8e-4 on the test
+   * models). false: the tanh GELU in f32 (transformers' gelu_pytorch_tanh, llama.cpp's GPU backends), 1.8-2.3e-3 from
+   * llama.cpp's CPU logits, all of it that table's rounding (relative 2^-11 per activation).
+   */
   geluF16?: boolean;
 }
 
@@ -82,7 +88,7 @@ export class Decoder {
     const pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     this.uniforms = new UniformAllocator(gpu.device);
     this.kernels = new Kernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.kernels });
-    this.fk = new ForwardKernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.forward, geluF16: options.geluF16 });
+    this.fk = new ForwardKernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.forward, geluF16: options.geluF16 ?? true });
     const c = config;
     const moeLayers = weights.layers.map((l) => l.moe).filter((m) => m !== undefined);
     if (moeLayers.length && (moeLayers.length !== c.layers || !c.moe)) throw new Error('A mixture-of-experts model needs experts in every layer and its config.moe');

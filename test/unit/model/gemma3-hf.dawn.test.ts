@@ -5,7 +5,7 @@
 // pre_feedforward_layernorm the feed-forward's input norm) and its norms, stored as w, load as the 1 + w that
 // llama.cpp's converter writes; the logits then equal the GGUF's and llama.cpp's. Each broken conversion (one norm
 // kind without its + 1, or post_attention_layernorm read as the feed-forward's norm as in llama) must miss the GGUF's logits.
-// Both forwards use llama.cpp's f16-table GELU (DecoderOptions.geluF16), as gemma3.dawn.test.ts compares with llama.cpp.
+// Both forwards use the runtime's GELU (llama.cpp's f16-table GELU, DecoderOptions.geluF16), as gemma3.dawn.test.ts.
 // Dawn needs a Vulkan driver (LD_LIBRARY_PATH / VK_ICD_FILENAMES, see vitest.config.ts); without an adapter these
 // tests fail, saying why.
 import { openAsBlob, readdirSync } from 'node:fs';
@@ -80,7 +80,7 @@ describe.each(CASES)('$name', (c) => {
     const sequence = [...PROMPT, ...oracle.greedy!.slice(0, -1)];
     const theirs = [...oracle.logits, ...oracle.greedyLogits!];
     // One token, then decode steps (the matvec kernels and decode attention; gemma3.dawn.test.ts covers prefill).
-    const run = { prefill: 1, decoder: { geluF16: true } };
+    const run = { prefill: 1 };
     const logitsOf = (s: TensorSource[]) => decoderLogits(device, opened.config, s, sequence, run);
     const gguf = await decoderLogits(device, config, sources, sequence, run);
     const hf = await logitsOf(opened.tensors);
