@@ -22,9 +22,11 @@
 //              Split 0 starts its online softmax from it, so split attention and attention_combine need nothing more.
 //              Split s of query t covers positions [s*split_len, min((s+1)*split_len, pos0 + t + 1)) (may be
 //              empty); split_len a multiple of 4 when splits > 1.
-//   6 step_params uniform { m, pos0, splits }: the forward step's params (one buffer written once per step and bound by
-//              every layer's dispatch; see src/gpu/kernel-op.ts); read here: pos0 and splits (1: the result into
-//              out; > 1: split records).
+//   6 step_params uniform StepParams { m, pos0, splits }: the forward step's params (one buffer written once per step
+//              and bound by every layer's dispatch; see src/gpu/kernel-op.ts); read here: pos0 and splits (1: the
+//              result into out; > 1: split records).
+// The bindings and the constants MAX_HEAD_DIM4 and NEG_LARGE are declared in attention_common.wgsl, StepParams in
+// step_params.wgsl: src/gpu/shaders.ts puts both before this file.
 // head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
 // Overrides: WORKGROUP_SIZE; HEAD_DIM: 0 = take params.head_dim, else the head dim as a constant (must equal
 //   params.head_dim), so that the loops over the head have a fixed trip count: faster where the compiler can
@@ -45,27 +47,9 @@ struct Params {
   window: u32,
 }
 
-struct StepParams {
-  m: u32,
-  pos0: u32,
-  splits: u32,
-}
-
-@group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> k_cache: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> v_cache: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
-@group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> sinks: array<f32>;
-@group(0) @binding(6) var<uniform> step_params: StepParams;
-
 override WORKGROUP_SIZE: u32 = 64;
 override HEAD_DIM: u32 = 0;
 override SINKS: bool = false;
-
-const MAX_HEAD_DIM4: u32 = 64u;
-// Finite stand-in for -infinity (WGSL need not support infinities): exp(NEG_LARGE - s) is 0 for any score s.
-const NEG_LARGE: f32 = -3.0e38;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(

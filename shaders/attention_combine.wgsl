@@ -8,19 +8,14 @@
 //   0 partials array<vec4<f32>>  [rows, splits] records of head_dim/4 + 1 vec4: (max, denominator, 0, 0), acc.
 //   1 out      array<vec4<f32>>  [rows, head_dim] (rows = m * n_heads: the layout attention.wgsl writes).
 //   2 params   uniform { rows, head_dim }.
-//   3 step_params uniform { m, pos0, splits }: the forward step's params (src/gpu/kernel-op.ts); read here: splits.
+//   3 step_params uniform StepParams { m, pos0, splits }: the forward step's params (src/gpu/kernel-op.ts; the struct is
+//              shaders/step_params.wgsl, which src/gpu/shaders.ts puts before this file); read here: splits.
 // Overrides: WORKGROUP_SIZE.
 // Dispatch: 1-D, ceil(rows * head_dim / 4 / WORKGROUP_SIZE) workgroups; one invocation per output vec4.
 
 struct Params {
   rows: u32,
   head_dim: u32,
-}
-
-struct StepParams {
-  m: u32,
-  pos0: u32,
-  splits: u32,
 }
 
 @group(0) @binding(0) var<storage, read> partials: array<vec4<f32>>;

@@ -24,8 +24,9 @@
 //   5 k_norm   array<f32>  [head_dim] of k heads (likewise).
 //   6 params   uniform { m, n_heads, n_kv_heads, head_dim, max_seq, eps: f32, rot_dims, mscale: f32 } (rot_dims
 //              0: head_dim; mscale: the rotated values' magnitude, LongRoPE's attention factor, as ggml's rope applies it).
-//   7 step_params uniform { m, pos0, splits }: the forward step's params (one buffer written once per step and bound by
-//              every layer's dispatch; see src/gpu/kernel-op.ts); read here: pos0.
+//   7 step_params uniform StepParams { m, pos0, splits }: the forward step's params (one buffer written once per step
+//              and bound by every layer's dispatch; the struct is shaders/step_params.wgsl, which src/gpu/shaders.ts
+//              puts before this file); read here: pos0.
 // Overrides: WORKGROUP_SIZE; NEOX; WRITE_KV_CACHE; QK_NORM. head_dim must be even; pos0 + m <= max_seq.
 // Dispatch: 1-D, ceil(m * (n_heads + 2 * n_kv_heads) / WORKGROUP_SIZE) workgroups; one invocation per head of a
 //   token (q heads, then k heads, then v heads for the cache copy), which owns its head: it may read the whole
@@ -40,12 +41,6 @@ struct Params {
   eps: f32,
   rot_dims: u32,
   mscale: f32,
-}
-
-struct StepParams {
-  m: u32,
-  pos0: u32,
-  splits: u32,
 }
 
 @group(0) @binding(0) var<storage, read> inv_freq: array<f32>;

@@ -5,10 +5,10 @@
 // forward plan (src/model/forward-plan.ts) turns each into a `FixedOp` once: pipeline, its own params uniform and
 // bind group built at plan time, so that a step only writes the one step uniform (`packStep`) and encodes.
 //
-// The step uniform, WGSL `StepParams { m, pos0, splits }` (shaders/rope.wgsl, attention.wgsl,
-// attention_combine.wgsl): the step's token count, its first position and the attention's position splits (1 for
-// prefill and short decodes). The values that change every token live there and nowhere else; every other param
-// is fixed for a given m.
+// The step uniform, WGSL `StepParams { m, pos0, splits }` (shaders/step_params.wgsl, composed before rope.wgsl,
+// attention.wgsl and attention_combine.wgsl): the step's token count, its first position and the attention's
+// position splits (1 for prefill and short decodes). The values that change every token live there and nowhere
+// else; every other param is fixed for a given m.
 import type { Binding, ComputeBatch } from './dispatch.ts';
 import type { KernelSource, OverrideConstants, PipelineCache } from './pipeline-cache.ts';
 import { packParams, type ParamField, type UniformAllocator } from './uniforms.ts';

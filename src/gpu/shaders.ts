@@ -31,7 +31,9 @@ import decodeMxfp4Code from '../../shaders/decode_mxfp4.wgsl?raw';
 import decodeKquantScalesCode from '../../shaders/decode_kquant_scales.wgsl?raw';
 import decodeIq4ValuesCode from '../../shaders/decode_iq4_values.wgsl?raw';
 import embeddingCode from '../../shaders/embedding.wgsl?raw';
+import stepParamsCode from '../../shaders/step_params.wgsl?raw';
 import ropeCode from '../../shaders/rope.wgsl?raw';
+import attentionCommonCode from '../../shaders/attention_common.wgsl?raw';
 import attentionCode from '../../shaders/attention.wgsl?raw';
 import matmulExpertsCode from '../../shaders/matmul_experts.wgsl?raw';
 import moeRouteCode from '../../shaders/moe_route.wgsl?raw';
@@ -131,9 +133,11 @@ export const moeRoute: KernelSource = { name: 'moe_route', code: moeRouteCode };
 export const embeddingKernels: Readonly<Record<GpuWeightFormatName, KernelSource>> = Object.fromEntries(
   GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, { name: `embedding_${f.toLowerCase()}`, code: composeWgsl(decoderCode(f), embeddingCode) }]),
 ) as Record<GpuWeightFormatName, KernelSource>;
-export const rope: KernelSource = { name: 'rope', code: ropeCode };
-export const attention: KernelSource = { name: 'attention', code: attentionCode };
-export const attentionCombine: KernelSource = { name: 'attention_combine', code: attentionCombineCode };
+// The kernels that read the forward step's uniform follow its struct (shaders/step_params.wgsl); attention also
+// follows the bindings and constants of the attention kernels (attention_common.wgsl).
+export const rope: KernelSource = { name: 'rope', code: composeWgsl(stepParamsCode, ropeCode) };
+export const attention: KernelSource = { name: 'attention', code: composeWgsl(stepParamsCode, attentionCommonCode, attentionCode) };
+export const attentionCombine: KernelSource = { name: 'attention_combine', code: composeWgsl(stepParamsCode, attentionCombineCode) };
 export const attentionPrefill: KernelSource = { name: 'attention_prefill', code: attentionPrefillCode };
 export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };
 export const argmax: KernelSource = { name: 'argmax', code: argmaxCode };
