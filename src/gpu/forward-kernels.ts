@@ -14,6 +14,7 @@ import { PARAMS, STEP, compileOps, recordOps, type KernelOp, type StepParams } f
 import { forwardKernelShapesFor, type ForwardKernelShapes } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
+import { INT8_PRODUCT_FORMATS, int8ProductKernelsSubgroupSplit, int8ProductKernelsWorkgroupSplit, quantizeActivations, type Int8ProductFormat } from './shaders-int8.ts';
 import { UniformAllocator } from './uniforms.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 
@@ -62,6 +63,8 @@ export interface ForwardKernelNeeds {
   attentionSinks?: boolean;
   /** The mixture-of-experts router choice and the expert products of these weight types (gpt-oss). */
   experts?: readonly ProductWeightType[];
+  /** Also the int8-activation forms of the products (and the quantizer) where shapes.int8Activations asks for them. */
+  int8Activations?: boolean;
 }
 
 export interface ForwardKernelsOptions {
@@ -80,6 +83,8 @@ export interface ForwardKernelsOptions {
    * tanh GELU (shaders/matmul.wgsl, swiglu.wgsl GELU_F16). Default false here; the Decoder turns it on (DecoderOptions.geluF16).
    */
   geluF16?: boolean;
+  /** The WGSL language features of the GPU object (default navigator.gpu's; Node: Dawn's create([]).wgslLanguageFeatures). */
+  wgslLanguageFeatures?: ReadonlySet<string>;
 }
 
 /** The arguments of ForwardKernels.product. */
@@ -98,6 +103,12 @@ export interface ProductArgs {
   activation?: 'silu' | 'gelu';
   yOffset?: number;
   yStride?: number;
+  /**
+   * Scratch for x as int8 blocks (at least m·k·4 bytes, not x): where shapes.int8Activations takes this type and m,
+   * the product first quantizes x into it (shaders/quantize_activations.wgsl) and multiplies int8 by int8 (a forward
+   * plan passes it; without it the product reads f32 x).
+   */
+  quantizeInto?: Binding;
 }
 
 export interface EmbeddingArgs {
@@ -174,6 +185,7 @@ export class ForwardKernels {
   /** The product kernels with this device's K_SPLIT reduction. */
   readonly productSplit: 'workgroup' | 'subgroup';
   private readonly productKernels: shaders.ProductKernelSet;
+  private readonly int8Kernels: Readonly<Record<Int8ProductFormat, KernelSource>>;
   private readonly expertKernels: shaders.ProductKernelSet;
   private readonly geluF16: boolean;
 
@@ -181,7 +193,7 @@ export class ForwardKernels {
     readonly gpu: GpuContext,
     options: ForwardKernelsOptions = {},
   ) {
-    this.shapes = { ...forwardKernelShapesFor(gpu.adapterInfo, gpu.limits), ...options.shapes };
+    this.shapes = { ...forwardKernelShapesFor(gpu.adapterInfo, gpu.limits, options.wgslLanguageFeatures), ...options.shapes };
     const { TILE_M, K_SPLIT, WORKGROUP_SIZE } = this.shapes.product;
     if (!(TILE_M >= 1 && TILE_M <= 4) || WORKGROUP_SIZE % K_SPLIT !== 0) {
       throw new RangeError(`product shape: TILE_M must be 1..4 and K_SPLIT divide WORKGROUP_SIZE (got ${JSON.stringify(this.shapes.product)})`);
@@ -191,6 +203,7 @@ export class ForwardKernels {
     if (this.productSplit === 'subgroup' && !gpu.features.subgroups) throw new RangeError('product split: subgroup reductions need the subgroups feature');
     this.productKernels = this.productSplit === 'subgroup' ? shaders.productKernelsSubgroupSplit : shaders.productKernelsWorkgroupSplit;
     this.expertKernels = this.productSplit === 'subgroup' ? shaders.expertKernelsSubgroupSplit : shaders.expertKernelsWorkgroupSplit;
+    this.int8Kernels = this.productSplit === 'subgroup' ? int8ProductKernelsSubgroupSplit : int8ProductKernelsWorkgroupSplit;
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     this.geluF16 = options.geluF16 ?? false;
     this.ownsUniforms = options.uniforms === undefined;
@@ -199,10 +212,21 @@ export class ForwardKernels {
     this.unused = [0, 1, 2].map((i) => gpu.device.createBuffer({ label: `unused binding ${i}`, size: 16, usage }));
   }
 
-  private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant): Prepared {
+  /** int8: the int8-activation form (Q8_0, Q4_0 only). */
+  private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant, int8 = false): Prepared {
     const { WORKGROUP_SIZE, K_SPLIT } = this.shapes.product;
     const constants = { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant.startsWith('gated'), GELU: variant === 'gated-gelu', GELU_F16: variant === 'gated-gelu' && this.geluF16 };
-    return { kernel: this.productKernels[type], constants };
+    return { kernel: int8 ? this.int8Kernels[type as Int8ProductFormat] : this.productKernels[type], constants };
+  }
+
+  /** Whether a product of this type over m tokens takes int8 activations (given a quantizeInto scratch). */
+  int8Product(type: ProductWeightType, m: number): boolean {
+    const int8 = this.shapes.int8Activations;
+    return (INT8_PRODUCT_FORMATS as readonly string[]).includes(type) && int8[type as Int8ProductFormat] && (m === 1 || int8.prefill);
+  }
+
+  private quantizeKernel(): Prepared {
+    return { kernel: quantizeActivations, constants: { ...this.shapes.elementwise } };
   }
 
   private embeddingKernel(type: EmbeddingTableType): Prepared {
@@ -265,7 +289,10 @@ export class ForwardKernels {
     const variants = needs.productVariants ?? ['plain', 'bias', 'accumulate'];
     const products = [...(needs.products ?? []), ...(needs.productTypes ?? []).flatMap((type) => variants.map((variant) => ({ type, variant })))];
     for (const { type, variant } of products) {
-      for (const tileM of new Set([1, this.shapes.product.TILE_M])) all.push(this.productKernel(type, tileM, variant));
+      for (const tileM of new Set([1, this.shapes.product.TILE_M])) {
+        all.push(this.productKernel(type, tileM, variant));
+        if (needs.int8Activations && this.int8Product(type, tileM)) all.push(this.productKernel(type, tileM, variant, true), this.quantizeKernel());
+      }
     }
     for (const type of needs.embeddingTypes ?? []) all.push(this.embeddingKernel(type));
     for (const r of needs.ropes ?? []) all.push(this.ropeKernel(r.style, r.writeKvCache, r.qkNorm));
@@ -300,8 +327,26 @@ export class ForwardKernels {
     const variant: ProductVariant = a.gated ? (a.activation === 'gelu' ? 'gated-gelu' : 'gated') : a.bias ? (a.accumulate ? 'bias+accumulate' : 'bias') : a.accumulate ? 'accumulate' : 'plain';
     const rowsPerGroup = (4 * this.shapes.product.WORKGROUP_SIZE) / this.shapes.product.K_SPLIT;
     const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
+    const params = [a.n, a.k, a.m, yOffset, yStride];
+    if (a.quantizeInto && this.int8Product(a.type, a.m)) {
+      // x as int8 blocks in the scratch (the same m·k·4 bytes hold them), then the int8 body reads them as its x.
+      requireBytes(`${a.type} product`, 'quantizeInto', a.quantizeInto, a.m * a.k * 4);
+      return [
+        ...this.quantizeOps(a.x, a.quantizeInto, a.m, a.k),
+        { ...this.productKernel(a.type, tileM, variant, true), bindings: [a.weights, a.quantizeInto, a.bias ?? this.unused[0], a.y, PARAMS], params, workgroups },
+      ];
+    }
     const bindings = [a.weights, a.x, a.bias ?? this.unused[0], a.y, PARAMS];
-    return [{ ...this.productKernel(a.type, tileM, variant), bindings, params: [a.n, a.k, a.m, yOffset, yStride], workgroups }];
+    return [{ ...this.productKernel(a.type, tileM, variant), bindings, params, workgroups }];
+  }
+
+  /** x [m, k] f32 into `out` as q8_0 blocks (shaders/quantize_activations.wgsl's layout; k a multiple of 32). */
+  quantizeOps(x: Binding, out: Binding, m: number, k: number): KernelOp[] {
+    if (k % 32 !== 0) throw new RangeError(`quantize activations: k = ${k} is not a multiple of 32`);
+    requireBytes('quantize activations', 'x', x, m * k * 4);
+    requireBytes('quantize activations', 'out', out, m * k * 4);
+    const workgroups = Math.ceil((m * k) / 32 / this.shapes.elementwise.WORKGROUP_SIZE);
+    return [{ ...this.quantizeKernel(), bindings: [x, out, PARAMS], params: [k, m], workgroups }];
   }
 
   /**

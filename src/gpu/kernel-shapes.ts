@@ -61,9 +61,25 @@ export interface ForwardKernelShapes {
   attentionPrefill: { WORKGROUP_SIZE: number; KV_TILE: number; ROWS: number; SHARED_KV: boolean };
   /** argmax: WORKGROUP_SIZE a power of two; a stage-0 workgroup covers WORKGROUP_SIZE * ITEMS_PER_INVOCATION values. */
   argmax: { WORKGROUP_SIZE: number; ITEMS_PER_INVOCATION: number };
+  /**
+   * A forward plan's Q8_0 / Q4_0 products with 8-bit activations (shaders/quantize_activations.wgsl, then the int8
+   * bodies with dot4I8Packed: llama.cpp's numerics) in decode steps (m = 1), and with `prefill` in m > 1 steps too.
+   * Only where the adapter's WGSL has packed_4x8_integer_dot_product (an override that asks for it elsewhere fails
+   * to compile).
+   */
+  int8Activations: { Q8_0: boolean; Q4_0: boolean; prefill: boolean };
 }
 
-export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits): ForwardKernelShapes {
+/** The WGSL language feature of dot4I8Packed. */
+export const PACKED_INT8_DOT = 'packed_4x8_integer_dot_product';
+
+/** navigator.gpu's WGSL language features (none where there is no navigator.gpu: Node passes its GPU object's). */
+export function defaultWgslFeatures(): ReadonlySet<string> {
+  return (typeof navigator !== 'undefined' ? navigator.gpu?.wgslLanguageFeatures : undefined) ?? new Set();
+}
+
+export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits, wgslFeatures: ReadonlySet<string> = defaultWgslFeatures()): ForwardKernelShapes {
+  const dot4 = wgslFeatures.has(PACKED_INT8_DOT);
   if (isCpuAdapter(info)) {
     // SwiftShader: a workgroup runs on one CPU thread with invocations in SIMD lanes: 4 rows per invocation,
     // no workgroup-memory reductions in the products, small workgroups so that the few rows of attention spread
@@ -74,6 +90,8 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
       attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
       attentionPrefill: { WORKGROUP_SIZE: 8, KV_TILE: 16, ROWS: 4, SHARED_KV: false },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
+      // SwiftShader: off until measured side by side (bench/decode-int8).
+      int8Activations: { Q8_0: false && dot4, Q4_0: false && dot4, prefill: false },
     };
   }
   const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
@@ -83,5 +101,7 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
     attention: { WORKGROUP_SIZE: Math.min(32, size), SPLIT_POSITIONS: 64 },
     attentionPrefill: { WORKGROUP_SIZE: Math.min(64, size), KV_TILE: 16, ROWS: 1, SHARED_KV: true },
     argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
+    // GPUs: not measured yet (the products there are bound by bytes, which int8 activations barely change).
+    int8Activations: { Q8_0: false, Q4_0: false, prefill: false },
   };
 }

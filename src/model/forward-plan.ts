@@ -47,6 +47,8 @@ export interface Activations {
   argmaxScratch: GPUBuffer;
   /** Split attention's partial records for one decode token at any position up to maxSeq. */
   attentionPartials: GPUBuffer;
+  /** A product's input as int8 blocks (ForwardKernels' int8 activations, where the adapter's shapes take them), else null. */
+  xq: GPUBuffer | null;
 }
 
 export function createActivations(device: GPUDevice, c: ModelConfig, weights: DecoderWeights, fk: ForwardKernels, maxBatch: number, maxSeq: number): Activations {
@@ -68,6 +70,9 @@ export function createActivations(device: GPUDevice, c: ModelConfig, weights: De
     nextToken: buf('next token', 4),
     argmaxScratch: createEmptyStorageBuffer(device, fk.argmaxScratchBytes(c.vocabSize), 'argmax scratch'),
     attentionPartials: createEmptyStorageBuffer(device, fk.attentionPartialsBytes(c.heads, c.headDim, maxSeq), 'attention partials'),
+    xq: fk.int8Product('Q8_0', 1) || fk.int8Product('Q4_0', 1)
+      ? buf('x int8', (fk.shapes.int8Activations.prefill ? maxBatch : 1) * Math.max(c.hidden, c.intermediate, c.heads * c.headDim))
+      : null,
   };
 }
 
@@ -434,6 +439,7 @@ export class ForwardPlan {
       activation: options.activation,
       yOffset: (options.column ?? 0) + part.rowStart,
       yStride: options.stride ?? w.rows,
+      quantizeInto: this.acts.xq ?? undefined,
     }));
   }
 

@@ -1,0 +1,77 @@
+// quantize_activations: the activations of a product as llama.cpp's q8_0 blocks (ggml quantize_row_q8_0), for the
+// int8 product bodies (shaders/matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl): per 32 consecutive values of a row,
+// d = max|x| / 127, q = round(x / d) in [-127, 127] (0 for an all-zero block), d kept as llama.cpp keeps it (f16),
+// and the block's Σq (Q4_0's -8 offset: Σ (w - 8)·q = Σ w·q - 8 Σq).
+//
+// Bindings (group 0):
+//   0 x       array<vec4<f32>>  X [m, k] f32 row-major (k a multiple of 32).
+//   1 xq      array<vec4<u32>>  out: row t at vec4 t·k/4 (the row's place in an f32 [m, k] buffer, so that the
+//                               product skeleton's row offsets hold), block b at vec4 t·k/4 + 3b: two vec4 of
+//                               packed int8 (value 4j + i in byte i of word j, low byte first), then
+//                               (bitcast<u32>(d), bitcast<u32>(Σq), 0, 0). A row takes 3k/32 of its k/4 vec4.
+//   2 params  uniform { k, m }.
+// Overrides: WORKGROUP_SIZE.
+// Dispatch: 1-D, ceil(m * k / 32 / WORKGROUP_SIZE) workgroups; one invocation per block.
+
+struct Params {
+  k: u32,
+  m: u32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> xq: array<vec4<u32>>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+override WORKGROUP_SIZE: u32 = 64;
+
+// Four values already rounded to integers in [-127, 127] as four int8, the first in the low byte.
+fn pack_i8(q: vec4<f32>) -> u32 {
+  let v = bitcast<vec4<u32>>(vec4<i32>(q)) & vec4<u32>(255u);
+  return v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row_blocks = params.k / 32u;
+  let index = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE + lid;
+  if (index >= params.m * row_blocks) {
+    return;
+  }
+  let t = index / row_blocks;
+  let b = index % row_blocks;
+  let src = t * (params.k / 4u) + b * 8u;
+  let v0 = x[src];
+  let v1 = x[src + 1u];
+  let v2 = x[src + 2u];
+  let v3 = x[src + 3u];
+  let v4 = x[src + 4u];
+  let v5 = x[src + 5u];
+  let v6 = x[src + 6u];
+  let v7 = x[src + 7u];
+  let a = max(max(max(abs(v0), abs(v1)), max(abs(v2), abs(v3))), max(max(abs(v4), abs(v5)), max(abs(v6), abs(v7))));
+  let amax = max(max(a.x, a.y), max(a.z, a.w));
+  let d = amax / 127.0;
+  let id = select(0.0, 1.0 / d, d > 0.0);
+  let lo = vec4<f32>(-127.0);
+  let hi = vec4<f32>(127.0);
+  let q0 = clamp(round(v0 * id), lo, hi);
+  let q1 = clamp(round(v1 * id), lo, hi);
+  let q2 = clamp(round(v2 * id), lo, hi);
+  let q3 = clamp(round(v3 * id), lo, hi);
+  let q4 = clamp(round(v4 * id), lo, hi);
+  let q5 = clamp(round(v5 * id), lo, hi);
+  let q6 = clamp(round(v6 * id), lo, hi);
+  let q7 = clamp(round(v7 * id), lo, hi);
+  let s = (q0 + q1) + (q2 + q3) + (q4 + q5) + (q6 + q7);
+  let sum = i32(s.x + s.y + s.z + s.w);
+  let out = t * (params.k / 4u) + b * 3u;
+  xq[out] = vec4<u32>(pack_i8(q0), pack_i8(q1), pack_i8(q2), pack_i8(q3));
+  xq[out + 1u] = vec4<u32>(pack_i8(q4), pack_i8(q5), pack_i8(q6), pack_i8(q7));
+  // d as llama.cpp stores it (f16), used so in the products.
+  let d16 = unpack2x16float(pack2x16float(vec2<f32>(d, 0.0))).x;
+  xq[out + 2u] = vec4<u32>(bitcast<u32>(d16), bitcast<u32>(sum), 0u, 0u);
+}

@@ -1,0 +1,268 @@
+// The int8-activation products (issue 19) on Dawn: shaders/quantize_activations.wgsl against llama.cpp's q8_0
+// quantization (ggml's quantize_row_q8_0, in TypeScript below), and the Q8_0 / Q4_0 int8 bodies
+// (matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl: dot4I8Packed) against the exact product of the dequantized weights
+// with the dequantized int8 activations the GPU made, within the f32 summation bound (the integer block sums are
+// exact; only the per-block scaling and the sum over blocks round). Decode (m = 1) and prefill tiles, bias,
+// residual, SwiGLU/GeGLU, split rows, the CPU adapters' and the GPUs' shapes (K_SPLIT 8). Needs Dawn's
+// packed_4x8_integer_dot_product (SwiftShader has it); fails without an adapter as the other Dawn tests do.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { ComputeBatch } from '../../src/gpu/dispatch.ts';
+import { ForwardKernels, type ForwardKernelShapes } from '../../src/gpu/forward-kernels.ts';
+import { recordOps } from '../../src/gpu/kernel-op.ts';
+import { PACKED_INT8_DOT } from '../../src/gpu/kernel-shapes.ts';
+import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
+import { acquireDawn, dawn, type DawnDevice } from '../support/dawn-decoder.ts';
+import { needDawnAdapter } from '../support/dawn-adapter.ts';
+import { dequantizeRows, quantMatmulReference, randomQuantRows } from '../support/forward-reference.ts';
+import { f16BitsToNumber, firstSumMismatch, randomF32, seededRandom, type Reference } from '../support/kernel-reference.ts';
+
+type Format = 'Q8_0' | 'Q4_0';
+const FORMATS: Format[] = ['Q8_0', 'Q4_0'];
+const ON = { Q8_0: true, Q4_0: true, prefill: true };
+const GPU_SHAPE: Partial<ForwardKernelShapes> = { product: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 }, int8Activations: ON };
+
+let device: DawnDevice = { gpu: null, pipelines: null, missing: 'not acquired' };
+let cpuShapes: ForwardKernels;
+let gpuShapes: ForwardKernels;
+let plain: ForwardKernels;
+beforeAll(async () => {
+  device = await acquireDawn('int8 activations test');
+  const gpu = device.gpu;
+  if (!gpu) return;
+  const features = dawn.wgslLanguageFeatures;
+  cpuShapes = new ForwardKernels(gpu, { pipelines: device.pipelines!, wgslLanguageFeatures: features, shapes: { product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 }, int8Activations: ON } });
+  gpuShapes = new ForwardKernels(gpu, { pipelines: device.pipelines!, wgslLanguageFeatures: features, shapes: GPU_SHAPE, productSplit: 'workgroup' });
+  plain = new ForwardKernels(gpu, { pipelines: device.pipelines!, wgslLanguageFeatures: new Set() });
+});
+afterAll(() => {
+  for (const k of [cpuShapes, gpuShapes, plain]) k?.destroy();
+  device.gpu?.destroy();
+});
+
+function need(ctx: { skip: (note?: string) => void }): GpuContext {
+  return needDawnAdapter(ctx, device.gpu, device.missing);
+}
+
+/** ggml's quantize_row_q8_0_ref of one row (k a multiple of 32): per block the codes, d as f16 (its value) and Σq. */
+function quantizeQ8_0Reference(x: Float32Array): { codes: Int8Array; d: Float32Array; sums: Int32Array; nearTie: Uint8Array } {
+  const blocks = x.length / 32;
+  const codes = new Int8Array(x.length);
+  const nearTie = new Uint8Array(x.length);
+  const d = new Float32Array(blocks);
+  const sums = new Int32Array(blocks);
+  const half = new Uint16Array(1);
+  for (let b = 0; b < blocks; b++) {
+    let amax = 0;
+    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[b * 32 + j]));
+    const scale = Math.fround(amax / 127);
+    const id = scale ? Math.fround(1 / scale) : 0;
+    for (let j = 0; j < 32; j++) {
+      const v = Math.fround(x[b * 32 + j] * id);
+      const q = Math.sign(v) * Math.round(Math.abs(v)); // roundf: halves away from zero
+      codes[b * 32 + j] = q;
+      nearTie[b * 32 + j] = Math.abs(Math.abs(v - Math.trunc(v)) - 0.5) < 1e-4 ? 1 : 0;
+      sums[b] += q;
+    }
+    half[0] = f32ToF16Bits(scale);
+    d[b] = f16BitsToNumber(half[0]);
+  }
+  return { codes, d, sums, nearTie };
+}
+
+/** f32 to f16 bits, round to nearest even (normal and subnormal halves; the scales here are far from overflow). */
+function f32ToF16Bits(value: number): number {
+  const f = new Float32Array([value]);
+  const u = new Uint32Array(f.buffer)[0];
+  const sign = (u >>> 16) & 0x8000;
+  const abs = Math.abs(value);
+  if (abs === 0) return sign;
+  // The f16 value nearest abs, by scaling to its quantum (2^-24 for subnormals, else 2^(e-10)).
+  const e = Math.max(Math.floor(Math.log2(abs)), -14);
+  const quantum = 2 ** (e - 10);
+  let n = abs / quantum;
+  const r = Math.round(n);
+  n = Math.abs(n - Math.trunc(n) - 0.5) === 0 && r % 2 === 1 ? r - 1 : r;
+  const value16 = n * quantum;
+  // Encode value16 (n may have carried to 2048 = the next exponent).
+  const e16 = value16 < 2 ** -14 ? 0 : Math.floor(Math.log2(value16)) + 15;
+  const mant = e16 === 0 ? value16 / 2 ** -24 : value16 / 2 ** (e16 - 25) - 1024;
+  return sign | (e16 << 10) | mant;
+}
+
+/** The GPU's int8 blocks of x [m, k] (quantize_activations' layout) as codes, d and Σq per block. */
+async function quantizeOnGpu(gpu: GpuContext, fk: ForwardKernels, x: Float32Array, m: number, k: number): Promise<{ codes: Int8Array; d: Float32Array; sums: Int32Array }> {
+  const xBuffer = createStorageBuffer(gpu.device, x);
+  const out = createEmptyStorageBuffer(gpu.device, m * k * 4);
+  const batch = new ComputeBatch(gpu, 'quantize check');
+  const ops = fk.quantizeOps(xBuffer, out, m, k);
+  await fk.compile(ops);
+  recordOps(batch, fk.pipelines, fk.uniforms, ops, { m, pos0: 0, splits: 1 });
+  batch.submit();
+  const words = new Uint32Array(await readBuffer(gpu.device, out, m * k * 4));
+  xBuffer.destroy();
+  out.destroy();
+  gpu.throwIfFailed();
+  return unpackBlocks(words, m, k);
+}
+
+function unpackBlocks(words: Uint32Array, m: number, k: number): { codes: Int8Array; d: Float32Array; sums: Int32Array } {
+  const blocks = k / 32;
+  const codes = new Int8Array(m * k);
+  const d = new Float32Array(m * blocks);
+  const sums = new Int32Array(m * blocks);
+  const f = new Float32Array(words.buffer);
+  const i32 = new Int32Array(words.buffer);
+  for (let t = 0; t < m; t++) {
+    for (let b = 0; b < blocks; b++) {
+      const at = t * k + 12 * b;
+      codes.set(new Int8Array(words.buffer, at * 4, 32), t * k + 32 * b);
+      d[t * blocks + b] = f[at + 8];
+      sums[t * blocks + b] = i32[at + 9];
+    }
+  }
+  return { codes, d, sums };
+}
+
+describe('quantize_activations', () => {
+  test('matches ggml quantize_row_q8_0 (codes, f16 scale, sums) on random rows, zero and one-hot blocks', async (ctx) => {
+    const gpu = need(ctx);
+    const random = seededRandom(11);
+    const m = 3;
+    const k = 32 * 9;
+    const x = randomF32(random, m * k, 4);
+    x.fill(0, 32, 64); // an all-zero block: d 0, codes 0
+    x.fill(0, 64, 96);
+    x[70] = -3.25; // one value: its code is -127
+    for (let i = 96; i < 128; i++) x[i] *= 1e-6; // tiny values
+    const got = await quantizeOnGpu(gpu, cpuShapes, x, m, k);
+    let ties = 0;
+    for (let t = 0; t < m; t++) {
+      const ref = quantizeQ8_0Reference(x.subarray(t * k, (t + 1) * k));
+      for (let j = 0; j < k; j++) {
+        const g = got.codes[t * k + j];
+        if (ref.nearTie[j]) {
+          ties++;
+          expect(Math.abs(g - ref.codes[j]), `token ${t} value ${j} (near a tie)`).toBeLessThanOrEqual(1);
+        } else {
+          expect(g, `token ${t} value ${j}: x ${x[t * k + j]}`).toBe(ref.codes[j]);
+        }
+      }
+      for (let b = 0; b < k / 32; b++) {
+        expect(got.d[t * (k / 32) + b], `token ${t} block ${b} d`).toBe(ref.d[b]);
+        let sum = 0;
+        for (let j = 0; j < 32; j++) sum += got.codes[t * k + 32 * b + j];
+        expect(got.sums[t * (k / 32) + b], `token ${t} block ${b} sum`).toBe(sum);
+      }
+    }
+    expect(ties).toBeLessThan(4);
+    expect(got.d[1]).toBe(0);
+    expect(got.codes[70]).toBe(-127);
+  });
+});
+
+interface Case {
+  m: number;
+  n: number;
+  blocks: number;
+  bias?: boolean;
+  accumulate?: boolean;
+  split?: number;
+  gated?: boolean;
+  activation?: 'gelu';
+}
+
+const CASES: Case[] = [
+  { m: 1, n: 67, blocks: 3 },
+  { m: 1, n: 5, blocks: 2, bias: true, accumulate: true },
+  { m: 1, n: 21, blocks: 2, gated: true },
+  { m: 1, n: 21, blocks: 2, gated: true, activation: 'gelu' },
+  { m: 1, n: 40, blocks: 9, bias: true, accumulate: true, split: 12 },
+  { m: 6, n: 9, blocks: 1, bias: true, accumulate: true, split: 4 },
+  { m: 17, n: 33, blocks: 2 },
+  { m: 9, n: 10, blocks: 1, gated: true, split: 4 },
+];
+
+function gatedReference(gate: Reference, up: Reference, activation?: 'gelu'): Reference {
+  const values = new Float64Array(gate.values.length);
+  const magnitude = new Float64Array(gate.values.length);
+  const gamma = (gate.terms + 2) * 2 ** -24;
+  for (let i = 0; i < values.length; i++) {
+    const g = gate.values[i];
+    const u = up.values[i];
+    const act = activation === 'gelu' ? 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3))) : g / (1 + Math.exp(-g));
+    values[i] = act * u;
+    magnitude[i] = 1.13 * Math.abs(u) * gate.magnitude[i] + Math.abs(act) * up.magnitude[i] + (Math.abs(values[i]) * 64 * 2 ** -24) / gamma;
+  }
+  return { values, magnitude, terms: gate.terms };
+}
+
+/**
+ * The int8 product of one case through ForwardKernels.productOps (quantize, then the int8 body): the output, and
+ * the reference from the dequantized weights and the GPU's own dequantized activations (null: the f32 path ran).
+ */
+async function checkInt8Product(gpu: GpuContext, fk: ForwardKernels, type: Format, c: Case, seed: number): Promise<string | null> {
+  const random = seededRandom(seed);
+  const k = 32 * c.blocks;
+  const { m, n } = c;
+  const w = randomQuantRows(random, type, n, k);
+  const wUp = c.gated ? randomQuantRows(random, type, n, k) : undefined;
+  const x = randomF32(random, m * k, 2);
+  const bias = c.bias ? randomF32(random, n) : undefined;
+  const y0 = c.accumulate ? randomF32(random, m * n) : new Float32Array(m * n).fill(Number.NaN);
+  const rowBytes = c.blocks * (type === 'Q8_0' ? 36 : 20);
+  const ranges = c.split ? [[0, c.split], [c.split, n]] : [[0, n]];
+  const weights = ranges.map(([from, to]) => {
+    const rows = w.subarray(from * rowBytes, to * rowBytes);
+    if (!wUp) return createStorageBuffer(gpu.device, rows);
+    const stacked = new Uint8Array(2 * rows.byteLength);
+    stacked.set(rows);
+    stacked.set(wUp.subarray(from * rowBytes, to * rowBytes), rows.byteLength);
+    return createStorageBuffer(gpu.device, stacked);
+  });
+  const xBuffer = createStorageBuffer(gpu.device, x);
+  const scratch = createEmptyStorageBuffer(gpu.device, m * k * 4);
+  const biasBuffer = bias ? createStorageBuffer(gpu.device, bias) : undefined;
+  const y = createStorageBuffer(gpu.device, y0);
+  const batch = new ComputeBatch(gpu, 'int8 product check');
+  // Only the pipelines a case runs are compiled (seconds each on SwiftShader).
+  const ops = ranges.map(([from, to], i) => fk.productOps({ type, weights: weights[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.accumulate, gated: c.gated, activation: c.activation, yOffset: from, yStride: n, quantizeInto: scratch }));
+  const int8 = ops.every((o) => o.length === 2 && o[1].kernel.name.includes('int8'));
+  await fk.compile(ops.flat());
+  recordOps(batch, fk.pipelines, fk.uniforms, ops.flat(), { m, pos0: 0, splits: 1 });
+  batch.submit();
+  const got = new Float32Array(await readBuffer(gpu.device, y, m * n * 4));
+  const quantized = unpackBlocks(new Uint32Array(await readBuffer(gpu.device, scratch, m * k * 4)), m, k);
+  for (const b of [...weights, xBuffer, scratch, biasBuffer, y]) b?.destroy();
+  gpu.throwIfFailed();
+  if (!int8) return 'the product did not take the int8 path';
+  // The activations the int8 body multiplied: d·q, exact in f32.
+  const xq = new Float32Array(m * k);
+  for (let i = 0; i < m * k; i++) xq[i] = quantized.d[Math.floor(i / 32)] * quantized.codes[i];
+  const reference = quantMatmulReference(dequantizeRows(type, w, n, k), xq, m, n, k, bias, c.accumulate ? y0 : undefined);
+  return firstSumMismatch(got, wUp ? gatedReference(reference, quantMatmulReference(dequantizeRows(type, wUp, n, k), xq, m, n, k), c.activation) : reference);
+}
+
+describe.for(FORMATS)('%s int8-activation products', (type) => {
+  test('CPU adapters\' shape (4 rows an invocation, prefill tiles of 4 tokens): exact integer sums, f32 scaling', { timeout: 300_000 }, async (ctx) => {
+    const gpu = need(ctx);
+    expect(dawn.wgslLanguageFeatures.has(PACKED_INT8_DOT)).toBe(true);
+    for (const c of CASES) expect(await checkInt8Product(gpu, cpuShapes, type, c, c.m * 31 + c.n), JSON.stringify(c)).toBeNull();
+  });
+
+  test('GPUs\' shape (K_SPLIT 8 through workgroup memory)', { timeout: 300_000 }, async (ctx) => {
+    const gpu = need(ctx);
+    for (const c of CASES) expect(await checkInt8Product(gpu, gpuShapes, type, c, c.m * 37 + c.n), JSON.stringify(c)).toBeNull();
+  });
+
+  test('only Q8_0 / Q4_0 and only with packed_4x8_integer_dot_product take int8 activations by default', (ctx) => {
+    const gpu = need(ctx);
+    // The adapter's own table (SwiftShader: a CPU adapter) with and without the language feature.
+    const withFeature = new ForwardKernels(gpu, { pipelines: device.pipelines!, wgslLanguageFeatures: dawn.wgslLanguageFeatures });
+    expect(withFeature.int8Product(type, 1)).toBe(true);
+    expect(withFeature.int8Product(type, 2)).toBe(withFeature.shapes.int8Activations.prefill);
+    expect(withFeature.int8Product('F16', 1)).toBe(false);
+    expect(plain.int8Product(type, 1)).toBe(false);
+    withFeature.destroy();
+  });
+});
