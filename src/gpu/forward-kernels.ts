@@ -15,6 +15,7 @@ import { forwardKernelShapesFor, type ForwardKernelShapes } from './kernel-shape
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
 import { INT8_PRODUCT_FORMATS, int8ProductKernelsSubgroupSplit, int8ProductKernelsWorkgroupSplit, quantizeActivations, type Int8ProductFormat } from './shaders-int8.ts';
+import { withNativeF16Products } from './shaders-native-f16.ts';
 import { UniformAllocator } from './uniforms.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 
@@ -184,6 +185,8 @@ export class ForwardKernels {
   private readonly retired: GPUBuffer[] = [];
   /** The product kernels with this device's K_SPLIT reduction. */
   readonly productSplit: 'workgroup' | 'subgroup';
+  /** How the F16 products read their halves: 'native' (`shader-f16`, shaders/decode_f16_native.wgsl) where the device has it, else 'packed'. */
+  readonly f16Weights: 'native' | 'packed';
   private readonly productKernels: shaders.ProductKernelSet;
   private readonly int8Kernels: Readonly<Record<Int8ProductFormat, KernelSource>>;
   private readonly expertKernels: shaders.ProductKernelSet;
@@ -201,7 +204,9 @@ export class ForwardKernels {
     const subgroupsFit = gpu.features.subgroups && (gpu.adapterInfo.subgroupMinSize ?? 0) >= K_SPLIT;
     this.productSplit = options.productSplit ?? (K_SPLIT > 1 && subgroupsFit ? 'subgroup' : 'workgroup');
     if (this.productSplit === 'subgroup' && !gpu.features.subgroups) throw new RangeError('product split: subgroup reductions need the subgroups feature');
-    this.productKernels = this.productSplit === 'subgroup' ? shaders.productKernelsSubgroupSplit : shaders.productKernelsWorkgroupSplit;
+    const products = this.productSplit === 'subgroup' ? shaders.productKernelsSubgroupSplit : shaders.productKernelsWorkgroupSplit;
+    this.f16Weights = gpu.features.f16 ? 'native' : 'packed';
+    this.productKernels = this.f16Weights === 'native' ? withNativeF16Products(products) : products;
     this.expertKernels = this.productSplit === 'subgroup' ? shaders.expertKernelsSubgroupSplit : shaders.expertKernelsWorkgroupSplit;
     this.int8Kernels = this.productSplit === 'subgroup' ? int8ProductKernelsSubgroupSplit : int8ProductKernelsWorkgroupSplit;
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
