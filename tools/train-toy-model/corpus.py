@@ -175,7 +175,7 @@ def novel_word(r, lo=2, hi=3):
 # Corpus options (set from the command line): the share of made-up training values (--novel), and the share of
 # training expressions with small operands (--small-numbers, the fine-tuning stage only; when 0 it draws nothing,
 # so the first stage's corpus does not depend on it).
-OPTIONS = {"novel": 0.0, "small_numbers": 0.0}
+OPTIONS = {"novel": 0.0, "small_numbers": 0.0, "tool_less": 0.0}
 
 
 def novel_city(r):
@@ -579,7 +579,7 @@ def system_messages(r):
 def group_header(r, variants):
     """A system block shared by a group of conversations: system messages and the tools on offer."""
     x = r.random()
-    if x < 0.06:
+    if x < 0.06 or (OPTIONS["tool_less"] > 0 and r.random() < OPTIONS["tool_less"]):
         names = []
     else:
         names = r.sample(list(TASK_TOOL.values()), r.choice([1, 1, 2, 2, 3, 4, 5]))
@@ -658,9 +658,12 @@ def main():
     ap.add_argument("--novel", type=float, default=0.0, help="share of training values replaced by made-up ones")
     ap.add_argument("--train-seed", type=int, default=None, help="seed of the training conversations (default: continue from --seed after the held-out set)")
     ap.add_argument("--small-numbers", type=float, default=0.0, help="share of training expressions with operands 0-20")
+    ap.add_argument("--tool-less", type=float, default=0.0,
+                    help="extra share of groups with no tools on offer (chats as a plain client sends them)")
     a = ap.parse_args()
     OPTIONS["novel"] = a.novel
     OPTIONS["small_numbers"] = a.small_numbers
+    OPTIONS["tool_less"] = a.tool_less
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     variants = tool_variants()

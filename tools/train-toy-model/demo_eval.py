@@ -212,6 +212,23 @@ def multi_turn(model, tok, stop, convs, show, budget):
     return {"conversations": len(convs), "finished": done, "turns": turns, "turns_answered": turns_ok, "tool_errors": tool_errors, "turns_dropped": dropped}
 
 
+def client_items(path, per_kind):
+    """What other clients send (corpus.py's held-out prompts, stages 1-2 style): their own tools and system prompts
+    or none. Small talk twice, with its tools and with none at all (a plain chat client: the AI SDK's "Hello!" with
+    no instructions), plus that literal "Hello!"; each tool task per_kind times with the client's tools."""
+    items = [json.loads(l) for l in open(path)]
+    out = [{"kind": "client: small talk, no tools", "messages": [{"role": "user", "content": "Hello!"}], "tools": [], "expected": None, "tool_result": None}]
+    seen = {}
+    for it in items:
+        if it["kind"] == "chat":
+            out.append(dict(it, kind="client: small talk, no tools", tools=[]))
+            out.append(dict(it, kind="client: small talk, its tools"))
+        elif seen.get(it["kind"], 0) < per_kind:
+            seen[it["kind"]] = seen.get(it["kind"], 0) + 1
+            out.append(dict(it, kind="client: " + it["kind"]))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=".tmp/toy2")
@@ -222,6 +239,8 @@ def main():
     ap.add_argument("--limit", type=int, default=100000)
     ap.add_argument("--multiturn", type=int, default=100000, help="multi-turn conversations to run")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--clients", default=None, help="corpus.py's eval.jsonl: other clients' prompts (no tools, their own tools)")
+    ap.add_argument("--clients-per-kind", type=int, default=5)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     vocab = json.load(open(os.path.join(a.data, "vocab.json")))
@@ -236,6 +255,7 @@ def main():
         rows = single_turns(model, tok, stop, items, a.show)
         convs = [json.loads(l) for l in open(os.path.join(a.data, "multiturn.jsonl"))][: a.multiturn]
         mt = multi_turn(model, tok, stop, convs, a.show, model.cfg.max_position_embeddings)
+        client_rows = single_turns(model, tok, stop, client_items(a.clients, a.clients_per_kind), a.show) if a.clients else {}
     print(f"\nheld-out eval, {step}, greedy, tools offered (auto); context {model.cfg.max_position_embeddings}; {time.time() - t0:.0f}s")
     print("| task | n | right tool | exact args | final answer, no call | quotes result verbatim |")
     print("|---|---|---|---|---|---|")
@@ -253,8 +273,18 @@ def main():
     print(f"| no call without a tool task | {sum(r['n'] for r in nc)} | {sum(r['no_call'] for r in nc) / max(1, sum(r['n'] for r in nc)):.1%} | | | |")
     print(f"multi-turn (8 user turns each): {mt['finished']}/{mt['conversations']} conversations finished; {mt['turns_answered']}/{mt['turns']} turns answered; "
           f"{mt['tool_errors']} tool errors; {mt['turns_dropped']} turns dropped by truncation")
+    if client_rows:
+        print("\nother clients (corpus.py's held-out prompts: their own system prompts and tools, or none)")
+        print("| task | n | right tool / no call | exact args | final answer, no call | quotes result verbatim |")
+        print("|---|---|---|---|---|---|")
+        for k, r in client_rows.items():
+            n = r["n"]
+            if "small talk" in k:
+                print(f"| {k} | {n} | no call: {r['no_call']}/{n} | | | |")
+            else:
+                print(f"| {k} | {n} | {r['right_tool']}/{n} | {r['exact_args']}/{n} | {r['final_text']}/{n} | {r['quotes_result']}/{n} |")
     if a.json:
-        json.dump({"checkpoint": str(step), "rows": rows, "multiturn": mt}, open(a.json, "w"), indent=2)
+        json.dump({"checkpoint": str(step), "rows": rows, "multiturn": mt, "clients": client_rows}, open(a.json, "w"), indent=2)
 
 
 if __name__ == "__main__":
