@@ -61,7 +61,6 @@ export async function q8Dot4Experiment(n = 4096, k = 2048, repeats = 8): Promise
   const timer = createGpuTimer(gpu, 64);
   const pipelines = new PipelineCache(gpu.device);
   const fk = new ForwardKernels(gpu, { pipelines });
-  await fk.prepare({ productTypes: ['Q8_0'] });
   // Random Q8_0 weights (9 words per block), x and its per-block int8 quantization.
   let seed = 12345;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
@@ -117,7 +116,9 @@ export async function q8Dot4Experiment(n = 4096, k = 2048, repeats = 8): Promise
 
   try {
     if (!timer) return { error: 'no timestamp-query' };
-    await time('matmul_q8_0 (engine, m=1)', (b) => fk.product(b, { type: 'Q8_0', weights: wBuf, x: xBuf, y: yEngine, m: 1, n, k }));
+    const engineCall = { type: 'Q8_0', weights: wBuf, x: xBuf, y: yEngine, m: 1, n, k } as const;
+    await fk.compile(fk.productOps(engineCall));
+    await time('matmul_q8_0 (engine, m=1)', (b) => fk.product(b, engineCall));
     let maxRelDiff: number | null = null;
     if (hasDot4) {
       const pipeline = await pipelines.get({ name: 'matvec_q8_0_dot4_prototype', code: DOT4_SHADER }, { WORKGROUP_SIZE: 16 });

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import { ForwardKernels, type RopeStyle } from '../../src/gpu/forward-kernels.ts';
+import { ForwardKernels, type AttentionArgs, type RopeArgs, type RopeStyle } from '../../src/gpu/forward-kernels.ts';
 import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { ropeInverseFrequencies } from '../../src/model/rope-frequencies.ts';
 import { randomF32, seededRandom } from '../support/kernel-reference.ts';
@@ -21,10 +21,7 @@ let gpu: GpuContext;
 let kernels: ForwardKernels;
 beforeAll(async () => {
   gpu = await acquireGpu();
-  kernels = new ForwardKernels(gpu);
-  // Every RoPE variant; attention for head dims 32 and 128 (64: the generic pipeline).
-  const ropes = (['interleaved', 'neox'] as const).flatMap((style) => [true, false].flatMap((writeKvCache) => [false, true].map((qkNorm) => ({ style, writeKvCache, qkNorm }))));
-  await kernels.prepare({ ropes, headDims: [32, 128] });
+  kernels = new ForwardKernels(gpu); // each test compiles the ops it records (their …Ops description)
 });
 afterAll(() => {
   kernels?.destroy();
@@ -47,6 +44,15 @@ function firstPairMismatch(got: Float32Array, expected: Float64Array, input: Flo
     }
   }
   return null;
+}
+
+/**
+ * Compiles what `fk.attention` records for this call: for head dim 64 only the generic pipeline (HEAD_DIM 0, the
+ * ops' fallback), which the call then runs, so that both the head-dim constant and the generic form are checked.
+ */
+async function compileAttention(fk: ForwardKernels, a: AttentionArgs): Promise<void> {
+  const ops = fk.attentionOps({ ...a, partials: a.out });
+  await fk.compile(a.headDim === 64 ? ops.map((op) => ({ ...op, constants: op.fallback ?? op.constants })) : ops);
 }
 
 /** Each token's q heads, k heads and v heads in one row, as the decoder's qkv buffer holds them. */
@@ -135,8 +141,7 @@ describe('rope', () => {
       kCache: createStorageBuffer(gpu.device, sentinel),
       vCache: createStorageBuffer(gpu.device, sentinel),
     };
-    const batch = new ComputeBatch(gpu, 'rope test');
-    kernels.rope(batch, {
+    const call: RopeArgs & { pos0: number } = {
       style: c.style,
       invFreq: buffers.invFreq,
       qkv: buffers.qkv,
@@ -147,7 +152,10 @@ describe('rope', () => {
       pos0: c.pos0,
       kvCache: { kCache: buffers.kCache, vCache: buffers.vCache, maxSeq },
       qkNorm: c.qkNorm ? { q: buffers.qNorm, k: buffers.kNorm, eps: 1e-6 } : undefined,
-    });
+    };
+    await kernels.compile(kernels.ropeOps(call));
+    const batch = new ComputeBatch(gpu, 'rope test');
+    kernels.rope(batch, call);
     batch.submit();
     const got = unpackQkv(await readF32(gpu.device, buffers.qkv, c.m * (c.nHeads + 2 * c.nKvHeads) * c.headDim), c.m, c.nHeads, c.nKvHeads, c.headDim);
     const [gotQ, gotK] = [got.q, got.k];
@@ -188,8 +196,10 @@ describe('rope', () => {
     const q = randomF32(random, 2 * 4 * 32);
     const k = randomF32(random, 2 * 2 * 32);
     const [qkvb, fb] = [packQkv(q, k, null, 2, 4, 2, 32), invFreq].map((d) => createStorageBuffer(gpu.device, d));
+    const call = { style: 'neox', invFreq: fb, qkv: qkvb, m: 2, nHeads: 4, nKvHeads: 2, headDim: 32, pos0: 11 } as const;
+    await kernels.compile(kernels.ropeOps(call));
     const batch = new ComputeBatch(gpu, 'rope test');
-    kernels.rope(batch, { style: 'neox', invFreq: fb, qkv: qkvb, m: 2, nHeads: 4, nKvHeads: 2, headDim: 32, pos0: 11 });
+    kernels.rope(batch, call);
     batch.submit();
     const { q: gotQ, k: gotK } = unpackQkv(await readF32(gpu.device, qkvb, 2 * 8 * 32), 2, 4, 2, 32);
     for (const b of [qkvb, fb]) b.destroy();
@@ -204,6 +214,7 @@ test('params uniforms of many positions are recycled: 700 positions, then an ear
   const invFreq = ropeInverseFrequencies({ headDim: 32, theta: 10000 });
   const scratch = createStorageBuffer(gpu.device, randomF32(random, 8 * 32));
   const freq = createStorageBuffer(gpu.device, invFreq);
+  await kernels.compile(kernels.ropeOps({ style: 'neox', invFreq: freq, qkv: scratch, m: 1, nHeads: 4, nKvHeads: 2, headDim: 32 }));
   for (let start = 0; start < 700; start += 100) {
     const batch = new ComputeBatch(gpu, 'many positions');
     for (let pos0 = start; pos0 < start + 100; pos0++) {
@@ -249,8 +260,10 @@ describe('attention', () => {
     const vCache = randomF32(random, c.nKvHeads * maxSeq * c.headDim);
     const buffers = [q, kCache, vCache].map((d) => createStorageBuffer(gpu.device, d));
     const out = createStorageBuffer(gpu.device, new Float32Array(q.length).fill(NaN));
+    const call = { q: buffers[0], kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq };
+    await compileAttention(fk, call);
     const batch = new ComputeBatch(gpu, 'attention test');
-    fk.attention(batch, { q: buffers[0], kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq });
+    fk.attention(batch, call);
     batch.submit();
     const got = await readF32(gpu.device, out, q.length);
     for (const b of [...buffers, out]) b.destroy();
@@ -267,7 +280,6 @@ describe('attention', () => {
 
   test('decode split over positions (flash-decoding) and merged by attention_combine', async () => {
     const split = new ForwardKernels(gpu, { shapes: { attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 8 } }, pipelines: kernels.pipelines });
-    await split.prepare({ headDims: [32, 128] });
     for (const c of [
       { headDim: 64, nHeads: 4, nKvHeads: 2, m: 1, pos0: 69 }, // 9 splits, the last of 6 positions
       { headDim: 32, nHeads: 4, nKvHeads: 1, m: 1, pos0: 7 }, // exactly one split's worth: not split
@@ -298,10 +310,13 @@ describe('attention', () => {
         // The decoder's layout: q, k, v heads of a token in one row; attention reads the q part of each row.
         const qkvb = createStorageBuffer(gpu.device, packQkv(slice(q, from, to, nHeads), slice(k, from, to, nKvHeads), slice(v, from, to, nKvHeads), m, nHeads, nKvHeads, headDim));
         const out = createStorageBuffer(gpu.device, new Float32Array(m * nHeads * headDim));
-        const batch = new ComputeBatch(gpu, 'rope + attention');
         const shape = { m, nHeads, nKvHeads, headDim, pos0: from };
-        kernels.rope(batch, { style: 'interleaved', invFreq: freq, qkv: qkvb, ...shape, kvCache: { kCache, vCache, maxSeq } });
-        kernels.attention(batch, { q: qkvb, qStride: (nHeads + 2 * nKvHeads) * headDim, kCache, vCache, out, ...shape, maxSeq });
+        const rope = { style: 'interleaved', invFreq: freq, qkv: qkvb, ...shape, kvCache: { kCache, vCache, maxSeq } } as const;
+        const attention = { q: qkvb, qStride: (nHeads + 2 * nKvHeads) * headDim, kCache, vCache, out, ...shape, maxSeq };
+        await Promise.all([kernels.compile(kernels.ropeOps(rope)), compileAttention(kernels, attention)]);
+        const batch = new ComputeBatch(gpu, 'rope + attention');
+        kernels.rope(batch, rope);
+        kernels.attention(batch, attention);
         batch.submit();
         outputs.push(await readF32(gpu.device, out, m * nHeads * headDim));
         for (const b of [qkvb, out]) b.destroy();
@@ -347,10 +362,9 @@ describe('attention_prefill (KV-tiled prefill)', () => {
   ];
   let cpuShapes: ForwardKernels; // this adapter's shapes (SwiftShader: ROWS rows per invocation, KV read directly)
   let gpuShapes: ForwardKernels; // a real GPU's: one row per invocation, K/V tiles staged in workgroup memory
-  beforeAll(async () => {
+  beforeAll(() => {
     cpuShapes = new ForwardKernels(gpu, { pipelines: kernels.pipelines });
     gpuShapes = new ForwardKernels(gpu, { pipelines: kernels.pipelines, shapes: { attentionPrefill: { WORKGROUP_SIZE: 64, KV_TILE: 16, ROWS: 1, SHARED_KV: true } } });
-    await Promise.all([cpuShapes.prepare({ headDims: [32, 64, 128], attentionSinks: true }), gpuShapes.prepare({ headDims: [32, 64, 128, 256], attentionSinks: true })]);
   });
   afterAll(() => {
     cpuShapes?.destroy();
@@ -368,10 +382,10 @@ describe('attention_prefill (KV-tiled prefill)', () => {
     const qkv = packQkv(q, kv, kv, c.m, c.nHeads, c.nKvHeads, c.headDim);
     const buffers = [qkv, kCache, vCache, sinks].map((d) => createStorageBuffer(gpu.device, d));
     const out = createStorageBuffer(gpu.device, new Float32Array(q.length).fill(NaN));
+    const call = { q: buffers[0], qStride: (c.nHeads + 2 * c.nKvHeads) * c.headDim, kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq, sinks: c.sinks ? buffers[3] : undefined };
+    await fk.compile(fk.attentionPrefillOps({ ...call, partials: out }));
     const batch = new ComputeBatch(gpu, 'attention prefill test');
-    fk.attentionPrefill(batch, {
-      q: buffers[0], qStride: (c.nHeads + 2 * c.nKvHeads) * c.headDim, kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq, sinks: c.sinks ? buffers[3] : undefined,
-    });
+    fk.attentionPrefill(batch, call);
     batch.submit();
     const got = await readF32(gpu.device, out, q.length);
     for (const b of [...buffers, out]) b.destroy();

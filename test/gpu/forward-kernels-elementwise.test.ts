@@ -6,20 +6,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import { ForwardKernels, type EmbeddingTableType } from '../../src/gpu/forward-kernels.ts';
+import { ForwardKernels, type EmbeddingArgs, type EmbeddingTableType } from '../../src/gpu/forward-kernels.ts';
 import { Kernels } from '../../src/gpu/kernels.ts';
 import { createStorageBuffer, readBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { firstMismatch, randomF32, rmsnormReference, seededRandom } from '../support/kernel-reference.ts';
 import { QUANT_BLOCKS, argmaxReference, dequantizeRows, halfBitsToNumber, randomQuantRows, swigluReference, type QuantType } from '../support/forward-reference.ts';
-import { GPU_WEIGHT_FORMAT_NAMES } from '../../src/common/weight-formats.ts';
 import { randomGpuRows } from './weight-format-blocks.ts';
 
 let gpu: GpuContext;
 let kernels: ForwardKernels;
 beforeAll(async () => {
   gpu = await acquireGpu();
-  kernels = new ForwardKernels(gpu);
-  await kernels.prepare({ embeddingTypes: GPU_WEIGHT_FORMAT_NAMES, swiglu: true });
+  kernels = new ForwardKernels(gpu); // each test compiles the ops it records (their …Ops description)
 });
 afterAll(() => {
   kernels?.destroy();
@@ -77,10 +75,10 @@ describe('embedding', () => {
       const bounds = type === 'F16' && ranges.length > 1 ? [[0, 4], [4, vocab]] : ranges;
       const out = createStorageBuffer(gpu.device, new Float32Array(tokens.length * dim).fill(NaN));
       const buffers = bounds.map(([from, to]) => createStorageBuffer(gpu.device, table.bytes.subarray(from * table.rowBytes, to * table.rowBytes)));
+      const calls = bounds.map(([from, to], i): EmbeddingArgs => ({ type, table: buffers[i], tokens: tokenBuffer, out, tokenCount: tokens.length, dim, rowOffset: from, rowCount: to - from }));
+      await kernels.compile(calls.flatMap((a) => kernels.embeddingOps(a)));
       const batch = new ComputeBatch(gpu, 'embedding test');
-      bounds.forEach(([from, to], i) =>
-        kernels.embedding(batch, { type, table: buffers[i], tokens: tokenBuffer, out, tokenCount: tokens.length, dim, rowOffset: from, rowCount: to - from }),
-      );
+      for (const a of calls) kernels.embedding(batch, a);
       batch.submit();
       const got = await readF32(gpu.device, out, tokens.length * dim);
       for (const b of [...buffers, out]) b.destroy();
@@ -102,9 +100,11 @@ describe('swiglu', () => {
     gate[6] = 0;
     const up = randomF32(random, m * width, 2);
     const out = createStorageBuffer(gpu.device, new Float32Array(m * width).fill(NaN));
-    const batch = new ComputeBatch(gpu, 'swiglu test');
     const inputs = [createStorageBuffer(gpu.device, gate), createStorageBuffer(gpu.device, up)];
-    kernels.swiglu(batch, { gate: inputs[0], up: inputs[1], out, m, width });
+    const call = { gate: inputs[0], up: inputs[1], out, m, width };
+    await kernels.compile(kernels.swigluOps(call));
+    const batch = new ComputeBatch(gpu, 'swiglu test');
+    kernels.swiglu(batch, call);
     batch.submit();
     const got = await readF32(gpu.device, out, m * width);
     for (const b of [...inputs, out]) b.destroy();
@@ -118,8 +118,10 @@ describe('argmax', () => {
     const input = createStorageBuffer(gpu.device, values);
     const out = createStorageBuffer(gpu.device, new Uint32Array([0xdeadbeef, 0]));
     const scratch = createStorageBuffer(gpu.device, new Uint8Array(fk.argmaxScratchBytes(values.length)));
+    const call = { values: input, out, scratch, count: values.length };
+    await fk.compile(fk.argmaxOps(call));
     const batch = new ComputeBatch(gpu, 'argmax test');
-    fk.argmax(batch, { values: input, out, scratch, count: values.length });
+    fk.argmax(batch, call);
     batch.submit();
     const words = new Uint32Array(await readBuffer(gpu.device, out, 8));
     for (const b of [input, out, scratch]) b.destroy();
@@ -156,7 +158,6 @@ describe('argmax', () => {
 
   test('GPU-like shape: 16-value chunks, 63 partial results reduced by 8 invocations', async () => {
     const small = new ForwardKernels(gpu, { shapes: { argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 2 } } });
-    await small.prepare();
     const values = randomF32(seededRandom(3), 1000);
     values[999] = 5;
     values[17] = 5;

@@ -37,8 +37,7 @@ const TYPES: QuantType[] = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
 describe.each(TYPES)('matmul %s', (type) => {
   let kernels: ForwardKernels;
   beforeAll(async () => {
-    kernels = new ForwardKernels(gpu);
-    await kernels.prepare({ productTypes: [type], productVariants: ['plain', 'bias', 'accumulate', 'bias+accumulate', 'gated'] });
+    kernels = new ForwardKernels(gpu); // each check compiles the products it records
   });
   afterAll(() => kernels?.destroy());
 
@@ -62,7 +61,6 @@ describe.each(TYPES)('matmul %s', (type) => {
     const subgroupsFit = gpu.features.subgroups && (gpu.adapterInfo.subgroupMinSize ?? 0) >= shape.K_SPLIT;
     for (const productSplit of subgroupsFit ? (['workgroup', 'subgroup'] as const) : (['workgroup'] as const)) {
       const split = new ForwardKernels(gpu, { shapes: { product: shape }, pipelines: kernels.pipelines, productSplit });
-      await split.prepare({ productTypes: [type], productVariants: ['bias+accumulate', 'gated'] }); // compile time: two variants
       for (const c of [{ m: 1, n: 67, blocks: 3, bias: true, accumulate: true }, { m: 7, n: 9, blocks: 5, bias: true, accumulate: true }, { m: 6, n: 13, blocks: 3, gated: true }]) {
         expect(await checkProduct(gpu, split, type, c, c.n + c.blocks), productSplit).toBeNull();
       }
@@ -82,7 +80,6 @@ test('this adapter runs the subgroup reduction in the K_SPLIT 4 shape above (Swi
 test('a workgroup count over the per-dimension limit (x/y split) covers every row', async () => {
   // One invocation per workgroup, 4 rows each: N rows need N/4 workgroups, more than 65535.
   const kernels = new ForwardKernels(gpu, { shapes: { product: { WORKGROUP_SIZE: 1, K_SPLIT: 1, TILE_M: 1 } } });
-  await kernels.prepare({ productTypes: ['F32'], productVariants: ['plain'] });
   const n = (gpu.limits.maxComputeWorkgroupsPerDimension + 2) * 4 + 1;
   expect(await checkProduct(gpu, kernels, 'F32', { m: 1, n, blocks: 1 }, 99)).toBeNull();
   kernels.destroy();
@@ -90,7 +87,6 @@ test('a workgroup count over the per-dimension limit (x/y split) covers every ro
 
 test('a binding smaller than the sizes say, or k not whole blocks, is a clear error before anything is recorded', async () => {
   const kernels = new ForwardKernels(gpu);
-  await kernels.prepare({ productTypes: ['F32', 'Q8_0'], productVariants: ['plain'] });
   const small = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
   const big = gpu.device.createBuffer({ size: 4096, usage: GPUBufferUsage.STORAGE });
   const batch = new ComputeBatch(gpu, 'bad sizes');

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../../src/common/weight-formats.ts';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import { ForwardKernels, PRODUCT_BLOCK_ELEMENTS, type ForwardKernelShapes } from '../../src/gpu/forward-kernels.ts';
+import { ForwardKernels, PRODUCT_BLOCK_ELEMENTS, type ForwardKernelShapes, type ProductArgs } from '../../src/gpu/forward-kernels.ts';
 import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { randomF32, seededRandom } from '../support/kernel-reference.ts';
 import { randomGpuRows } from './weight-format-blocks.ts';
@@ -60,10 +60,10 @@ async function checkCase(kernels: ForwardKernels, type: GpuWeightFormatName, c: 
   const xBuffer = createStorageBuffer(gpu.device, x);
   const biasBuffer = bias ? createStorageBuffer(gpu.device, bias) : undefined;
   const y = createStorageBuffer(gpu.device, y0);
+  const calls = ranges.map(([from, to], i): ProductArgs => ({ type, weights: buffers[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.biasAccumulate, gated: c.gated, yOffset: from, yStride: n }));
+  await kernels.compile(calls.flatMap((a) => kernels.productOps(a))); // the pipelines of what the calls record
   const batch = new ComputeBatch(gpu, `${type} product check`);
-  ranges.forEach(([from, to], i) =>
-    kernels.product(batch, { type, weights: buffers[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.biasAccumulate, gated: c.gated, yOffset: from, yStride: n }),
-  );
+  for (const a of calls) kernels.product(batch, a);
   batch.submit();
   const got = await readF32(gpu.device, y, m * n);
   for (const b of [...buffers, xBuffer, biasBuffer, y]) b?.destroy();
@@ -108,14 +108,11 @@ describe.each(FORMATS)('%s products', (type) => {
   let kernels: ForwardKernels;
   let split: ForwardKernels;
   let subgroupSplit: ForwardKernels | null = null;
-  beforeAll(async () => {
+  beforeAll(() => {
     kernels = new ForwardKernels(gpu);
     split = new ForwardKernels(gpu, { shapes: GPU_SHAPE, productSplit: 'workgroup' });
     // Where subgroups hold K_SPLIT invocations, the lanes are also summed by subgroup shuffles.
     if (gpu.features.subgroups && (gpu.adapterInfo.subgroupMinSize ?? 0) >= 4) subgroupSplit = new ForwardKernels(gpu, { shapes: GPU_SHAPE, productSplit: 'subgroup' });
-    const needs = { productTypes: [type], productVariants: ['plain', 'bias+accumulate', 'gated'] as const };
-    const plain = { productTypes: [type], productVariants: ['plain'] as const };
-    await Promise.all([kernels.prepare(needs), split.prepare(plain), subgroupSplit?.prepare(plain)]);
   });
   afterAll(() => {
     kernels?.destroy();

@@ -4,7 +4,7 @@
 // Each returns null when the kernel is right, else a message saying what is wrong.
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import type { ForwardKernels, ProductWeightType } from '../../src/gpu/forward-kernels.ts';
+import type { ForwardKernels, ProductArgs, ProductWeightType } from '../../src/gpu/forward-kernels.ts';
 import type { Kernels } from '../../src/gpu/kernels.ts';
 import { createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
 import {
@@ -41,11 +41,11 @@ async function runWithGuardedOutput(
   gpu: GpuContext,
   length: number,
   initial: Uint32Array,
-  record: (batch: ComputeBatch, output: GPUBuffer) => void,
+  record: (batch: ComputeBatch, output: GPUBuffer) => void | Promise<void>,
 ): Promise<Float32Array | string> {
   const output = createStorageBuffer(gpu.device, initial);
   const batch = new ComputeBatch(gpu, 'kernel check');
-  record(batch, output);
+  await record(batch, output);
   batch.submit();
   const words = new Uint32Array(await readBuffer(gpu.device, output, (length + GUARD_WORDS) * 4));
   output.destroy();
@@ -98,12 +98,12 @@ export async function checkProduct(gpu: GpuContext, kernels: ForwardKernels, typ
   const biasBuffer = bias ? createStorageBuffer(gpu.device, bias) : undefined;
   const initial = sentinelOutput(m * n);
   if (y0) initial.set(new Uint32Array(y0.buffer, y0.byteOffset, y0.length));
-  const got = await runWithGuardedOutput(gpu, m * n, initial, (batch, y) => {
-    ranges.forEach(([from, to], i) => {
-      kernels.product(batch, {
-        type, weights: weights[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.accumulate, gated: c.gated, activation: c.activation, yOffset: from, yStride: n,
-      });
-    });
+  const got = await runWithGuardedOutput(gpu, m * n, initial, async (batch, y) => {
+    const calls = ranges.map(([from, to], i): ProductArgs => ({
+      type, weights: weights[i], x: xBuffer, y, m, n: to - from, k, bias: biasBuffer, accumulate: c.accumulate, gated: c.gated, activation: c.activation, yOffset: from, yStride: n,
+    }));
+    await kernels.compile(calls.flatMap((a) => kernels.productOps(a))); // the pipelines of what the calls record
+    for (const a of calls) kernels.product(batch, a);
   });
   for (const b of [...weights, xBuffer, biasBuffer]) b?.destroy();
   if (typeof got === 'string') return got;

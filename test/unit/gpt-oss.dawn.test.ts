@@ -229,15 +229,16 @@ describe('moe_route kernel', () => {
   test('top-k in descending order with ties to the lower expert id, softmax over the chosen', async (ctx) => {
     const g = needDawnAdapter(ctx, device.gpu, device.missing);
     const fk = new ForwardKernels(g, { pipelines: device.pipelines! });
-    await fk.prepare({ experts: ['F32'] });
     const random = seededRandom(17);
     for (const [m, experts, used] of [[1, 32, 4], [70, 8, 2], [5, 128, 16], [3, 4, 4]]) {
       // Logits on a coarse grid so that ties are common.
       const logits = Float32Array.from({ length: m * experts }, () => Math.round(random() * 8) / 4 - 1);
       const ids = createEmptyStorageBuffer(g.device, m * used * 4);
       const weights = createEmptyStorageBuffer(g.device, m * used * 4);
+      const call = { logits: createStorageBuffer(g.device, logits), ids, weights, m, experts, used };
+      await fk.compile(fk.moeRouteOps(call));
       const batch = new ComputeBatch(g, 'moe route test');
-      fk.moeRoute(batch, { logits: createStorageBuffer(g.device, logits), ids, weights, m, experts, used });
+      fk.moeRoute(batch, call);
       batch.submit();
       const expected = moeRouteReference(logits, m, experts, used);
       expect(Array.from(new Uint32Array(await readBuffer(g.device, ids, m * used * 4))), `m ${m}, ${used} of ${experts}`).toEqual(expected.ids);
