@@ -6,7 +6,7 @@
 // argmax over more than one workgroup's values: two) with this adapter's shapes, the params and the workgroup
 // count, RoPE and attention taking their positions from the step uniform; a forward plan (src/model/forward-plan.ts)
 // fixes them once and `compile()`s their pipelines. Each `xxx` method records its description at once (uniforms
-// from the allocator) for tests and benches, after `prepare(needs)` compiled what they name.
+// from the allocator) for tests and benches, once `compile(xxxOps(args))` compiled what it records.
 // Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
 import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
@@ -45,28 +45,6 @@ export const PRODUCT_BLOCK_ELEMENTS: Readonly<Record<ProductWeightType, number>>
 const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = Object.fromEntries(
   GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, productBlock(f).bytes]),
 ) as Record<ProductWeightType, number>;
-
-/** What `prepare()` compiles for the call-style methods (tests and benches; a decoder compiles its forward plan's ops instead). */
-export interface ForwardKernelNeeds {
-  /** The products a model runs, each compiled for m = 1 and m > 1. Every pipeline costs compile time, on CPU adapters seconds. */
-  products?: readonly { type: ProductWeightType; variant: ProductVariant }[];
-  /** Also every combination of these types and variants (default variants: plain, bias, accumulate): tests, benches. */
-  productTypes?: readonly ProductWeightType[];
-  productVariants?: readonly ProductVariant[];
-  /** The separate SwiGLU kernel (for gate and up matrices that are not stacked); 'gelu': its GeGLU variant. */
-  swiglu?: boolean | 'gelu';
-  embeddingTypes?: readonly EmbeddingTableType[];
-  /** The RoPE variants used: rotation style, with the KV-cache store (the decoder's) or without, q/k RMSNorm fused (Qwen3) or not. */
-  ropes?: readonly { style: RopeStyle; writeKvCache: boolean; qkNorm: boolean }[];
-  /** Head dimensions to compile attention for as a constant (faster); any other runs the generic pipeline. */
-  headDims?: readonly number[];
-  /** Attention with sinks (gpt-oss) too, for the generic pipeline and these head dims. */
-  attentionSinks?: boolean;
-  /** The mixture-of-experts router choice and the expert products of these weight types (gpt-oss). */
-  experts?: readonly ProductWeightType[];
-  /** Also the int8-activation forms of the products (and the quantizer) where shapes.int8Activations asks for them. */
-  int8Activations?: boolean;
-}
 
 export interface ForwardKernelsOptions {
   shapes?: Partial<ForwardKernelShapes>;
@@ -275,33 +253,6 @@ export class ForwardKernels {
 
   private argmaxKernel(stage: 0 | 1): Prepared {
     return { kernel: shaders.argmax, constants: { ...this.shapes.argmax, STAGE: stage } };
-  }
-
-  /** Compiles the pipelines for these needs (await once before recording). */
-  async prepare(needs: ForwardKernelNeeds = {}): Promise<void> {
-    const all: Prepared[] = [
-      this.attentionKernel(0),
-      this.combineKernel(),
-      ...(needs.headDims ?? []).map((headDim) => this.attentionKernel(headDim)),
-      ...(needs.attentionSinks ? [0, ...(needs.headDims ?? [])].map((headDim) => this.attentionKernel(headDim, true)) : []),
-      ...(this.shapes.attentionPrefill.KV_TILE > 0 ? (needs.headDims ?? []) : []).flatMap((headDim) => [false, ...(needs.attentionSinks ? [true] : [])].map((sinks) => this.attentionPrefillKernel(headDim, sinks))),
-      ...(needs.experts?.length ? [this.moeRouteKernel()] : []),
-      ...(needs.experts ?? []).flatMap((type) => [this.expertKernel(type, false), this.expertKernel(type, true)]),
-      ...(needs.swiglu ? [this.swigluKernel(needs.swiglu === 'gelu')] : []),
-      this.argmaxKernel(0),
-      this.argmaxKernel(1),
-    ];
-    const variants = needs.productVariants ?? ['plain', 'bias', 'accumulate'];
-    const products = [...(needs.products ?? []), ...(needs.productTypes ?? []).flatMap((type) => variants.map((variant) => ({ type, variant })))];
-    for (const { type, variant } of products) {
-      for (const tileM of new Set([1, this.shapes.product.TILE_M])) {
-        all.push(this.productKernel(type, tileM, variant));
-        if (needs.int8Activations && this.int8Product(type, tileM)) all.push(this.productKernel(type, tileM, variant, true), this.quantizeKernel());
-      }
-    }
-    for (const type of needs.embeddingTypes ?? []) all.push(this.embeddingKernel(type));
-    for (const r of needs.ropes ?? []) all.push(this.ropeKernel(r.style, r.writeKvCache, r.qkNorm));
-    await Promise.all(all.map((p) => this.pipelines.get(p.kernel, p.constants)));
   }
 
   /**
