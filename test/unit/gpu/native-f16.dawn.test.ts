@@ -3,7 +3,8 @@
 // swapped into the F16 decoder, src/gpu/shaders-native-f16.ts) and the forward plan compiles that kernel and never
 // the packed one; the logits of a generated F16 model (one token a step) are within llama.cpp's F16
 // tolerance 1e-2 of llama.cpp's. One F16 product equals the packed path's bit for bit (a device on the same adapter
-// without `shader-f16`: both widen each half exactly and accumulate in f32 in the same order) and a CPU reference.
+// without `shader-f16`: both widen each half exactly and accumulate in f32 in the same order) and a CPU reference,
+// and the native kernel's other forms (m > 1 tiles, bias, residual, split rows, SwiGLU, GeGLU) match kernel-checks'.
 // Only one pipeline runs on the packed device and the model runs one token a step: on lavapipe a pipeline new to
 // Mesa's shader cache (~/.cache/mesa_shader_cache) took seconds to first run on this shared 2-core machine.
 // This file runs on lavapipe, not SwiftShader (test/support/lavapipe.ts sets VK_ICD_FILENAMES, so it is imported
@@ -21,6 +22,7 @@ import { readGguf } from '../../../src/model/gguf.ts';
 import { modelConfigFromGguf, type ModelConfig } from '../../../src/model/model-config.ts';
 import { ggufTensorSources, type TensorSource } from '../../../src/model/weight-loader.ts';
 import { needDawnAdapter } from '../../support/dawn-adapter.ts';
+import { checkProduct, type ProductCase } from '../../support/kernel-checks.ts';
 import { dawn, decoderLogits, modelsWithOracle } from '../../support/dawn-decoder.ts';
 import type { LlamaOracleResult } from '../../support/llama-oracle.ts';
 import { maxAbsDiff } from '../../support/logit-diff.ts';
@@ -148,6 +150,22 @@ describe('native shader-f16 on lavapipe', () => {
     for (let r = 0; r < 64; r++) worst = Math.max(worst, Math.abs(n.got[r]! - n.reference[r]!) / (1 + Math.abs(n.reference[r]!)));
     expect(worst, 'native F16 product vs the f64 reference').toBeLessThan(1e-5);
     expect(Array.from(n.got)).toEqual(Array.from(q.got));
+  }, 300_000);
+
+  test('the native F16 product in every form (prefill tiles, bias, residual, split rows, SwiGLU, GeGLU) matches the reference', async (ctx) => {
+    const g = needDawnAdapter(ctx, native, missing);
+    const cases: ProductCase[] = [
+      // m = 1 plain, residual and SwiGLU run in the model below; these two: 4-token tiles with a partial last tile.
+      { m: 6, n: 9, blocks: 1, bias: true, accumulate: true, split: 4 },
+      { m: 9, n: 10, blocks: 1, gated: true, activation: 'gelu', split: 4 },
+    ];
+    const fk = new ForwardKernels(g);
+    try {
+      expect(fk.f16Weights).toBe('native');
+      for (const c of cases) expect(await checkProduct(g, fk, 'F16', c, c.m * 31 + c.n), JSON.stringify(c)).toBeNull();
+    } finally {
+      fk.destroy();
+    }
   }, 300_000);
 
   test("an F16 model's logits on the native path: within 1e-2 of llama.cpp's", async (ctx) => {
