@@ -8,14 +8,15 @@
 import { createStorageBuffer } from '../gpu/transfer.ts';
 import { gpuWeightType, type GpuTensor } from '../model/decoder-weights.ts';
 import { dequantizeGguf } from '../model/dequantize.ts';
+import type { RopeFileFactors } from '../model/model-config.ts';
 import { loadTensorsToGpu, type LoadProgress, type TensorGroup, type TensorSource } from '../model/weight-loader.ts';
 
 export type { TensorSource } from '../model/weight-loader.ts';
 
 export interface UploadedTensors {
   tensors: Map<string, GpuTensor>;
-  /** GGUF rope_freqs; for LongRoPE (phi3) rope_factors_short then rope_factors_long, one array (ropeFactorsFor picks). */
-  ropeFreqFactors?: Float32Array;
+  /** The file's RoPE factors: GGUF rope_freqs, or LongRoPE's (phi3) short and long (ropeFactorsFor picks). */
+  ropeFreqFactors?: RopeFileFactors;
   /** Bytes of GPU buffers made. */
   bytes: number;
   destroy(): void;
@@ -93,7 +94,7 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
   });
   const extra: GPUBuffer[] = [];
   const tensors = new Map<string, GpuTensor>();
-  let ropeFreqFactors: Float32Array | undefined;
+  let ropeFreqFactors: RopeFileFactors | undefined;
   const ropeFactors = new Map<string, Float32Array>();
   try {
     for (const t of streamed.tensors.values()) {
@@ -119,10 +120,8 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
     const [freqs, short, long] = ROPE_FACTOR_TENSORS.map((n) => ropeFactors.get(n));
     if (short && long) {
       if (short.length !== long.length) throw new Error(`rope_factors_short.weight has ${short.length} values, rope_factors_long.weight ${long.length}`);
-      ropeFreqFactors = new Float32Array(short.length * 2);
-      ropeFreqFactors.set(short);
-      ropeFreqFactors.set(long, short.length);
-    } else ropeFreqFactors = freqs;
+      ropeFreqFactors = { short, long };
+    } else if (freqs) ropeFreqFactors = { freqs };
   } catch (error) {
     streamed.destroy();
     for (const b of extra) b.destroy();

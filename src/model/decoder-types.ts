@@ -4,6 +4,7 @@
 // products read.
 import type { GpuWeightFormatName } from '../common/weight-formats.ts';
 import type { ComputeBatch } from '../gpu/dispatch.ts';
+import type { RopeFileFactors } from './model-config.ts';
 import type { MoeWeights } from './moe-ffn.ts';
 
 /** Weight types as they sit in GPU memory (BF16 arrives widened to F32). */
@@ -77,8 +78,8 @@ export interface DecoderWeights {
   outputNorm: GpuVector;
   /** The LM head; the token embedding itself when tied. */
   lmHead: GpuMatrix;
-  /** GGUF rope_freqs (Llama 3): per-pair frequency divisors, read on the CPU. */
-  ropeFreqFactors?: Float32Array;
+  /** The file's RoPE factors (GGUF rope_freqs, or LongRoPE's short and long), read on the CPU. */
+  ropeFreqFactors?: RopeFileFactors;
 }
 
 export type LogitsMode = 'none' | 'last' | 'all';

@@ -1,7 +1,7 @@
 // Assembles the decoder's weights (DecoderWeights) from GPU tensors named as in GGUF (token_embd.weight,
 // blk.N.attn_q.weight, ...; Hugging Face names map onto these in model-config.ts), whatever loaded them.
 import type { DecoderLayerWeights, DecoderWeights, GateUpWeights, GpuExperts, GpuMatrix, GpuVector, GpuWeightType, MoeWeights, QkvWeights } from './decoder.ts';
-import type { ModelConfig } from './model-config.ts';
+import type { ModelConfig, RopeFileFactors } from './model-config.ts';
 import { WEIGHT_FORMAT } from '../common/weight-formats.ts';
 
 /** A tensor in GPU memory as the decoder needs it: a matrix in parts, or an f32 vector. */
@@ -105,7 +105,7 @@ function moeWeights(lookup: GpuTensorLookup, layer: number, c: ModelConfig & { m
 }
 
 /** The decoder's weights from loaded tensors, with every shape checked against the config. */
-export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLookup, ropeFreqFactors?: Float32Array): DecoderWeights {
+export function assembleDecoderWeights(config: ModelConfig, lookup: GpuTensorLookup, ropeFreqFactors?: RopeFileFactors): DecoderWeights {
   const c = config;
   const qDim = c.heads * c.headDim;
   const kvDim = c.kvHeads * c.headDim;

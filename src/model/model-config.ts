@@ -382,20 +382,25 @@ export function hfNormShift(arch: ModelArch, ggufName: string): number {
 }
 
 /**
- * The per-frequency RoPE divisors a decoder serving `maxSeq` positions uses: the file's (GGUF rope_freqs) as
- * loaded; for LongRoPE the short or the long factors by the served context, as llama.cpp picks them (long when
- * maxSeq > originalContextLength). A LongRoPE GGUF's loaded factors are its short ones followed by its long ones
- * (upload-weights.ts).
+ * The RoPE factors a GGUF holds, read on the CPU at load (upload-weights.ts): `rope_freqs.weight` (Llama 3's
+ * per-pair divisors), or LongRoPE's `rope_factors_short.weight` and `rope_factors_long.weight` (phi3), of which
+ * ropeFactorsFor picks one.
  */
-export function ropeFactorsFor(c: Pick<ModelConfig, 'ropeScaling'>, maxSeq: number, fileFactors?: Float32Array): ArrayLike<number> | undefined {
+export type RopeFileFactors = { freqs: Float32Array } | { short: Float32Array; long: Float32Array };
+
+/**
+ * The per-frequency RoPE divisors a decoder serving `maxSeq` positions uses: the file's rope_freqs as loaded; for
+ * LongRoPE the short or the long factors (config.json's, else the file's) by the served context, as llama.cpp
+ * picks them (long when maxSeq > originalContextLength).
+ */
+export function ropeFactorsFor(c: Pick<ModelConfig, 'ropeScaling'>, maxSeq: number, file?: RopeFileFactors): ArrayLike<number> | undefined {
   const s = c.ropeScaling;
-  if (s?.type !== 'longrope') return fileFactors;
+  if (s?.type !== 'longrope') return file && 'freqs' in file ? file.freqs : undefined;
   const long = maxSeq > s.originalContextLength;
   const fromConfig = long ? s.longFactors : s.shortFactors;
   if (fromConfig) return fromConfig;
-  if (!fileFactors || fileFactors.length % 2 !== 0) throw new Error('LongRoPE: the model has no rope_factors_short/long tensors');
-  const half = fileFactors.length / 2;
-  return long ? fileFactors.subarray(half) : fileFactors.subarray(0, half);
+  if (!file || !('short' in file)) throw new Error('LongRoPE: the model has no rope_factors_short/long tensors');
+  return long ? file.long : file.short;
 }
 
 /** Llama-3 per-frequency RoPE divisors (frequency i is divided by factor i), as llama.cpp's rope_freqs.weight. */
