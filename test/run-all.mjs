@@ -1,6 +1,7 @@
 // `npm test`: everything a fresh clone needs checked, in order, with one summary line at the end.
 //   0. the whole tree type-checks (TypeScript strict);
-//   1. the system Chromium (installed from Debian's package where possible) and llama.cpp's oracle package;
+//   1. the system Chromium and Mesa's lavapipe (installed from Debian's packages where possible) and llama.cpp's
+//      oracle package;
 //   2. unit tests in Node and GPU/browser tests in headless Chromium (vitest projects `unit` and `browser`), then the
 //      real clients (test/clients: AI SDK, Agents SDK, Codex CLI) against `webgpu-responses serve`;
 //   3. the production build, then end-to-end tests (Playwright) against it.
@@ -9,6 +10,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { ensureChromium } from '../tools/ensure-chromium.mjs';
 
 ensureChromium();
+// Mesa's lavapipe (Mesa >= 25, with shader-f16) for the native-f16 Dawn test; installed where it can be (root on
+// Debian), otherwise a warning and that test fails naming what is missing.
+if (process.platform === 'linux' && spawnSync('bash', ['tools/ensure-lavapipe.sh'], { stdio: 'inherit' }).status !== 0) {
+  console.error('warning: no lavapipe with shader-f16; test/unit/gpu/native-f16.dawn.test.ts will fail');
+}
 
 const env = { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' };
 // Kernel tests also run in Node on Dawn (the `webgpu` package) over Chromium's SwiftShader Vulkan driver; the
