@@ -52,7 +52,8 @@ function validWeatherArguments(text: string): boolean {
   return (
     keys.join(',') === 'city,unit' &&
     typeof args.city === 'string' &&
-    (args.city as string).length <= 12 &&
+    // JSON Schema's maxLength counts characters (code points), not UTF-16 units: a sampled astral character is one.
+    [...(args.city as string)].length <= 12 &&
     (args.unit === 'celsius' || args.unit === 'fahrenheit')
   );
 }
@@ -97,5 +98,5 @@ test('a named tool_choice fixes the tool', async () => {
   expect(status, JSON.stringify(json)).toBe(200);
   const calls = completedCalls(json);
   expect(calls.length, JSON.stringify(json.output)).toBeGreaterThan(0);
-  expect(calls.every((c) => c.name === 'get_weather' && validWeatherArguments(c.arguments!))).toBe(true);
+  for (const c of calls) expect(c.name === 'get_weather' && validWeatherArguments(c.arguments!), JSON.stringify(c)).toBe(true);
 });
