@@ -1,9 +1,9 @@
 // attention_prefill: causal grouped-query attention of m > 1 queries over the KV cache, tiled over the positions
 // (flash-attention style: an online softmax per query row, no score buffer and no partial records). The same
-// result as attention.wgsl with splits = 1; the work is shared differently: a workgroup takes WORKGROUP_SIZE query
-// rows of one KV head (a row is one (query t, query head) pair, the `group` heads sharing that KV head side by
-// side), walks the positions its rows attend to in tiles of KV_TILE, and each tile's K and V rows are loaded once
-// for all its rows (into workgroup memory with SHARED_KV, else read by every row at the same address).
+// result as attention.wgsl with splits = 1; the work is shared differently: a workgroup takes WORKGROUP_SIZE x ROWS
+// query rows of one KV head (a row is one (query t, query head) pair, the `group` heads sharing that KV head side
+// by side), walks the positions its rows attend to in tiles of KV_TILE, and each K and V vec4 is loaded once for
+// an invocation's ROWS rows (staged in workgroup memory with SHARED_KV, else read from the cache).
 //   out[t, h, :] = Σ_p softmax_p(scale * q[t, h, :] · K[h / group, p, :]) V[h / group, p, :],
 //   group = n_heads / n_kv_heads, query t at position pos0 + t attends to [first_t, pos0 + t] (first_t 0, or with
 //   a window pos0 + t + 1 - window), as in attention.wgsl.
@@ -18,17 +18,22 @@
 //   5 sinks    array<f32>  [n_heads] (read when SINKS): a logit per head in the softmax's denominator with no
 //              value (gpt-oss): each row's online softmax starts from (max = sink, denominator = 1).
 //   6 step_params uniform { m, pos0, splits }: the forward step's uniform (src/gpu/kernel-op.ts); read: pos0.
-// head_dim == HEAD_DIM, a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
-// Overrides: WORKGROUP_SIZE (query rows per workgroup, one per invocation); HEAD_DIM (required: the tiles' size
-//   and the loops' trip counts); KV_TILE (positions per tile, a multiple of 4; with SHARED_KV the two tiles take
-//   2 * KV_TILE * HEAD_DIM * 4 bytes of workgroup memory); SHARED_KV (stage each tile in workgroup memory: GPUs;
-//   off: each row reads the cache directly, no barriers: CPU adapters, where workgroup memory is plain memory too);
-//   SINKS: read `sinks` (else bind any buffer).
-// Dispatch: 1-D, n_kv_heads * ceil(m * group / WORKGROUP_SIZE) workgroups (x, spilling into y past the limit:
-//   workgroup index = x + y * num_workgroups.x); workgroup b covers KV head b / blocks, rows
-//   (b % blocks) * WORKGROUP_SIZE + [0, WORKGROUP_SIZE) of that head's m * group rows (row r: query r / group, head
-//   kv_head * group + r % group). One invocation per row keeps its query and accumulator (HEAD_DIM floats each)
-//   in private memory; per tile it takes all KV_TILE scores, then one rescale of its accumulator.
+// head_dim == HEAD_DIM, a multiple of 4; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
+//
+// Composed per (HEAD_DIM, ROWS) by src/gpu/attention-prefill-kernel.ts: it sets the two consts below and writes
+// out every loop marked `// unroll` (trip count HD4, ROWS or a literal), so that every index into a private array
+// (the rows' queries and accumulators, HEAD_DIM floats each) is a constant: registers on a GPU, and no per-lane
+// gather/scatter on SwiftShader, which turns every non-constant index into one. As written here (head dim 64,
+// 4 rows, loops kept) it is the same kernel, only slower.
+// Overrides: WORKGROUP_SIZE (invocations per workgroup, ROWS query rows each); KV_TILE (positions per tile, a
+//   multiple of 8; with SHARED_KV the two tiles take 2 * KV_TILE * HEAD_DIM * 4 bytes of workgroup memory);
+//   SHARED_KV (stage each tile in workgroup memory: GPUs; off: each invocation reads the cache directly, no
+//   barriers: CPU adapters, where workgroup memory is plain memory too); SINKS: read `sinks` (else bind any buffer).
+// Dispatch: 1-D, n_kv_heads * ceil(m * group / (WORKGROUP_SIZE * ROWS)) workgroups (x, spilling into y past the
+//   limit: workgroup index = x + y * num_workgroups.x); workgroup b covers KV head b / blocks, rows
+//   (b % blocks) * WORKGROUP_SIZE * ROWS + [0, WORKGROUP_SIZE * ROWS) of that head's m * group rows (row r: query
+//   r / group, head kv_head * group + r % group); invocation lid its rows lid * ROWS + [0, ROWS). Per 8 positions
+//   each row takes 8 scores, then one rescale of its accumulator.
 
 struct Params {
   m: u32,
@@ -55,41 +60,46 @@ struct StepParams {
 @group(0) @binding(5) var<storage, read> sinks: array<f32>;
 @group(0) @binding(6) var<uniform> step_params: StepParams;
 
+// Set by the composer (see above). LANES 4 (composed with `enable subgroups;`, subgroups of exactly 4 lanes, no
+// SHARED_KV, HD4 a multiple of 4): each lane of a subgroup loads every 4th vec4 of each K and V row and the others
+// take it with a shuffle (a constant lane after unrolling: one register shuffle), a quarter of the per-lane loads
+// (SwiftShader: every load at a non-constant index is a gather, its dearest operation). LANES 1: whole rows.
+const HEAD_DIM: u32 = 64u;
+const ROWS: u32 = 1u;
+const LANES: u32 = 1u;
+const HD4: u32 = HEAD_DIM / 4u;
+const HDL: u32 = HD4 / LANES;
+
 override WORKGROUP_SIZE: u32 = 64;
-override HEAD_DIM: u32 = 64;
 override KV_TILE: u32 = 16;
-override ROWS: u32 = 1;
 override SHARED_KV: bool = true;
 override SINKS: bool = false;
 // The tiles' length in vec4 (1 without SHARED_KV: unused).
-override TILE_VEC4: u32 = select(1u, KV_TILE * HEAD_DIM / 4u, SHARED_KV);
+override TILE_VEC4: u32 = select(1u, KV_TILE * HD4, SHARED_KV);
 
-const MAX_HEAD_DIM4: u32 = 64u;
 // Finite stand-in for -infinity: exp(NEG_LARGE - s) is 0 for any score s.
 const NEG_LARGE: f32 = -3.0e38;
 
 var<workgroup> k_tile: array<vec4<f32>, TILE_VEC4>;
 var<workgroup> v_tile: array<vec4<f32>, TILE_VEC4>;
 
-// Where this workgroup reads the cache: KV head base (vec4s) and the last position any of its rows reads.
-struct Span {
-  cache_base: u32,
-  last: u32,
-  hd4: u32,
+// K and V at a position's offset (vec4s: into the tile with SHARED_KV, else into the cache) plus vec4 i.
+fn key(at: u32, i: u32) -> vec4<f32> {
+  if (SHARED_KV) {
+    return k_tile[at + i];
+  }
+  return k_cache[at + i];
+}
+fn value(at: u32, i: u32) -> vec4<f32> {
+  if (SHARED_KV) {
+    return v_tile[at + i];
+  }
+  return v_cache[at + i];
 }
 
-// K and V at tile position j (position p0 + j) and vec4 i of the head.
-fn key(s: Span, p0: u32, j: u32, i: u32) -> vec4<f32> {
-  if (SHARED_KV) {
-    return k_tile[j * s.hd4 + i];
-  }
-  return k_cache[s.cache_base + min(p0 + j, s.last) * s.hd4 + i];
-}
-fn value(s: Span, p0: u32, j: u32, i: u32) -> vec4<f32> {
-  if (SHARED_KV) {
-    return v_tile[j * s.hd4 + i];
-  }
-  return v_cache[s.cache_base + min(p0 + j, s.last) * s.hd4 + i];
+// A vec4 this subgroup's lane `lane` holds (LANES 1: this lane's own).
+fn from_lane(x: vec4<f32>, lane: u32) -> vec4<f32> {
+  return x; // LANES > 1: subgroupShuffle
 }
 
 // One row's online-softmax step over 8 positions: scores (a: positions pb..pb+3, b: pb+4..pb+7) masked to the
@@ -131,7 +141,7 @@ fn main(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let hd4 = HEAD_DIM / 4u;
+  let lane = 0u; // LANES > 1: subgroup_invocation_id
   let pos0 = step_params.pos0;
   let group = params.n_heads / params.n_kv_heads;
   let rows = params.m * group;
@@ -148,27 +158,32 @@ fn main(
   let t_last = min(params.m, (row0 + wg_rows + group - 1u) / group) - 1u;
   let hi = pos0 + t_last + 1u;
   let lo = select(0u, max(pos0 + t_first + 1u, params.window) - params.window, params.window > 0u);
-  let span = Span(kv_head * params.max_seq * hd4, hi - 1u, hd4);
+  let cache_base = kv_head * params.max_seq * HD4;
+  let last = hi - 1u;
 
   // This invocation's rows row0 + lid * ROWS + r (r < ROWS; past the last row: a copy of it, not written).
-  var query = array<vec4<f32>, 256>();
-  var acc = array<vec4<f32>, 256>();
-  var first = vec4<u32>(0u);
-  var end = vec4<u32>(0u);
-  var out_base = vec4<u32>(0u);
-  var running_max = vec4<f32>(NEG_LARGE);
-  var denominator = vec4<f32>(0.0);
+  var query: array<vec4<f32>, ROWS * HD4>;
+  var acc = array<vec4<f32>, ROWS * HD4>();
+  var first: array<u32, ROWS>;
+  var end: array<u32, ROWS>;
+  var out_base: array<u32, ROWS>;
+  var running_max: array<f32, ROWS>;
+  var denominator: array<f32, ROWS>;
+  // unroll
   for (var r = 0u; r < ROWS; r++) {
     let row = min(row0 + lid * ROWS + r, rows - 1u);
     let t = row / group;
     let head = kv_head * group + row % group;
     end[r] = pos0 + t + 1u;
     first[r] = select(0u, max(end[r], params.window) - params.window, params.window > 0u);
-    out_base[r] = (t * params.n_heads + head) * hd4;
-    let q_base = t * (params.q_stride / 4u) + head * hd4;
-    for (var i = 0u; i < hd4; i++) {
-      query[r * hd4 + i] = q[q_base + i] * params.scale;
+    out_base[r] = (t * params.n_heads + head) * HD4;
+    let q_base = t * (params.q_stride / 4u) + head * HD4;
+    // unroll
+    for (var i = 0u; i < HD4; i++) {
+      query[r * HD4 + i] = q[q_base + i] * params.scale;
     }
+    running_max[r] = NEG_LARGE;
+    denominator[r] = 0.0;
     if (SINKS) {
       running_max[r] = sinks[head];
       denominator[r] = 1.0;
@@ -178,88 +193,121 @@ fn main(
   for (var p0 = lo; p0 < hi; p0 += KV_TILE) {
     if (SHARED_KV) {
       // Stage the tile's K and V rows (positions past hi repeat the last one: masked below).
-      for (var e = lid; e < KV_TILE * hd4; e += WORKGROUP_SIZE) {
-        let at = span.cache_base + min(p0 + e / hd4, span.last) * hd4 + e % hd4;
+      for (var e = lid; e < KV_TILE * HD4; e += WORKGROUP_SIZE) {
+        let at = cache_base + min(p0 + e / HD4, last) * HD4 + e % HD4;
         k_tile[e] = k_cache[at];
         v_tile[e] = v_cache[at];
       }
       workgroupBarrier();
     }
-    // Eight positions a step: each K and V vec4 loaded once for all ROWS rows (unrolled: constant indices).
+    // Eight positions a step: each K and V vec4 loaded once for all ROWS rows.
     for (var j = 0u; j < KV_TILE; j += 8u) {
-      var sa = array<vec4<f32>, 4>();
-      var sb = array<vec4<f32>, 4>();
-      for (var i = 0u; i < hd4; i++) {
-        let k0 = key(span, p0, j, i);
-        let k1 = key(span, p0, j + 1u, i);
-        let k2 = key(span, p0, j + 2u, i);
-        let k3 = key(span, p0, j + 3u, i);
-        let k4 = key(span, p0, j + 4u, i);
-        let k5 = key(span, p0, j + 5u, i);
-        let k6 = key(span, p0, j + 6u, i);
-        let k7 = key(span, p0, j + 7u, i);
-        let q0 = query[i];
-        sa[0] += scores(q0, k0, k1, k2, k3);
-        sb[0] += scores(q0, k4, k5, k6, k7);
-        if (ROWS > 1u) {
-          let q1 = query[hd4 + i];
-          sa[1] += scores(q1, k0, k1, k2, k3);
-          sb[1] += scores(q1, k4, k5, k6, k7);
-        }
-        if (ROWS > 2u) {
-          let q2 = query[2u * hd4 + i];
-          sa[2] += scores(q2, k0, k1, k2, k3);
-          sb[2] += scores(q2, k4, k5, k6, k7);
-        }
-        if (ROWS > 3u) {
-          let q3 = query[3u * hd4 + i];
-          sa[3] += scores(q3, k0, k1, k2, k3);
-          sb[3] += scores(q3, k4, k5, k6, k7);
-        }
-      }
       let pb = p0 + j;
-      let s0 = softmax_step(sa[0], sb[0], pb, first[0], end[0], running_max[0], denominator[0]);
-      var s1 = s0;
-      var s2 = s0;
-      var s3 = s0;
-      running_max[0] = s0.running_max;
-      denominator[0] = s0.denominator;
-      if (ROWS > 1u) {
-        s1 = softmax_step(sa[1], sb[1], pb, first[1], end[1], running_max[1], denominator[1]);
-        running_max[1] = s1.running_max;
-        denominator[1] = s1.denominator;
+      // Where each of the 8 positions' rows starts (past hi: the last position again, masked below).
+      var at: array<u32, 8>;
+      // unroll
+      for (var e = 0u; e < 8u; e++) {
+        at[e] = select(cache_base + min(pb + e, last) * HD4, (j + e) * HD4, SHARED_KV);
       }
-      if (ROWS > 2u) {
-        s2 = softmax_step(sa[2], sb[2], pb, first[2], end[2], running_max[2], denominator[2]);
-        running_max[2] = s2.running_max;
-        denominator[2] = s2.denominator;
-      }
-      if (ROWS > 3u) {
-        s3 = softmax_step(sa[3], sb[3], pb, first[3], end[3], running_max[3], denominator[3]);
-        running_max[3] = s3.running_max;
-        denominator[3] = s3.denominator;
-      }
-      for (var i = 0u; i < hd4; i++) {
-        let v0 = value(span, p0, j, i);
-        let v1 = value(span, p0, j + 1u, i);
-        let v2 = value(span, p0, j + 2u, i);
-        let v3 = value(span, p0, j + 3u, i);
-        let v4 = value(span, p0, j + 4u, i);
-        let v5 = value(span, p0, j + 5u, i);
-        let v6 = value(span, p0, j + 6u, i);
-        let v7 = value(span, p0, j + 7u, i);
-        acc[i] = acc[i] * s0.correction + s0.wa.x * v0 + s0.wa.y * v1 + s0.wa.z * v2 + s0.wa.w * v3 + s0.wb.x * v4 + s0.wb.y * v5 + s0.wb.z * v6 + s0.wb.w * v7;
-        if (ROWS > 1u) {
-          let a = hd4 + i;
-          acc[a] = acc[a] * s1.correction + s1.wa.x * v0 + s1.wa.y * v1 + s1.wa.z * v2 + s1.wa.w * v3 + s1.wb.x * v4 + s1.wb.y * v5 + s1.wb.z * v6 + s1.wb.w * v7;
+      var sa = array<vec4<f32>, ROWS>(); // (an explicit zero: a loop body's var without one kept the last step's sums here)
+      var sb = array<vec4<f32>, ROWS>();
+      // LANES > 1: this lane's vec4s c * LANES + lane of the 8 K rows.
+      var kl: array<vec4<f32>, 8u * HDL>;
+      if (LANES > 1u) {
+        // unroll
+        for (var e = 0u; e < 8u; e++) {
+          // unroll
+          for (var c = 0u; c < HDL; c++) {
+            kl[e * HDL + c] = key(at[e], c * LANES + lane);
+          }
         }
-        if (ROWS > 2u) {
-          let a = 2u * hd4 + i;
-          acc[a] = acc[a] * s2.correction + s2.wa.x * v0 + s2.wa.y * v1 + s2.wa.z * v2 + s2.wa.w * v3 + s2.wb.x * v4 + s2.wb.y * v5 + s2.wb.z * v6 + s2.wb.w * v7;
+      }
+      // unroll
+      for (var i = 0u; i < HD4; i++) {
+        var k0: vec4<f32>;
+        var k1: vec4<f32>;
+        var k2: vec4<f32>;
+        var k3: vec4<f32>;
+        var k4: vec4<f32>;
+        var k5: vec4<f32>;
+        var k6: vec4<f32>;
+        var k7: vec4<f32>;
+        if (LANES > 1u) {
+          k0 = from_lane(kl[i / LANES], i % LANES);
+          k1 = from_lane(kl[HDL + i / LANES], i % LANES);
+          k2 = from_lane(kl[2u * HDL + i / LANES], i % LANES);
+          k3 = from_lane(kl[3u * HDL + i / LANES], i % LANES);
+          k4 = from_lane(kl[4u * HDL + i / LANES], i % LANES);
+          k5 = from_lane(kl[5u * HDL + i / LANES], i % LANES);
+          k6 = from_lane(kl[6u * HDL + i / LANES], i % LANES);
+          k7 = from_lane(kl[7u * HDL + i / LANES], i % LANES);
+        } else {
+          k0 = key(at[0], i);
+          k1 = key(at[1], i);
+          k2 = key(at[2], i);
+          k3 = key(at[3], i);
+          k4 = key(at[4], i);
+          k5 = key(at[5], i);
+          k6 = key(at[6], i);
+          k7 = key(at[7], i);
         }
-        if (ROWS > 3u) {
-          let a = 3u * hd4 + i;
-          acc[a] = acc[a] * s3.correction + s3.wa.x * v0 + s3.wa.y * v1 + s3.wa.z * v2 + s3.wa.w * v3 + s3.wb.x * v4 + s3.wb.y * v5 + s3.wb.z * v6 + s3.wb.w * v7;
+        // unroll
+        for (var r = 0u; r < ROWS; r++) {
+          let qi = query[r * HD4 + i];
+          sa[r] += scores(qi, k0, k1, k2, k3);
+          sb[r] += scores(qi, k4, k5, k6, k7);
+        }
+      }
+      var st: array<Step, ROWS>;
+      var vl: array<vec4<f32>, 8u * HDL>;
+      if (LANES > 1u) {
+        // unroll
+        for (var e = 0u; e < 8u; e++) {
+          // unroll
+          for (var c = 0u; c < HDL; c++) {
+            vl[e * HDL + c] = value(at[e], c * LANES + lane);
+          }
+        }
+      }
+      // unroll
+      for (var r = 0u; r < ROWS; r++) {
+        st[r] = softmax_step(sa[r], sb[r], pb, first[r], end[r], running_max[r], denominator[r]);
+        running_max[r] = st[r].running_max;
+        denominator[r] = st[r].denominator;
+      }
+      // unroll
+      for (var i = 0u; i < HD4; i++) {
+        var v0: vec4<f32>;
+        var v1: vec4<f32>;
+        var v2: vec4<f32>;
+        var v3: vec4<f32>;
+        var v4: vec4<f32>;
+        var v5: vec4<f32>;
+        var v6: vec4<f32>;
+        var v7: vec4<f32>;
+        if (LANES > 1u) {
+          v0 = from_lane(vl[i / LANES], i % LANES);
+          v1 = from_lane(vl[HDL + i / LANES], i % LANES);
+          v2 = from_lane(vl[2u * HDL + i / LANES], i % LANES);
+          v3 = from_lane(vl[3u * HDL + i / LANES], i % LANES);
+          v4 = from_lane(vl[4u * HDL + i / LANES], i % LANES);
+          v5 = from_lane(vl[5u * HDL + i / LANES], i % LANES);
+          v6 = from_lane(vl[6u * HDL + i / LANES], i % LANES);
+          v7 = from_lane(vl[7u * HDL + i / LANES], i % LANES);
+        } else {
+          v0 = value(at[0], i);
+          v1 = value(at[1], i);
+          v2 = value(at[2], i);
+          v3 = value(at[3], i);
+          v4 = value(at[4], i);
+          v5 = value(at[5], i);
+          v6 = value(at[6], i);
+          v7 = value(at[7], i);
+        }
+        // unroll
+        for (var r = 0u; r < ROWS; r++) {
+          let s = st[r];
+          acc[r * HD4 + i] = acc[r * HD4 + i] * s.correction + s.wa.x * v0 + s.wa.y * v1 + s.wa.z * v2 + s.wa.w * v3 + s.wb.x * v4 + s.wb.y * v5 + s.wb.z * v6 + s.wb.w * v7;
         }
       }
     }
@@ -267,11 +315,13 @@ fn main(
       workgroupBarrier();
     }
   }
+  // unroll
   for (var r = 0u; r < ROWS; r++) {
     if (row0 + lid * ROWS + r < rows) {
       let inverse = 1.0 / denominator[r];
-      for (var i = 0u; i < hd4; i++) {
-        out[out_base[r] + i] = acc[r * hd4 + i] * inverse;
+      // unroll
+      for (var i = 0u; i < HD4; i++) {
+        out[out_base[r] + i] = acc[r * HD4 + i] * inverse;
       }
     }
   }

@@ -8,6 +8,7 @@
 // fixes them once and `compile()`s their pipelines. Each `xxx` method records its description at once (uniforms
 // from the allocator) for tests and benches, once `compile(xxxOps(args))` compiled what it records.
 // Buffer layouts are in each shaders/*.wgsl header and follow the conventions at the top of dispatch.ts.
+import { attentionPrefillSource } from './attention-prefill-kernel.ts';
 import type { GpuContext } from './device.ts';
 import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
 import { PARAMS, STEP, compileOps, recordOps, type KernelOp, type StepParams } from './kernel-op.ts';
@@ -225,13 +226,16 @@ export class ForwardKernels {
     return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim, SINKS: sinks } };
   }
 
-  /** attention_prefill for this head dim (always a constant: it sizes the tiles). */
+  /** attention_prefill composed for this head dim and ROWS (attention-prefill-kernel.ts: constant private indices). */
   private attentionPrefillKernel(headDim: number, sinks = false): Prepared {
-    const { WORKGROUP_SIZE, KV_TILE, ROWS, SHARED_KV } = this.shapes.attentionPrefill;
+    const { WORKGROUP_SIZE, KV_TILE, SHARED_KV, LANES } = this.shapes.attentionPrefill;
     // Both tiles within the workgroup memory limit (16 KiB by default): fewer positions per tile for large heads.
     const fit = SHARED_KV ? Math.floor(this.gpu.limits.maxComputeWorkgroupStorageSize / (8 * headDim) / 8) * 8 : KV_TILE;
     const tile = Math.max(8, Math.min(KV_TILE, fit));
-    return { kernel: shaders.attentionPrefill, constants: { WORKGROUP_SIZE, HEAD_DIM: headDim, KV_TILE: tile, ROWS, SHARED_KV, SINKS: sinks } };
+    // Lanes sharing K/V loads: only on subgroups of exactly 4 (else, or for other head dims, each lane loads its own).
+    const { subgroupMinSize, subgroupMaxSize } = this.gpu.adapterInfo;
+    const lanes = LANES === 4 && !SHARED_KV && headDim % 16 === 0 && WORKGROUP_SIZE % 4 === 0 && this.gpu.features.subgroups && subgroupMinSize === 4 && subgroupMaxSize === 4 ? 4 : 1;
+    return { kernel: attentionPrefillSource(headDim, this.prefillRows(headDim), lanes), constants: { WORKGROUP_SIZE, KV_TILE: tile, SHARED_KV, SINKS: sinks } };
   }
 
   private expertKernel(type: ProductWeightType, weighted: boolean): Prepared {
@@ -411,6 +415,14 @@ export class ForwardKernels {
     this.record(batch, this.attentionPrefillOps({ ...a, partials: this.unused[1] }), a.m, a.pos0);
   }
 
+  /**
+   * Query rows per invocation: shapes' ROWS, at most 256 / head dim (the composed kernel is written out over
+   * rows x head dim: SwiftShader took ~35 s to compile 8 rows of head dim 128, ~3 s for 8 of 32).
+   */
+  private prefillRows(headDim: number): number {
+    return Math.max(1, Math.min(this.shapes.attentionPrefill.ROWS, Math.floor(256 / headDim)));
+  }
+
   private prefillTiled(a: { m: number; headDim: number }): boolean {
     return a.m > 1 && this.shapes.attentionPrefill.KV_TILE > 0 && a.headDim % 4 === 0 && a.headDim <= 256;
   }
@@ -423,8 +435,8 @@ export class ForwardKernels {
     if (qStride % 4 !== 0 || qStride < a.nHeads * a.headDim) throw new RangeError(`attention: q stride ${qStride} must be a multiple of 4, at least ${a.nHeads * a.headDim}`);
     if (a.sinks) requireBytes('attention', 'sinks', a.sinks, a.nHeads * 4);
     const params = [a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, qStride, a.window ?? 0];
-    const { WORKGROUP_SIZE, ROWS } = this.shapes.attentionPrefill;
-    const workgroups = a.nKvHeads * Math.ceil((a.m * (a.nHeads / a.nKvHeads)) / (WORKGROUP_SIZE * ROWS));
+    const { WORKGROUP_SIZE } = this.shapes.attentionPrefill;
+    const workgroups = a.nKvHeads * Math.ceil((a.m * (a.nHeads / a.nKvHeads)) / (WORKGROUP_SIZE * this.prefillRows(a.headDim)));
     const bindings = [a.q, a.kCache, a.vCache, a.out, PARAMS, a.sinks ?? this.unused[0], STEP];
     return [{ ...this.attentionPrefillKernel(a.headDim, a.sinks !== undefined), bindings, params, workgroups }];
   }

@@ -35,7 +35,7 @@ export type { GpuExperts, MoeWeights } from './moe-ffn.ts';
 export interface DecoderOptions {
   /** Positions the KV cache holds (the served context length). */
   maxSeq: number;
-  /** Most tokens per prefill step (activations are sized for it). Default 64. */
+  /** Most tokens per prefill step (activations are sized for it). Default: the adapter's shapes' prefillChunk (64 on CPU adapters, 256 on GPUs). */
   maxBatch?: number;
   /** Share compiled pipelines between decoders (several models, tests). */
   pipelines?: PipelineCache;
@@ -84,11 +84,11 @@ export class Decoder {
       throw new GpuError('device-lost', `The GPU device was lost (${info.reason}): ${info.message || 'no message'}`);
     });
     this.deviceLost.catch(() => undefined);
-    this.maxBatch = options.maxBatch ?? 64;
     const pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     this.uniforms = new UniformAllocator(gpu.device);
     this.kernels = new Kernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.kernels });
     this.fk = new ForwardKernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.forward, geluF16: options.geluF16 ?? true });
+    this.maxBatch = options.maxBatch ?? this.fk.shapes.prefillChunk;
     const c = config;
     const moeLayers = weights.layers.map((l) => l.moe).filter((m) => m !== undefined);
     if (moeLayers.length && (moeLayers.length !== c.layers || !c.moe)) throw new Error('A mixture-of-experts model needs experts in every layer and its config.moe');

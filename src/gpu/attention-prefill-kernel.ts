@@ -1,0 +1,81 @@
+// shaders/attention_prefill.wgsl composed per head dim, rows per invocation and lanes sharing K/V loads: its
+// HEAD_DIM, ROWS and LANES consts set and every loop marked `// unroll` written out, so that each index into the
+// rows' private arrays (queries, accumulators) is a constant (registers on a GPU; SwiftShader makes every
+// non-constant index a per-lane gather or scatter). LANES 4 also turns on `enable subgroups;`, the
+// subgroup_invocation_id builtin and the shuffle of from_lane. One module per (head dim, rows, lanes), built once.
+import type { KernelSource } from './pipeline-cache.ts';
+import { attentionPrefill } from './shaders.ts';
+
+/** Rows per invocation the composer accepts (private memory grows with rows x head dim). */
+export const MAX_PREFILL_ROWS = 16;
+
+const composed = new Map<string, KernelSource>();
+
+/**
+ * attention_prefill for head dim `headDim` (a multiple of 4, at most 256), `rows` query rows per invocation and
+ * `lanes` (1, or 4: subgroups of exactly 4 lanes share each K/V row's loads; head dim a multiple of 16).
+ */
+export function attentionPrefillSource(headDim: number, rows: number, lanes: 1 | 4 = 1): KernelSource {
+  if (!(headDim % 4 === 0 && headDim >= 4 && headDim <= 256)) throw new RangeError(`attention_prefill: head dim ${headDim} must be a multiple of 4 up to 256`);
+  if (!(Number.isInteger(rows) && rows >= 1 && rows <= MAX_PREFILL_ROWS)) throw new RangeError(`attention_prefill: rows ${rows} must be 1..${MAX_PREFILL_ROWS}`);
+  if (lanes !== 1 && !(lanes === 4 && headDim % 16 === 0)) throw new RangeError(`attention_prefill: lanes ${lanes} needs 4 and a head dim multiple of 16 (got ${headDim})`);
+  const key = `${headDim}/${rows}/${lanes}`;
+  let kernel = composed.get(key);
+  if (!kernel) {
+    let code = setConst(attentionPrefill.code, 'HEAD_DIM', headDim);
+    code = setConst(code, 'ROWS', rows);
+    code = setConst(code, 'LANES', lanes);
+    if (lanes > 1) {
+      code = `enable subgroups;\n${code}`;
+      code = replaceLine(code, '  return x; // LANES > 1: subgroupShuffle', '  return subgroupShuffle(x, lane);');
+      code = replaceLine(code, '  let lane = 0u; // LANES > 1: subgroup_invocation_id', '');
+      code = replaceLine(code, '  @builtin(local_invocation_index) lid: u32,', '  @builtin(local_invocation_index) lid: u32,\n  @builtin(subgroup_invocation_id) lane: u32,');
+    }
+    code = unrollLoops(code, { HD4: headDim / 4, HDL: headDim / 4 / lanes, ROWS: rows });
+    kernel = { name: `attention_prefill (head dim ${headDim}, ${rows} rows${lanes > 1 ? `, ${lanes} lanes` : ''})`, code };
+    composed.set(key, kernel);
+  }
+  return kernel;
+}
+
+function setConst(code: string, name: string, value: number): string {
+  const pattern = new RegExp(`^const ${name}: u32 = \\d+u;$`, 'm');
+  if (!pattern.test(code)) throw new Error(`attention_prefill.wgsl: no 'const ${name}: u32 = ...u;' line to set`);
+  return code.replace(pattern, `const ${name}: u32 = ${value}u;`);
+}
+
+function replaceLine(code: string, line: string, by: string): string {
+  const lines = code.split('\n');
+  const at = lines.indexOf(line);
+  if (at < 0 || lines.indexOf(line, at + 1) >= 0) throw new Error(`attention_prefill.wgsl: expected the line '${line.trim()}' once`);
+  lines.splice(at, 1, ...(by ? [by] : []));
+  return lines.join('\n');
+}
+
+const LOOP = /^([ \t]*)\/\/ unroll\n[ \t]*for \(var (\w+) = 0u; \2 < (\w+); \2\+\+\) \{\n/m;
+
+/**
+ * Each `// unroll` + `for (var x = 0u; x < N; x++) {` loop (N a name in `bounds` or a literal like `8u`) written
+ * out as N blocks `{ const x = <k>u; body }`, inner marked loops too. Braces in the body must balance (no braces
+ * in comments or strings).
+ */
+export function unrollLoops(code: string, bounds: Readonly<Record<string, number>>): string {
+  const match = LOOP.exec(code);
+  if (!match) return code;
+  const [whole, indent, name, bound] = match;
+  const count = bounds[bound] ?? (/^\d+u?$/.test(bound) ? Number.parseInt(bound, 10) : NaN);
+  if (!Number.isInteger(count)) throw new Error(`unroll: loop bound '${bound}' is neither a known const nor a literal`);
+  const bodyStart = match.index + whole.length;
+  let depth = 1;
+  let at = bodyStart;
+  for (; at < code.length && depth > 0; at++) {
+    if (code[at] === '{') depth++;
+    else if (code[at] === '}') depth--;
+  }
+  if (depth !== 0) throw new Error(`unroll: unbalanced braces in the loop over ${name}`);
+  const body = unrollLoops(code.slice(bodyStart, at - 1), bounds);
+  const lineEnd = code.indexOf('\n', at);
+  const rest = lineEnd < 0 ? '' : code.slice(lineEnd + 1);
+  const copies = Array.from({ length: count }, (_, k) => `${indent}{\n${indent}  const ${name} = ${k}u;\n${body}${indent}}\n`).join('');
+  return code.slice(0, match.index) + copies + unrollLoops(rest, bounds);
+}
