@@ -1,0 +1,132 @@
+// Decode speed and logits of the decoder alone (no tokenizer, no sampler) on Node's Dawn with the Q8_0/Q4_0
+// products reading f32 activations (f32) against 8-bit activations with dot4I8Packed (int8: shapes.int8Activations,
+// shaders/quantize_activations.wgsl + matmul_q*_int8.wgsl), on bench/real-sizes models (.tmp/real-sizes/<id>/:
+// model.gguf, llama.cpp's ref.json and ref-logits.f32). Per model: the max |logit - llama.cpp's| at every position
+// of ref.json's tokens (the prompt as one prefill, the rest as decode steps: only decode takes int8), then rounds
+// of `tokens` greedy decode steps alternating which variant goes first: wall and process CPU time per token
+// (SwiftShader runs the GPU work on this process's threads), paired per round; and the GPU ms per op of one decode
+// step (timestamp queries). Run by bench/decode-int8/run.mjs (Vite's SSR loader resolves the shaders' ?raw imports).
+import { openAsBlob, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { create, globals } from 'webgpu';
+import { uploadTensors } from '../../src/engine/upload-weights.ts';
+import { acquireGpu } from '../../src/gpu/device.ts';
+import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
+import { Decoder, type DecoderOptions } from '../../src/model/decoder.ts';
+import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
+import { readGguf } from '../../src/model/gguf.ts';
+import { modelConfigFromGguf } from '../../src/model/model-config.ts';
+import { ggufTensorSources } from '../../src/model/weight-loader.ts';
+
+export interface DecodeInt8BenchOptions {
+  dirs: string[];
+  tokens: number;
+  rounds: number;
+  dawnFlags: string[];
+}
+
+type Variant = 'f32' | 'int8';
+const VARIANTS: Variant[] = ['f32', 'int8'];
+
+export async function runDecodeInt8Bench(o: DecodeInt8BenchOptions): Promise<unknown> {
+  Object.assign(globalThis, globals);
+  const dawn = create(o.dawnFlags);
+  const gpu = await acquireGpu({ gpu: dawn });
+  const models: unknown[] = [];
+  for (const dir of o.dirs) {
+    models.push(await benchModel(gpu, dir, o));
+    // Each model's result on stderr as it finishes (a run stopped part way keeps what finished).
+    process.stderr.write(`[bench/decode-int8] result ${JSON.stringify(models.at(-1))}\n`);
+  }
+  const info = gpu.adapterInfo;
+  gpu.destroy();
+  return { bench: 'decode-int8', adapter: { vendor: info.vendor, architecture: info.architecture, description: info.description }, dawn_flags: o.dawnFlags, packed_4x8_integer_dot_product: dawn.wgslLanguageFeatures.has('packed_4x8_integer_dot_product'), models };
+}
+
+async function benchModel(gpu: Awaited<ReturnType<typeof acquireGpu>>, dir: string, o: DecodeInt8BenchOptions): Promise<unknown> {
+  const ref = JSON.parse(readFileSync(join(dir, 'ref.json'), 'utf8')) as { id: string; tokens: number[]; prompt: number[]; vocab: number; ftype: string };
+  const refLogits = new Float32Array(readFileSync(join(dir, 'ref-logits.f32')).buffer.slice(0));
+  const file = await readGguf(await openAsBlob(join(dir, 'model.gguf')));
+  const config = modelConfigFromGguf(file);
+  const uploaded = await uploadTensors(gpu.device, ggufTensorSources(file));
+  const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+  const pipelines = new PipelineCache(gpu.device);
+  const maxSeq = ref.tokens.length + o.tokens * o.rounds + 16;
+  const decoders = new Map<Variant, Decoder>();
+  for (const v of VARIANTS) {
+    const shapes: DecoderOptions['shapes'] = { forward: { int8Activations: { Q8_0: v === 'int8', Q4_0: v === 'int8', prefill: false } } };
+    decoders.set(v, await Decoder.create(gpu, config, weights, { maxSeq, pipelines, shapes }));
+  }
+  // Logits against llama.cpp: the prompt in one prefill, each later token a decode step.
+  const logits: Record<string, unknown> = {};
+  for (const v of VARIANTS) {
+    const d = decoders.get(v)!;
+    d.kv.clear();
+    const rows: Float32Array[] = [...(await d.forward(ref.prompt, { logits: 'all' })).logits!];
+    for (const t of ref.tokens.slice(ref.prompt.length)) rows.push((await d.forward([t], { logits: 'last' })).logits![0]!);
+    const perPosition = rows.map((row, p) => {
+      let max = 0;
+      let argmax = 0;
+      let refArgmax = 0;
+      for (let i = 0; i < ref.vocab; i++) {
+        const r = refLogits[p * ref.vocab + i]!;
+        max = Math.max(max, Math.abs(row[i]! - r));
+        if (row[i]! > row[argmax]!) argmax = i;
+        if (r > refLogits[p * ref.vocab + refArgmax]!) refArgmax = i;
+      }
+      return { position: p, step: p < ref.prompt.length ? 'prefill' : 'decode', max_abs_diff: round4(max), argmax_equal: argmax === refArgmax };
+    });
+    logits[v] = { max_abs_diff_decode: Math.max(...perPosition.filter((r) => r.step === 'decode').map((r) => r.max_abs_diff)), per_position: perPosition };
+  }
+  // Speed: rounds alternate which variant goes first; each decodes o.tokens greedy tokens after a short prompt.
+  const runs: { round: number; variant: Variant; wall_ms_per_token: number; cpu_ms_per_token: number }[] = [];
+  for (let round = 0; round < o.rounds; round++) {
+    for (const v of round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
+      const d = decoders.get(v)!;
+      d.kv.clear();
+      const first = (await d.forward(ref.prompt)).nextToken;
+      await d.decodeGreedy(first, 1); // warm-up step (first use of the m = 1 program)
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      await d.decodeGreedy(first, o.tokens);
+      const wall = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      runs.push({ round, variant: v, wall_ms_per_token: round1(wall / o.tokens), cpu_ms_per_token: round1((cpu.user + cpu.system) / 1000 / o.tokens) });
+      process.stderr.write(`[bench/decode-int8] ${ref.id} round ${round} ${v}: ${(wall / o.tokens).toFixed(1)} ms/token wall, ${((cpu.user + cpu.system) / 1000 / o.tokens).toFixed(1)} ms CPU\n`);
+    }
+  }
+  const profiles: Record<string, unknown> = {};
+  for (const v of VARIANTS) {
+    const d = decoders.get(v)!;
+    d.kv.clear();
+    await d.forward(ref.prompt);
+    const ops = await d.profile([ref.tokens[ref.prompt.length]!]);
+    profiles[v] = ops?.map((op) => ({ op: op.op, ms: round1(op.ms), count: op.count })) ?? null;
+  }
+  for (const d of decoders.values()) d.destroy();
+  uploaded.destroy();
+  const of = (v: Variant, key: 'wall_ms_per_token' | 'cpu_ms_per_token') => runs.filter((r) => r.variant === v).map((r) => r[key]);
+  const ratios = (key: 'wall_ms_per_token' | 'cpu_ms_per_token') => Array.from({ length: o.rounds }, (_, r) => runs.find((x) => x.round === r && x.variant === 'f32')![key] / runs.find((x) => x.round === r && x.variant === 'int8')![key]);
+  return {
+    id: ref.id,
+    ftype: ref.ftype,
+    layers: config.layers,
+    hidden: config.hidden,
+    vocab: config.vocabSize,
+    decode_tokens_per_round: o.tokens,
+    median_wall_ms_per_token: { f32: median(of('f32', 'wall_ms_per_token')), int8: median(of('int8', 'wall_ms_per_token')) },
+    median_cpu_ms_per_token: { f32: median(of('f32', 'cpu_ms_per_token')), int8: median(of('int8', 'cpu_ms_per_token')) },
+    paired_speedup_median: { wall: round3(median(ratios('wall_ms_per_token'))), cpu: round3(median(ratios('cpu_ms_per_token'))) },
+    logits_vs_llama_cpp: logits,
+    gpu_ms_per_op_decode_step: profiles,
+    runs,
+  };
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+const round1 = (x: number) => Math.round(x * 10) / 10;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
