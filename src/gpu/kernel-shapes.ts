@@ -56,11 +56,21 @@ export interface ForwardKernelShapes {
    * workgroup; positions in tiles of KV_TILE (a multiple of 8; capped per head dim so that the two tiles fit the
    * workgroup memory limit), staged in workgroup memory when SHARED_KV (GPUs) or read straight from the cache
    * (CPU adapters: every non-constant index is a per-lane gather there, so each K/V load serves ROWS rows).
-   * KV_TILE 0: prefill runs `attention` (one invocation per query and head) instead.
+   * ROWS is capped at 256 / head dim (the kernel is written out over rows x head dim). LANES 4: the 4 lanes of a
+   * subgroup each load a quarter of every K/V row and shuffle it to the others (taken only where subgroups are
+   * exactly 4 lanes, SwiftShader's; bench/prefill --attention-only at 2048 cached positions: 8 x 4 rows 138 ms ->
+   * 4 x 8 rows with lanes ~90 ms CPU per dispatch). KV_TILE 0: prefill runs `attention` (one invocation per query
+   * and head) instead.
    */
-  attentionPrefill: { WORKGROUP_SIZE: number; KV_TILE: number; ROWS: number; SHARED_KV: boolean };
+  attentionPrefill: { WORKGROUP_SIZE: number; KV_TILE: number; ROWS: number; SHARED_KV: boolean; LANES?: 1 | 4 };
   /** argmax: WORKGROUP_SIZE a power of two; a stage-0 workgroup covers WORKGROUP_SIZE * ITEMS_PER_INVOCATION values. */
   argmax: { WORKGROUP_SIZE: number; ITEMS_PER_INVOCATION: number };
+  /**
+   * Tokens per prefill step (a Decoder's default maxBatch). CPU adapters 64 (each chunk's work is spread over a
+   * few cores already); GPUs 256: 4x fewer dispatches and passes over the weights per prompt, more workgroups per
+   * product (not yet measured on a GPU).
+   */
+  prefillChunk: number;
   /**
    * A forward plan's Q8_0 / Q4_0 products with 8-bit activations (shaders/quantize_activations.wgsl, then the int8
    * bodies with dot4I8Packed: llama.cpp's numerics) in decode steps (m = 1), and with `prefill` in m > 1 steps too.
@@ -88,8 +98,9 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
       product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
       elementwise: { WORKGROUP_SIZE: 64 },
       attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
-      attentionPrefill: { WORKGROUP_SIZE: 8, KV_TILE: 16, ROWS: 4, SHARED_KV: false },
+      attentionPrefill: { WORKGROUP_SIZE: 4, KV_TILE: 16, ROWS: 8, SHARED_KV: false, LANES: 4 },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
+      prefillChunk: 64,
       // SwiftShader: measured faster (decode 1.3-1.9x less CPU per token, bench/README.md decode-int8) but off by
       // default: test/gpu/forward.test.ts pins decode = prefill = the f32 reference; turn on (dot4) with those tests.
       int8Activations: { Q8_0: false && dot4, Q4_0: false && dot4, prefill: false },
@@ -102,6 +113,7 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
     attention: { WORKGROUP_SIZE: Math.min(32, size), SPLIT_POSITIONS: 64 },
     attentionPrefill: { WORKGROUP_SIZE: Math.min(64, size), KV_TILE: 16, ROWS: 1, SHARED_KV: true },
     argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
+    prefillChunk: 256,
     // GPUs: not measured yet (the products there are bound by bytes, which int8 activations barely change).
     int8Activations: { Q8_0: false, Q4_0: false, prefill: false },
   };
