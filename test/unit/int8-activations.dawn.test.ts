@@ -255,14 +255,20 @@ describe.for(FORMATS)('%s int8-activation products', (type) => {
     for (const c of CASES) expect(await checkInt8Product(gpu, gpuShapes, type, c, c.m * 37 + c.n), JSON.stringify(c)).toBeNull();
   });
 
-  test('only Q8_0 / Q4_0 and only with packed_4x8_integer_dot_product take int8 activations by default', (ctx) => {
+  test('int8 only for Q8_0 / Q4_0, for m > 1 only with prefill, never by default without packed_4x8_integer_dot_product', (ctx) => {
     const gpu = need(ctx);
-    // The adapter's own table (SwiftShader: a CPU adapter) with and without the language feature.
-    const withFeature = new ForwardKernels(gpu, { pipelines: device.pipelines!, wgslLanguageFeatures: dawn.wgslLanguageFeatures });
-    expect(withFeature.int8Product(type, 1)).toBe(true);
-    expect(withFeature.int8Product(type, 2)).toBe(withFeature.shapes.int8Activations.prefill);
-    expect(withFeature.int8Product('F16', 1)).toBe(false);
+    expect(cpuShapes.int8Product(type, 1)).toBe(true);
+    expect(cpuShapes.int8Product(type, 5)).toBe(true);
+    expect(cpuShapes.int8Product('F16', 1)).toBe(false);
+    expect(cpuShapes.int8Product('Q4_K', 1)).toBe(false);
+    const decodeOnly = new ForwardKernels(gpu, { pipelines: device.pipelines!, shapes: { int8Activations: { ...ON, prefill: false } } });
+    expect(decodeOnly.int8Product(type, 1)).toBe(true);
+    expect(decodeOnly.int8Product(type, 2)).toBe(false);
+    decodeOnly.destroy();
+    // The adapter's own table without the language feature (Node has no navigator.gpu: none by default).
     expect(plain.int8Product(type, 1)).toBe(false);
-    withFeature.destroy();
+    const byDefault = new ForwardKernels(gpu, { pipelines: device.pipelines! });
+    expect(byDefault.shapes.int8Activations[type]).toBe(false);
+    byDefault.destroy();
   });
 });
