@@ -179,6 +179,8 @@ export const reviewInUi: Review = (patch, file, signal) =>
 const autoAccept: Review = async (patch, file) => {
   const before = files.get(file) ?? '';
   const after = applyPatch(before, patch);
+  // As the review card refuses it: a patch that leaves the file as it was is not "applied" (the model hears why).
+  if (after === before) throw new Error('this patch changes nothing; the + line must differ from the - line.');
   files.set(file, after);
   if (file === openFile) setEditor(before, after);
   undoStack.push({ file, before, after });

@@ -31,8 +31,32 @@ cp $D/vocab.json $D2/hf/vocab.json
 nice -n 19 $PY tools/train-toy-model/demo_corpus.py --seed 2026 --train 12000 --out $D3
 cp $D/vocab.json $D3/vocab.json
 nice -n 19 $PY tools/train-toy-model/train.py --data $D3 --seed 2026 --init-hf $D2/hf --max-len 2048 --steps $S3 --lr 3e-3 --warmup 10 --out model.pt
-# Export, eval, fixture.
-$PY tools/train-toy-model/export.py --data $D3 --checkpoint $D3/model.pt --out public/models/toy-qwen3
+# Stage 3b: 560 more steps at 3e-3 (constant, fresh optimizer, seed 2027: another order of the same conversations);
+# stage 3c: a 50-step cooldown (seed 2028, 3e-3 decayed linearly to 0). 3c forgot chats without the pages' system
+# block, so stage 3d mixes stage 1-2 style conversations back in (other clients' tools and system prompts or none,
+# 30% more groups without tools) and trains 300 steps from 3c, 2e-3 decayed to 0. The bundled model is 3d's last step.
+nice -n 19 $PY tools/train-toy-model/train.py --data $D3 --seed 2027 --init $D3/model.pt --max-len 2048 --steps 560 --lr 3e-3 --warmup 10 --out model-3b.pt
+nice -n 19 $PY tools/train-toy-model/train.py --data $D3 --seed 2028 --init $D3/model-3b.pt --max-len 2048 --steps 50 --decay --lr 3e-3 --warmup 5 --out model-3c.pt
+DM=${DM:-.tmp/toy3mix}
+D4=${D4:-.tmp/toy3}
+nice -n 19 $PY tools/train-toy-model/corpus.py --seed 1234 --train-seed 2029 --train 6400 --novel 0.5 --small-numbers 0.3 --tool-less 0.3 --out $DM
+mkdir -p $D4
+$PY - "$D3/train.jsonl" "$DM/train.jsonl" "$D4/train.jsonl" <<'PYEOF'
+import json, sys
+out, base = open(sys.argv[3], "w"), 0
+for path in sys.argv[1:3]:
+    top = -1
+    for line in open(path):
+        c = json.loads(line)
+        top = max(top, c["group"])
+        c["group"] += base
+        out.write(json.dumps(c, ensure_ascii=False) + "\n")
+    base += top + 1
+PYEOF
+cp $D/vocab.json $D3/eval.jsonl $D3/multiturn.jsonl $D4/
+nice -n 19 $PY tools/train-toy-model/train.py --data $D4 --seed 2029 --init $D3/model-3c.pt --max-len 2048 --steps 300 --lr 2e-3 --warmup 10 --decay --save-every 50 --out model-3d.pt
+# Export, eval (the pages' prompts and, with --clients, other clients' prompts), fixture.
+$PY tools/train-toy-model/export.py --data $D4 --checkpoint $D4/model-3d.pt --out public/models/toy-qwen3
 npx tsx tools/train-toy-model/export.ts --vocab $D/vocab.json --dir public/models/toy-qwen3 --catalog public/models/catalog.json --sample $D/tok-sample.jsonl
-nice -n 19 $PY tools/train-toy-model/demo_eval.py --data $D3 --safetensors public/models/toy-qwen3
-nice -n 19 $PY tools/train-toy-model/logits_fixture.py --model public/models/toy-qwen3 --data $D3 --out test/unit/toy-model.fixture.json
+nice -n 19 $PY tools/train-toy-model/demo_eval.py --data $D4 --safetensors public/models/toy-qwen3 --limit 60 --multiturn 4 --clients $DM/eval.jsonl
+nice -n 19 $PY tools/train-toy-model/logits_fixture.py --model public/models/toy-qwen3 --data $D4 --out test/unit/toy-model.fixture.json
