@@ -46,19 +46,8 @@ struct Params {
   window: u32,
 }
 
-struct StepParams {
-  m: u32,
-  pos0: u32,
-  splits: u32,
-}
-
-@group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> k_cache: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> v_cache: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
-@group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> sinks: array<f32>;
-@group(0) @binding(6) var<uniform> step_params: StepParams;
+// StepParams and bindings 0-6 (q, k_cache, v_cache, out, params, sinks, step_params) come from step_params.wgsl and
+// attention_common.wgsl, composed in front of this file (src/gpu/shaders.ts), as for attention.wgsl.
 
 // Set by the composer (see above). LANES 4 (composed with `enable subgroups;`, subgroups of exactly 4 lanes, no
 // SHARED_KV, HD4 a multiple of 4): each lane of a subgroup loads every 4th vec4 of each K and V row and the others
@@ -76,9 +65,6 @@ override SHARED_KV: bool = true;
 override SINKS: bool = false;
 // The tiles' length in vec4 (1 without SHARED_KV: unused).
 override TILE_VEC4: u32 = select(1u, KV_TILE * HD4, SHARED_KV);
-
-// Finite stand-in for -infinity: exp(NEG_LARGE - s) is 0 for any score s.
-const NEG_LARGE: f32 = -3.0e38;
 
 var<workgroup> k_tile: array<vec4<f32>, TILE_VEC4>;
 var<workgroup> v_tile: array<vec4<f32>, TILE_VEC4>;

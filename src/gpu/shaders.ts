@@ -138,7 +138,7 @@ export const embeddingKernels: Readonly<Record<GpuWeightFormatName, KernelSource
 export const rope: KernelSource = { name: 'rope', code: composeWgsl(stepParamsCode, ropeCode) };
 export const attention: KernelSource = { name: 'attention', code: composeWgsl(stepParamsCode, attentionCommonCode, attentionCode) };
 export const attentionCombine: KernelSource = { name: 'attention_combine', code: composeWgsl(stepParamsCode, attentionCombineCode) };
-export const attentionPrefill: KernelSource = { name: 'attention_prefill', code: attentionPrefillCode };
+export const attentionPrefill: KernelSource = { name: 'attention_prefill', code: composeWgsl(stepParamsCode, attentionCommonCode, attentionPrefillCode) };
 export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };
 export const argmax: KernelSource = { name: 'argmax', code: argmaxCode };
 export const logitsProcess: KernelSource = { name: 'logits_process', code: logitsProcessCode };
