@@ -1,7 +1,7 @@
 // decode_f16: the F16 block decoder (src/common/weight-formats.ts lists every format and its decoder; read its
 // header for the functions each decoder defines). As written here the halves are widened with unpack2x16float, so
 // no `shader-f16` feature is needed (the packed path). On a device with `shader-f16` the product kernels use the
-// native variant (src/gpu/shaders-native-f16.ts): the same decoder with `enable f16;` and `halves` below swapped
+// native variant (src/gpu/shaders.ts (nativeF16Kernel)): the same decoder with `enable f16;` and `halves` below swapped
 // for shaders/decode_f16_native.wgsl's, which reads each word as a vec2<f16>. That function is the only difference.
 //
 // Block format: f16 weights, row-major [rows, k], two per word (the lower-indexed weight in the low half); a

@@ -1,6 +1,6 @@
 // dot_i8_packed: the packed int8 dot products of the int8-activation product bodies (shaders/matmul_q8_0_int8.wgsl,
 // matmul_q4_0_int8.wgsl). Needs WGSL's packed_4x8_integer_dot_product language feature (dot4I8Packed): composed
-// only into the kernels of adapters that have it (src/gpu/shaders-int8.ts).
+// only into the kernels of adapters that have it (src/gpu/shaders.ts).
 
 // Four consecutive weight words w[o] .. w[o + 3].
 fn words4(o: u32) -> vec4<u32> {

@@ -4,7 +4,7 @@
 // with the activation words by dot4I8Packed and summed exactly in i32; the codes' -8 comes off as -8·Σq (the
 // activation block's sum), then d_w·d_x scales once. The kernel is the block decoder shaders/decode_q4_0.wgsl
 // (layout, BLOCK_WORDS), shaders/dot_i8_packed.wgsl, this file, the K_SPLIT reduction and the skeleton
-// shaders/matmul.wgsl (composed in src/gpu/shaders-int8.ts): read that header for the bindings and dispatch.
+// shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the bindings and dispatch.
 
 const NIBBLES = vec4<u32>(0x0f0f0f0fu);
 

@@ -3,7 +3,7 @@
 // 32 products per row are 8 dot4I8Packed of the weight words with the activation words, summed exactly in i32,
 // then scaled once by d_w·d_x. The kernel is the block decoder shaders/decode_q8_0.wgsl (layout, BLOCK_WORDS),
 // shaders/dot_i8_packed.wgsl, this file, the K_SPLIT reduction and the skeleton shaders/matmul.wgsl (composed in
-// src/gpu/shaders-int8.ts): read that header for the bindings, overrides and dispatch.
+// src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch.
 
 // The block's Σ w·q for the rows whose blocks start at o0..o3 and one token's activation block.
 fn q8_block_sums(wa0: vec4<u32>, wc0: vec4<u32>, wa1: vec4<u32>, wc1: vec4<u32>, wa2: vec4<u32>, wc2: vec4<u32>,

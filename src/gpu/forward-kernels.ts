@@ -15,8 +15,8 @@ import { PARAMS, STEP, compileOps, recordOps, type KernelOp, type StepParams } f
 import { forwardKernelShapesFor, type ForwardKernelShapes } from './kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
 import * as shaders from './shaders.ts';
-import { INT8_PRODUCT_FORMATS, int8ProductKernelsSubgroupSplit, int8ProductKernelsWorkgroupSplit, quantizeActivations, type Int8ProductFormat } from './shaders-int8.ts';
-import { withNativeF16Products } from './shaders-native-f16.ts';
+import { INT8_PRODUCT_FORMATS, int8ProductKernelsSubgroupSplit, int8ProductKernelsWorkgroupSplit, quantizeActivations, type Int8ProductFormat } from './shaders.ts';
+import { withNativeF16Products } from './shaders.ts';
 import { UniformAllocator } from './uniforms.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 

@@ -51,6 +51,11 @@ import sampleSelectCode from '../../shaders/sample_select.wgsl?raw';
 import sampleCompactCode from '../../shaders/sample_compact.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 import sampleDrawCode from '../../shaders/sample_draw.wgsl?raw';
+import dotI8PackedCode from '../../shaders/dot_i8_packed.wgsl?raw';
+import matmulQ8_0Int8Code from '../../shaders/matmul_q8_0_int8.wgsl?raw';
+import matmulQ4_0Int8Code from '../../shaders/matmul_q4_0_int8.wgsl?raw';
+import quantizeActivationsCode from '../../shaders/quantize_activations.wgsl?raw';
+import decodeF16NativeCode from '../../shaders/decode_f16_native.wgsl?raw';
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
@@ -158,4 +163,65 @@ export const sampleDraw: KernelSource = { name: 'sample_draw', code: `${sampleCo
  */
 function composeWgsl(...parts: string[]): string {
   return parts.join('\n');
+}
+
+// The int8-activation kernels (issue 19): the activation quantizer (shaders/quantize_activations.wgsl, llama.cpp's
+// q8_0 blocks) and the Q8_0 and Q4_0 products whose block bodies multiply int8 by int8 with WGSL's dot4I8Packed
+// (shaders/matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl), composed as the products above: the
+// format's one block decoder (the same decode_*.wgsl), the body, the K_SPLIT reduction, the shaders/matmul.wgsl
+// skeleton. Apart from the product table because dot4I8Packed needs the `packed_4x8_integer_dot_product` language
+// feature: nothing here is compiled on an adapter without it (forward-kernels.ts asks).
+/** The weight formats with an int8-activation product. */
+export const INT8_PRODUCT_FORMATS = ['Q8_0', 'Q4_0'] as const;
+export type Int8ProductFormat = (typeof INT8_PRODUCT_FORMATS)[number];
+
+export const quantizeActivations: KernelSource = { name: 'quantize_activations', code: quantizeActivationsCode };
+
+const PARTS: Readonly<Record<Int8ProductFormat, readonly [decoder: string, body: string]>> = {
+  Q8_0: [decodeQ8_0Code, matmulQ8_0Int8Code],
+  Q4_0: [decodeQ4_0Code, matmulQ4_0Int8Code],
+};
+
+function int8ProductKernels(split: 'workgroup' | 'subgroup'): Readonly<Record<Int8ProductFormat, KernelSource>> {
+  const make = (format: Int8ProductFormat): KernelSource => {
+    const [decoder, body] = PARTS[format];
+    const name = `matmul_${format.toLowerCase()}_int8`;
+    return split === 'workgroup'
+      ? { name, code: [decoder, dotI8PackedCode, body, matmulSplitWorkgroupCode, matmulCode].join('\n') }
+      : { name: `${name} (subgroups)`, code: ['enable subgroups;', decoder, dotI8PackedCode, body, matmulSplitSubgroupCode, matmulCode].join('\n') };
+  };
+  return { Q8_0: make('Q8_0'), Q4_0: make('Q4_0') };
+}
+export const int8ProductKernelsWorkgroupSplit = int8ProductKernels('workgroup');
+export const int8ProductKernelsSubgroupSplit = int8ProductKernels('subgroup');
+
+// The native `shader-f16` variant of the F16 weight products: the kernel composed above for F16 (its decoder
+// shaders/decode_f16.wgsl, the plain block body, the K_SPLIT reduction, the matmul skeleton) with `enable f16;` put
+// first and the decoder's packed `halves` (unpack2x16float) swapped for shaders/decode_f16_native.wgsl's (a bitcast
+// to vec2<f16>). One decoder per format: the block layout, the block loop and the f32 accumulation stay the F16
+// kernel's own; only how a word becomes two weights differs. ForwardKernels picks it where the device has
+// `shader-f16` (GpuFeatures.f16), the packed kernel otherwise.
+/** shaders/decode_f16.wgsl's packed `halves`, exactly as written there. */
+const PACKED_HALVES = 'fn halves(word: u32) -> vec2<f32> {\n  return unpack2x16float(word);\n}';
+const NATIVE_HALVES = /fn halves\(word: u32\) -> vec2<f32> \{[\s\S]*?\n\}/.exec(decodeF16NativeCode)?.[0];
+
+/** The native form of a kernel that composes shaders/decode_f16.wgsl (throws if that file's `halves` changed). */
+export function nativeF16Kernel(kernel: KernelSource): KernelSource {
+  const parts = kernel.code.split(PACKED_HALVES);
+  if (parts.length !== 2 || !NATIVE_HALVES) {
+    throw new Error(`${kernel.name}: shaders/decode_f16.wgsl's packed halves() not found once (${parts.length - 1} times); keep it as src/gpu/shaders.ts nativeF16Kernel expects`);
+  }
+  return { name: `${kernel.name} (shader-f16)`, code: `enable f16;\n${parts.join(NATIVE_HALVES)}` };
+}
+
+const nativeSets = new WeakMap<ProductKernelSet, ProductKernelSet>();
+
+/** `set` with its F16 product in the native form (made once per set). */
+export function withNativeF16Products(set: ProductKernelSet): ProductKernelSet {
+  let native = nativeSets.get(set);
+  if (!native) {
+    native = { ...set, F16: nativeF16Kernel(set.F16) };
+    nativeSets.set(set, native);
+  }
+  return native;
 }

@@ -1,6 +1,6 @@
 // The native `shader-f16` path of the F16 weight products on Mesa's lavapipe (Node, Dawn): the adapter has
 // `shader-f16`, the device gets it, ForwardKernels picks the native F16 kernel (shaders/decode_f16_native.wgsl
-// swapped into the F16 decoder, src/gpu/shaders-native-f16.ts) and the forward plan compiles that kernel and never
+// swapped into the F16 decoder, src/gpu/shaders.ts nativeF16Kernel) and the forward plan compiles that kernel and never
 // the packed one; the logits of a generated F16 model (one token a step) are within llama.cpp's F16
 // tolerance 1e-2 of llama.cpp's. One F16 product equals the packed path's bit for bit (a device on the same adapter
 // without `shader-f16`: both widen each half exactly and accumulate in f32 in the same order) and a CPU reference,
