@@ -8,16 +8,13 @@ import { createServer } from 'vite';
 import { chromium } from 'playwright-core';
 import { chromiumArgs } from '../../tools/chromium-flags.mjs';
 import { ensureChromium } from '../../tools/ensure-chromium.mjs';
+import { option } from '../support/node-dawn.mjs';
 
 const argv = process.argv.slice(2);
-const option = (name) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
 const robust = argv.includes('--robust');
 const query = new URLSearchParams();
 for (const name of ['repeats', 'n', 'k', 'm', 'mn', 'mk', 'shapes', 'only']) {
-  const value = option(name);
+  const value = option(argv, name, undefined);
   if (value !== undefined) query.set(name, value);
 }
 

@@ -6,22 +6,11 @@
 //   node bench/prefill/run.mjs --attention-only 2048,8128 [--shapes '["default",{...}]'] [--reps 3] [--m 64]
 //                              [--heads 4 --kv-heads 2 --head-dim 32 --layers 4]
 // Dawn needs a Vulkan driver: without VK_ICD_FILENAMES this reruns itself over Chromium's SwiftShader.
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { ROOT, option as optionIn, rerunOverSwiftShader, runInVite } from '../support/node-dawn.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
-if (!process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) {
-  const env = { ...process.env, VK_ICD_FILENAMES: SWIFTSHADER_ICD, LD_LIBRARY_PATH: ['/usr/lib/chromium', process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') };
-  process.exit(spawnSync(process.execPath, process.argv.slice(1), { env, stdio: 'inherit' }).status ?? 1);
-}
-const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : fallback;
-};
+rerunOverSwiftShader();
+const option = (name, fallback) => optionIn(process.argv.slice(2), name, fallback);
 const options = {
   model: resolve(ROOT, option('model', 'public/models/toy-qwen3/model.gguf')),
   lengths: option('prefill', '128,2048,8192').split(',').map(Number),
@@ -43,18 +32,7 @@ const attentionOptions = {
   shapes: JSON.parse(option('shapes', '["default"]')),
   dawnFlags: options.dawnFlags,
 };
-const { createServer } = await import('vite');
-const vite = await createServer({ root: ROOT, server: { middlewareMode: true, hmr: false, ws: false, watch: null }, appType: 'custom', logLevel: 'error' });
-let result;
-try {
-  if (attentionOnly) {
-    const { runAttentionBench } = await vite.ssrLoadModule('/bench/prefill/attention.ts');
-    result = await runAttentionBench(attentionOptions);
-  } else {
-    const { runPrefillBench } = await vite.ssrLoadModule('/bench/prefill/bench.ts');
-    result = await runPrefillBench(options);
-  }
-} finally {
-  await vite.close();
-}
+const result = attentionOnly
+  ? await runInVite('/bench/prefill/attention.ts', ({ runAttentionBench }) => runAttentionBench(attentionOptions))
+  : await runInVite('/bench/prefill/bench.ts', ({ runPrefillBench }) => runPrefillBench(options));
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
