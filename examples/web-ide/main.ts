@@ -113,6 +113,21 @@ function diffLines(patch: string, before: string): { kind: 'del' | 'add' | 'ctx'
   return out.map((l, i) => ({ ...l, text: `${l.kind === 'del' ? '-' : l.kind === 'add' ? '+' : ' '} ${at >= 0 && i === 0 ? `${at + 1}: ` : ''}${l.text}` }));
 }
 
+/** A patch that applies but leaves the file as it was: refused, not "applied". */
+class UnchangedPatchError extends Error {
+  constructor() {
+    super('this patch changes nothing; the + line must differ from the - line.');
+  }
+}
+
+/** The file after `patch`; throws where the patch does not apply (applyPatch's error) or changes nothing
+ *  (UnchangedPatchError). The review card and the scripted review (autoAccept) both refuse through it. */
+function changedPatch(before: string, patch: string): string {
+  const after = applyPatch(before, patch);
+  if (after === before) throw new UnchangedPatchError();
+  return after;
+}
+
 /**
  * Shows a patch as a diff card in the log with Accept and Reject; resolves with the user's verdict. Accept applies
  * it to the open file (and makes it undoable); a patch that does not apply is reported and counts as rejected.
@@ -123,10 +138,11 @@ export const reviewInUi: Review = (patch, file, signal) =>
     let after: string | null = null;
     let problem: string | null = null;
     try {
-      after = applyPatch(before, patch);
-      if (after === before) problem = 'This patch changes nothing.';
+      after = changedPatch(before, patch);
     } catch (e) {
-      problem = `This patch does not apply: ${(e as Error).message}`;
+      const { message } = e as Error;
+      // The same words, capitalised, as the model hears after "Patch failed: ".
+      problem = e instanceof UnchangedPatchError ? `T${message.slice(1)}` : `This patch does not apply: ${message}`;
     }
     const card = document.createElement('article');
     card.className = 'patch';
@@ -178,9 +194,8 @@ export const reviewInUi: Review = (patch, file, signal) =>
 
 const autoAccept: Review = async (patch, file) => {
   const before = files.get(file) ?? '';
-  const after = applyPatch(before, patch);
-  // As the review card refuses it: a patch that leaves the file as it was is not "applied" (the model hears why).
-  if (after === before) throw new Error('this patch changes nothing; the + line must differ from the - line.');
+  // As the review card refuses it (the model hears why).
+  const after = changedPatch(before, patch);
   files.set(file, after);
   if (file === openFile) setEditor(before, after);
   undoStack.push({ file, before, after });
