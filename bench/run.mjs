@@ -61,6 +61,8 @@ const { values: opt } = parseArgs({
     'no-ttft-tools': { type: 'boolean', default: false },
     'q8-dot4': { type: 'boolean', default: false },
     'paired-rounds': { type: 'string', default: '3' },
+    'no-transformers': { type: 'boolean', default: false },
+    'transformers-device': { type: 'string', default: 'webgpu' },
   },
 });
 
@@ -73,6 +75,7 @@ if (!shape) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', 
 const types = (opt.types ?? (opt.catalog ? '' : 'F16,Q8_0,Q4_0')).split(',').filter(Boolean);
 const MODELS_DIR = join(ROOT, '.tmp', 'bench-models');
 const REAL_SIZES_DIR = join(ROOT, '.tmp', 'real-sizes');
+const ONNX_DIR = join(ROOT, '.tmp', 'bench-onnx');
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').trim().split(/\s+/).slice(0, 3).map(Number);
 
@@ -133,6 +136,94 @@ function headerCheck(m) {
   return JSON.parse(execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bench', 'real-sizes', 'header-check.ts'), m.id], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
 }
 
+// ---------------------------------------------------------------- the WebGPU peer (bench/transformers)
+
+/**
+ * @huggingface/transformers (onnxruntime-web) on the model exported to ONNX (tools/export-onnx.py, cached in
+ * .tmp/bench-onnx/<id>/): installed apart in bench/transformers/node_modules; absent, the rows say it was skipped.
+ */
+const transformersPeer = {
+  installed: existsSync(join(ROOT, 'bench', 'transformers', 'node_modules', '@huggingface', 'transformers', 'package.json')),
+  loaded: false,
+  skipped: null,
+  async attach(page) {
+    if (opt['no-transformers']) this.skipped = '--no-transformers';
+    else if (!this.installed) this.skipped = 'not installed: npm install --prefix bench/transformers --omit=optional --ignore-scripts --no-audit --no-fund';
+    if (this.skipped) {
+      log(`transformers.js peer skipped (${this.skipped})`);
+      return { skipped: this.skipped };
+    }
+    try {
+      await page.addScriptTag({ type: 'module', url: '/bench/transformers/bench.ts' });
+      await page.waitForFunction(() => window.__transformersBench !== undefined, null, { timeout: 60_000 });
+      this.loaded = true;
+      const version = JSON.parse(readFileSync(join(ROOT, 'bench', 'transformers', 'node_modules', '@huggingface', 'transformers', 'package.json'), 'utf8')).version;
+      const ort = JSON.parse(readFileSync(join(ROOT, 'bench', 'transformers', 'node_modules', 'onnxruntime-web', 'package.json'), 'utf8')).version;
+      return { library: `@huggingface/transformers ${version}`, onnxruntime_web: ort, device: opt['transformers-device'], dtype: 'fp32' };
+    } catch (error) {
+      this.skipped = `page module did not load: ${String(error?.message ?? error).slice(0, 300)}`;
+      log(`transformers.js peer skipped (${this.skipped})`);
+      return { skipped: this.skipped };
+    }
+  },
+  /** The model's ONNX folder (exported unless cached); null and the reason where it cannot be. */
+  exportFor(m) {
+    const hf = m.kind === 'bundled' ? dirname(m.path) : join(dirname(m.path), 'hf');
+    if (!existsSync(join(hf, 'model.safetensors')) || !existsSync(join(hf, 'config.json'))) return { error: `no Hugging Face folder beside ${m.path.slice(ROOT.length + 1)}` };
+    const out = join(ONNX_DIR, m.id);
+    const refPath = join(out, 'ref.json');
+    const fresh = existsSync(refPath) && existsSync(join(out, 'onnx', 'model.onnx')) && statSync(refPath).mtimeMs >= statSync(join(hf, 'model.safetensors')).mtimeMs
+      && JSON.parse(readFileSync(refPath, 'utf8')).format_version === 1;
+    if (!fresh) {
+      log(`${m.id}: exporting to ONNX (tools/export-onnx.py) ...`);
+      try {
+        execFileSync('/usr/bin/python3', [join(ROOT, 'tools', 'export-onnx.py'), '--model', hf, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      } catch (error) {
+        return { error: `export failed (Debian's python3-torch at /usr/bin/python3 needed): ${String(error?.stderr ?? error?.message ?? error).trim().split('\n').slice(-3).join(' | ').slice(0, 400)}` };
+      }
+    }
+    return { id: m.id };
+  },
+  async measure(page, m, entry, prefillFor, contextLength) {
+    entry.transformersjs_decode_tok_s = null;
+    entry.transformersjs_prefill_tok_s = null;
+    entry.transformersjs_ep = null;
+    if (!this.loaded) {
+      entry.transformersjs = { skipped: this.skipped };
+      return;
+    }
+    const exported = this.exportFor(m);
+    if (exported.error) {
+      entry.transformersjs = { skipped: exported.error };
+      return;
+    }
+    const devices = opt['transformers-device'] === 'both' ? ['webgpu', 'wasm'] : [opt['transformers-device']];
+    const cfg = { onnxId: exported.id, ggufUrl: opt['no-engine'] ? undefined : m.url, decodeTokens: Number(opt['decode-tokens']), prefillTokens: prefillFor, rounds: Math.max(1, Number(opt['paired-rounds'])), contextLength, threads: Number(opt['wllama-threads']) };
+    const rows = {};
+    for (const device of devices) {
+      log(`${m.id}: transformers.js (${device}) ...`);
+      try {
+        rows[device] = await page.evaluate((c) => window.__transformersBench.run(c), { ...cfg, device });
+      } catch (error) {
+        rows[device] = { device, error: String(error?.message ?? error).slice(0, 800) };
+        log(`${m.id}: transformers.js (${device}) failed: ${rows[device].error.slice(0, 300)}`);
+        // WebGPU EP failing here: the wasm EP instead, as a labelled row.
+        if (device === 'webgpu' && !devices.includes('wasm')) devices.push('wasm');
+      }
+    }
+    entry.transformersjs = rows;
+    const used = devices.find((d) => rows[d] && !rows[d].error);
+    if (used) {
+      const r = rows[used];
+      entry.transformersjs_ep = used;
+      entry.transformersjs_decode_tok_s = r.decode_tok_s;
+      entry.transformersjs_prefill_tok_s = r.prefill?.[0]?.prefill_tok_s ?? null;
+      entry.decode_vs_transformersjs_paired = r.paired_decode?.median_engine_over_transformersjs ?? null;
+      log(`${m.id}: transformers.js (${used}) decode ${r.decode_tok_s} tok/s, prefill ${entry.transformersjs_prefill_tok_s} tok/s`);
+    }
+  },
+};
+
 // ---------------------------------------------------------------- server and browser
 
 /** Serves .tmp/bench-models at /__bench_models/; the page is cross-origin isolated (wllama may then use threads). */
@@ -144,7 +235,7 @@ function benchPlugin() {
         res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
         res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
         const url = new URL(req.url ?? '/', 'http://localhost');
-        const [prefix, dir] = url.pathname.startsWith('/__real_sizes/') ? ['/__real_sizes/', REAL_SIZES_DIR] : ['/__bench_models/', MODELS_DIR];
+        const [prefix, dir] = url.pathname.startsWith('/__real_sizes/') ? ['/__real_sizes/', REAL_SIZES_DIR] : url.pathname.startsWith('/__bench_onnx/') ? ['/__bench_onnx/', ONNX_DIR] : ['/__bench_models/', MODELS_DIR];
         if (!url.pathname.startsWith(prefix)) return next();
         const file = normalize(join(dir, decodeURIComponent(url.pathname.slice(prefix.length))));
         if (!file.startsWith(dir) || !existsSync(file) || !statSync(file).isFile()) {
@@ -210,6 +301,7 @@ try {
   // The wllama module loads beside the engine's (a failure there leaves the engine bench running).
   await page.waitForFunction(() => window.__wllamaBench !== undefined, null, { timeout: 30_000 }).catch(() => log('wllama module did not load'));
   report.cross_origin_isolated = await page.evaluate(() => self.crossOriginIsolated);
+  report.transformersjs = await transformersPeer.attach(page);
 
   log('roofline ...');
   const roofline = await page.evaluate(() => window.__bench.roofline());
@@ -281,6 +373,7 @@ try {
         entry.paired_decode = { error: String(error?.message ?? error).slice(0, 500) };
       }
     }
+    if (m.kind !== 'catalog') await transformersPeer.measure(page, m, entry, prefillFor, contextLength);
     entry.load_average_after = loadavg();
     report.models.push(entry);
   }
