@@ -1,80 +1,65 @@
-// The row-reduction kernels: `rmsnormOps` describes a dispatch as data (kernel-op.ts: the pipeline for this
-// adapter's shapes, kernel-shapes.ts, the params and the workgroup count) and `rmsnorm` records it at once into a
-// ComputeBatch (its params uniform from uniforms.ts).
-// `prepare()` compiles every pipeline first (asynchronously), so recording never waits on compilation.
-// Buffer layouts follow the conventions at the top of dispatch.ts.
+// The row-reduction kernels as one object over a kernel context (kernels/context.ts): a thin facade over
+// kernels/norms.ts. `rmsnormOps` describes a dispatch as data (kernel-op.ts) and `rmsnorm` records it at once into
+// a ComputeBatch (its params uniform from the context's allocator). `prepare()` compiles every pipeline first
+// (asynchronously), so recording never waits on compilation. Buffer layouts follow the conventions at the top of dispatch.ts.
 import type { GpuContext } from './device.ts';
-import { requireBytes, type Binding, type ComputeBatch } from './dispatch.ts';
-import { PARAMS, recordOps, type KernelOp } from './kernel-op.ts';
-import { kernelShapesFor, rowsPerWorkgroup, type KernelShapes } from './kernel-shapes.ts';
-import { PipelineCache, type KernelSource, type OverrideConstants } from './pipeline-cache.ts';
-import * as shaders from './shaders.ts';
-import { UniformAllocator } from './uniforms.ts';
+import type { ComputeBatch } from './dispatch.ts';
+import type { KernelOp } from './kernel-op.ts';
+import type { KernelShapes } from './kernel-shapes.ts';
+import type { PipelineCache } from './pipeline-cache.ts';
+import type { UniformAllocator } from './uniforms.ts';
+import { KernelContext, type AllKernelShapes, type KernelContextOptions } from './kernels/context.ts';
+import { NormKernels, type RmsnormArgs } from './kernels/norms.ts';
 
-export interface KernelsOptions {
+export type { RmsnormArgs } from './kernels/norms.ts';
+
+export interface KernelsOptions extends Omit<KernelContextOptions, 'shapes'> {
   /** Override the per-adapter shapes (tests use this to force many small workgroups). */
   shapes?: Partial<KernelShapes>;
-  pipelines?: PipelineCache;
-  /** Share a params allocator (the caller then destroys it); by default these kernels own one. */
-  uniforms?: UniformAllocator;
-}
-
-export interface RmsnormArgs { x: Binding; weight: Binding; y: Binding; rows: number; n: number; eps: number; accumulate?: boolean }
-
-interface Prepared {
-  kernel: KernelSource;
-  constants: OverrideConstants;
 }
 
 export class Kernels {
-  readonly shapes: KernelShapes;
-  readonly pipelines: PipelineCache;
-  readonly uniforms: UniformAllocator;
-  private readonly ownsUniforms: boolean;
+  readonly ctx: KernelContext;
+  private readonly ownsContext: boolean;
+  readonly norms: NormKernels;
 
-  constructor(
-    readonly gpu: GpuContext,
-    options: KernelsOptions = {},
-  ) {
-    this.shapes = { ...kernelShapesFor(gpu.adapterInfo, gpu.limits), ...options.shapes };
-    this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
-    this.ownsUniforms = options.uniforms === undefined;
-    this.uniforms = options.uniforms ?? new UniformAllocator(gpu.device);
+  /** Over a context of its own (options: its cache, allocator, shapes) or a shared one. */
+  constructor(gpu: GpuContext | KernelContext, options: KernelsOptions = {}) {
+    this.ownsContext = !(gpu instanceof KernelContext);
+    this.ctx = gpu instanceof KernelContext ? gpu : new KernelContext(gpu, options);
+    this.norms = new NormKernels(this.ctx);
   }
 
-  private rowKernel(kernel: KernelSource, constants: Record<string, boolean> = {}): Prepared {
-    return { kernel, constants: { ...this.shapes.rowReduce, ...constants } };
+  get gpu(): GpuContext {
+    return this.ctx.gpu;
   }
-
-  private all(): Prepared[] {
-    return [
-      this.rowKernel(shaders.rmsnorm),
-      this.rowKernel(shaders.rmsnorm, { ACCUMULATE: true }),
-    ];
+  get shapes(): AllKernelShapes {
+    return this.ctx.shapes;
+  }
+  get pipelines(): PipelineCache {
+    return this.ctx.pipelines;
+  }
+  get uniforms(): UniformAllocator {
+    return this.ctx.uniforms;
   }
 
   /** Compiles every pipeline these kernels use; call (and await) once before recording. */
   async prepare(): Promise<void> {
-    await Promise.all(this.all().map((p) => this.pipelines.get(p.kernel, p.constants)));
+    await Promise.all(this.norms.kernels().map((p) => this.ctx.pipelines.get(p.kernel, p.constants)));
   }
 
   /** Y[r, :] = X[r, :] / sqrt(mean(X[r, :]²) + eps) * weight, rows of length n (`accumulate`: Y += that). */
   rmsnorm(batch: ComputeBatch, a: RmsnormArgs): void {
-    recordOps(batch, this.pipelines, this.uniforms, this.rmsnormOps(a), { m: a.rows, pos0: 0, splits: 1 });
+    this.ctx.record(batch, this.rmsnormOps(a), { m: a.rows, pos0: 0, splits: 1 });
   }
 
   /** The op of `rmsnorm` (none for no rows). */
   rmsnormOps(a: RmsnormArgs): KernelOp[] {
-    if (a.rows === 0) return [];
-    requireBytes('rmsnorm', 'x', a.x, a.rows * a.n * 4);
-    requireBytes('rmsnorm', 'weight', a.weight, a.n * 4);
-    requireBytes('rmsnorm', 'y', a.y, a.rows * a.n * 4);
-    const p = this.rowKernel(shaders.rmsnorm, a.accumulate ? { ACCUMULATE: true } : {});
-    return [{ ...p, bindings: [a.x, a.weight, a.y, PARAMS], params: [a.rows, a.n, { f32: a.eps }], workgroups: Math.ceil(a.rows / rowsPerWorkgroup(this.shapes.rowReduce)) }];
+    return this.norms.rmsnormOps(a);
   }
 
-  /** Releases the params uniforms (when these kernels own them). */
+  /** Releases the context when it is its own (its uniforms if it owns them). */
   destroy(): void {
-    if (this.ownsUniforms) this.uniforms.destroy();
+    if (this.ownsContext) this.ctx.destroy();
   }
 }

@@ -1,0 +1,143 @@
+// Causal GQA attention over a layer's KV cache, positions from the step uniform (kernel-op.ts StepParams):
+// decode (m = 1) through shaders/attention.wgsl, split over positions past SPLIT_POSITIONS into partial records
+// merged by attention_combine (flash-decoding; the step's `splits` says which form runs), and prefill chunks
+// (m > 1) through attention_prefill.wgsl composed per head dim, rows and lanes (attention-prefill-kernel.ts:
+// tiled over the positions, each K/V tile read once for a workgroup of query rows sharing a KV head). Sliding
+// window and attention sinks in both.
+import { attentionPrefillSource } from '../attention-prefill-kernel.ts';
+import { requireBytes, type Binding } from '../dispatch.ts';
+import { PARAMS, STEP, type KernelOp, type StepParams } from '../kernel-op.ts';
+import * as shaders from '../shaders.ts';
+import type { KernelContext, Prepared } from './context.ts';
+
+/** Attention of m queries (their positions come from the step, as for RopeArgs). */
+export interface AttentionArgs {
+  q: Binding; qStride?: number; kCache: Binding; vCache: Binding; out: Binding; m: number; nHeads: number; nKvHeads: number; headDim: number; maxSeq: number; scale?: number;
+  /** Sliding window: query t attends to positions [pos0 + t + 1 - window, pos0 + t] only (0 or absent: no window). */
+  window?: number;
+  /** Attention sinks: a logit per head [nHeads] f32 in the softmax's denominator. */
+  sinks?: Binding;
+}
+
+export class AttentionKernels {
+  /** Partial results of call-style split attention; grown when needed (replaced ones kept until destroy: work may use them). */
+  private scratch: GPUBuffer | null = null;
+  private readonly retired: GPUBuffer[] = [];
+
+  constructor(private readonly ctx: KernelContext) {}
+
+  /** The kernel for this head dim (HEAD_DIM 0 would be attention.wgsl's generic form: the head dim from the params). */
+  private attentionKernel(headDim: number, sinks: boolean): Prepared {
+    return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.ctx.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim, SINKS: sinks } };
+  }
+
+  /** attention_prefill composed for this head dim and ROWS (attention-prefill-kernel.ts: constant private indices). */
+  private attentionPrefillKernel(headDim: number, sinks: boolean): Prepared {
+    const { WORKGROUP_SIZE, KV_TILE, SHARED_KV, LANES } = this.ctx.shapes.attentionPrefill;
+    // Both tiles within the workgroup memory limit (16 KiB by default): fewer positions per tile for large heads.
+    const fit = SHARED_KV ? Math.floor(this.ctx.limits.maxComputeWorkgroupStorageSize / (8 * headDim) / 8) * 8 : KV_TILE;
+    const tile = Math.max(8, Math.min(KV_TILE, fit));
+    // Lanes sharing K/V loads: only on subgroups of exactly 4 (else, or for other head dims, each lane loads its own).
+    const { subgroups, subgroupMinSize, subgroupMaxSize } = this.ctx.features;
+    const lanes = LANES === 4 && !SHARED_KV && headDim % 16 === 0 && WORKGROUP_SIZE % 4 === 0 && subgroups && subgroupMinSize === 4 && subgroupMaxSize === 4 ? 4 : 1;
+    return { kernel: attentionPrefillSource(headDim, this.prefillRows(headDim), lanes), constants: { WORKGROUP_SIZE, KV_TILE: tile, SHARED_KV, SINKS: sinks } };
+  }
+
+  /** How many ways attention splits the positions of a step of m tokens at pos0 (1: not split; only decode splits). */
+  attentionSplits(m: number, pos0: number): number {
+    const { SPLIT_POSITIONS } = this.ctx.shapes.attention;
+    const positions = pos0 + 1;
+    return m === 1 && SPLIT_POSITIONS > 0 && positions > SPLIT_POSITIONS ? Math.ceil(positions / SPLIT_POSITIONS) : 1;
+  }
+
+  /** Bytes of split-attention partials for m queries at pos0 (the call-style scratch). */
+  partialsBytes(m: number, pos0: number, nHeads: number, headDim: number): number {
+    return m * nHeads * this.attentionSplits(m, pos0) * (headDim + 4) * 4;
+  }
+
+  /** Bytes of split-attention partials for m = 1 at positions up to maxSeq (what a decoder allocates once). */
+  attentionPartialsBytes(nHeads: number, headDim: number, maxSeq: number): number {
+    return this.partialsBytes(1, maxSeq - 1, nHeads, headDim);
+  }
+
+  /**
+   * The ops of causal GQA attention of q (query t at position pos0 + t: its [nHeads, headDim] heads at t·qStride
+   * floats; qStride defaults to nHeads·headDim) over the layer's KV cache positions [0, pos0 + t], into out
+   * [m, nHeads, headDim], for m queries at any position: the unsplit form (the step's splits = 1) and, for m = 1,
+   * the split form into `partials` with attention_combine (splits > 1), each run by the step's splits. scale
+   * defaults to 1/sqrt(headDim).
+   */
+  attentionOps(a: AttentionArgs & { partials: Binding }): KernelOp[] {
+    if (a.m === 0) return [];
+    if (a.headDim % 4 !== 0 || a.headDim > 256) throw new RangeError(`attention: head dim ${a.headDim} must be a multiple of 4, at most 256`);
+    const qStride = this.checked(a);
+    const kernel = this.attentionKernel(a.headDim, a.sinks !== undefined);
+    const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.ctx.shapes.attention;
+    if (SPLIT_POSITIONS % 4 !== 0) throw new RangeError(`attention: SPLIT_POSITIONS ${SPLIT_POSITIONS} must be a multiple of 4`);
+    const params = [a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, SPLIT_POSITIONS, qStride, a.window ?? 0];
+    const sinkBinding = a.sinks ?? this.ctx.unused(0);
+    const whole = (s: StepParams) => s.splits === 1;
+    const ops: KernelOp[] = [{ ...kernel, bindings: [a.q, a.kCache, a.vCache, a.out, PARAMS, sinkBinding, STEP], params, workgroups: Math.ceil((a.m * a.nHeads) / WORKGROUP_SIZE), when: whole }];
+    if (a.m > 1 || SPLIT_POSITIONS === 0) return ops;
+    const split = (s: StepParams) => s.splits > 1;
+    const rows = a.m * a.nHeads;
+    const { elementwise } = this.ctx.shapes;
+    const combine = { kernel: shaders.attentionCombine, constants: { ...elementwise } };
+    ops.push(
+      { ...kernel, bindings: [a.q, a.kCache, a.vCache, a.partials, PARAMS, sinkBinding, STEP], params, workgroups: (s) => Math.ceil((rows * s.splits) / WORKGROUP_SIZE), when: split },
+      { ...combine, bindings: [a.partials, a.out, PARAMS, STEP], params: [rows, a.headDim], workgroups: Math.ceil((rows * a.headDim) / 4 / elementwise.WORKGROUP_SIZE), when: split },
+    );
+    return ops;
+  }
+
+  /** The heads, q stride and sinks checked (both forms); the q stride. */
+  private checked(a: AttentionArgs): number {
+    if (a.nHeads % a.nKvHeads !== 0) throw new RangeError(`attention: ${a.nHeads} heads is not a multiple of ${a.nKvHeads} KV heads`);
+    if (a.sinks) requireBytes('attention', 'sinks', a.sinks, a.nHeads * 4);
+    const qStride = a.qStride ?? a.nHeads * a.headDim;
+    if (qStride % 4 !== 0 || qStride < a.nHeads * a.headDim) throw new RangeError(`attention: q stride ${qStride} must be a multiple of 4, at least ${a.nHeads * a.headDim}`);
+    return qStride;
+  }
+
+  /**
+   * Query rows per invocation: shapes' ROWS, at most 256 / head dim (the composed kernel is written out over
+   * rows x head dim: SwiftShader took ~35 s to compile 8 rows of head dim 128, ~3 s for 8 of 32).
+   */
+  private prefillRows(headDim: number): number {
+    return Math.max(1, Math.min(this.ctx.shapes.attentionPrefill.ROWS, Math.floor(256 / headDim)));
+  }
+
+  /** Whether m queries of this head dim take the tiled prefill kernel (m > 1, KV_TILE > 0). */
+  prefillTiled(a: { m: number; headDim: number }): boolean {
+    return a.m > 1 && this.ctx.shapes.attentionPrefill.KV_TILE > 0 && a.headDim % 4 === 0 && a.headDim <= 256;
+  }
+
+  /** The ops of attention for a prefill chunk of m queries at any position (the step uniform's pos0); attentionOps' when not tiled. */
+  attentionPrefillOps(a: AttentionArgs & { partials: Binding }): KernelOp[] {
+    if (!this.prefillTiled(a)) return this.attentionOps(a);
+    const qStride = this.checked(a);
+    const params = [a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, qStride, a.window ?? 0];
+    const { WORKGROUP_SIZE } = this.ctx.shapes.attentionPrefill;
+    const workgroups = a.nKvHeads * Math.ceil((a.m * (a.nHeads / a.nKvHeads)) / (WORKGROUP_SIZE * this.prefillRows(a.headDim)));
+    const bindings = [a.q, a.kCache, a.vCache, a.out, PARAMS, a.sinks ?? this.ctx.unused(0), STEP];
+    return [{ ...this.attentionPrefillKernel(a.headDim, a.sinks !== undefined), bindings, params, workgroups }];
+  }
+
+  /** A scratch for call-style split attention of at least `bytes` (grown when needed). */
+  scratchFor(bytes: number): GPUBuffer {
+    if (!this.scratch || this.scratch.size < bytes) {
+      if (this.scratch) this.retired.push(this.scratch);
+      const size = Math.ceil(bytes / 256) * 256;
+      this.scratch = this.ctx.device.createBuffer({ label: 'attention partials', size, usage: GPUBufferUsage.STORAGE });
+    }
+    return this.scratch;
+  }
+
+  /** Releases the call-style scratch. */
+  destroy(): void {
+    for (const buffer of this.retired) buffer.destroy();
+    this.scratch?.destroy();
+    this.retired.length = 0;
+    this.scratch = null;
+  }
+}

@@ -1,0 +1,166 @@
+// The weight products: Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for every GPU weight format of src/common/weight-formats.ts
+// (dequantization fused; the bias, the residual add, SwiGLU/GeGLU of a stacked gate/up fused), in the form the
+// device takes: the K_SPLIT reduction over subgroups or workgroup memory, the F16 products' native `shader-f16`
+// form where the device has it (shaders.ts withNativeF16Products), and for Q8_0/Q4_0 the int8-activation form
+// (x quantized first, shaders/quantize_activations.wgsl) where the shapes take it. Layouts: shaders/matmul*.wgsl.
+import { requireBytes, type Binding } from '../dispatch.ts';
+import { PARAMS, type KernelOp } from '../kernel-op.ts';
+import type { KernelSource } from '../pipeline-cache.ts';
+import * as shaders from '../shaders.ts';
+import { INT8_PRODUCT_FORMATS, int8ProductKernelsSubgroupSplit, int8ProductKernelsWorkgroupSplit, quantizeActivations, withNativeF16Products, type Int8ProductFormat } from '../shaders.ts';
+import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../../common/weight-formats.ts';
+import type { KernelContext, Prepared } from './context.ts';
+
+/** Weight types of the product kernels: the formats GPU buffers hold (src/common/weight-formats.ts; BF16 is widened to F32 at load). */
+export type ProductWeightType = GpuWeightFormatName;
+/** 'gated': SwiGLU fused (silu(gate·x)·(up·x)); 'gated-gelu': GeGLU (gelu_tanh(gate·x)·(up·x), Gemma 3). */
+export type ProductVariant = 'plain' | 'bias' | 'accumulate' | 'bias+accumulate' | 'gated' | 'gated-gelu';
+/** How the products sum over the K_SPLIT invocations of a row group. */
+export type ProductSplit = 'workgroup' | 'subgroup';
+
+/** The product kernels' block of a format: 4 weights for the plain formats (F32, F16), else the format's block. */
+function productBlock(type: ProductWeightType): { elements: number; bytes: number } {
+  const f = WEIGHT_FORMAT[type];
+  const elements = Math.max(4, f.blockElements);
+  return { elements, bytes: (elements / f.blockElements) * f.gpuBlockBytes };
+}
+
+/** Weights per block: k (the row length) must be a multiple of it. */
+export const PRODUCT_BLOCK_ELEMENTS: Readonly<Record<ProductWeightType, number>> = Object.fromEntries(
+  GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, productBlock(f).elements]),
+) as Record<ProductWeightType, number>;
+/** Bytes per block in the GPU layout (src/common/weight-formats.ts). */
+export const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = Object.fromEntries(
+  GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, productBlock(f).bytes]),
+) as Record<ProductWeightType, number>;
+
+export interface ProductOptions {
+  /**
+   * How the products sum over the K_SPLIT invocations of a row group. Default: subgroup shuffles where the device
+   * has `subgroups` and its smallest subgroup holds K_SPLIT invocations, else workgroup memory.
+   */
+  productSplit?: ProductSplit;
+  /**
+   * GeGLU's GELU as llama.cpp's CPU backend computes it (a table over f16 inputs and results) instead of the f32
+   * tanh GELU (shaders/matmul.wgsl GELU_F16). Default false.
+   */
+  geluF16?: boolean;
+}
+
+/** The arguments of a product. */
+export interface ProductArgs {
+  type: ProductWeightType;
+  weights: Binding;
+  x: Binding;
+  y: Binding;
+  m: number;
+  n: number;
+  k: number;
+  bias?: Binding;
+  accumulate?: boolean;
+  gated?: boolean;
+  /** With `gated`: the activation of the gate (default silu: SwiGLU; gelu: GeGLU, tanh-approximated). */
+  activation?: 'silu' | 'gelu';
+  yOffset?: number;
+  yStride?: number;
+  /**
+   * Scratch for x as int8 blocks (at least m·k·4 bytes, not x): where shapes.int8Activations takes this type and m,
+   * the product first quantizes x into it (shaders/quantize_activations.wgsl) and multiplies int8 by int8 (a forward
+   * plan passes it; without it the product reads f32 x).
+   */
+  quantizeInto?: Binding;
+}
+
+/** The product split a context's device takes by default (see ProductOptions.productSplit), checked against its shapes. */
+export function productSplitFor(ctx: KernelContext, asked?: ProductSplit): ProductSplit {
+  const { TILE_M, K_SPLIT, WORKGROUP_SIZE } = ctx.shapes.product;
+  if (!(TILE_M >= 1 && TILE_M <= 4) || WORKGROUP_SIZE % K_SPLIT !== 0) {
+    throw new RangeError(`product shape: TILE_M must be 1..4 and K_SPLIT divide WORKGROUP_SIZE (got ${JSON.stringify(ctx.shapes.product)})`);
+  }
+  const subgroupsFit = ctx.features.subgroups && (ctx.features.subgroupMinSize ?? 0) >= K_SPLIT;
+  const split = asked ?? (K_SPLIT > 1 && subgroupsFit ? 'subgroup' : 'workgroup');
+  if (split === 'subgroup' && !ctx.features.subgroups) throw new RangeError('product split: subgroup reductions need the subgroups feature');
+  return split;
+}
+
+export class ProductKernels {
+  /** The product kernels with this device's K_SPLIT reduction. */
+  readonly productSplit: ProductSplit;
+  /** How the F16 products read their halves: 'native' (`shader-f16`, shaders/decode_f16_native.wgsl) where the device has it, else 'packed'. */
+  readonly f16Weights: 'native' | 'packed';
+  private readonly kernels: shaders.ProductKernelSet;
+  private readonly int8Kernels: Readonly<Record<Int8ProductFormat, KernelSource>>;
+  private readonly geluF16: boolean;
+
+  constructor(
+    private readonly ctx: KernelContext,
+    options: ProductOptions = {},
+  ) {
+    this.productSplit = productSplitFor(ctx, options.productSplit);
+    const products = this.productSplit === 'subgroup' ? shaders.productKernelsSubgroupSplit : shaders.productKernelsWorkgroupSplit;
+    this.f16Weights = ctx.features.f16 ? 'native' : 'packed';
+    this.kernels = this.f16Weights === 'native' ? withNativeF16Products(products) : products;
+    this.int8Kernels = this.productSplit === 'subgroup' ? int8ProductKernelsSubgroupSplit : int8ProductKernelsWorkgroupSplit;
+    this.geluF16 = options.geluF16 ?? false;
+  }
+
+  /** int8: the int8-activation form (Q8_0, Q4_0 only). */
+  private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant, int8 = false): Prepared {
+    const { WORKGROUP_SIZE, K_SPLIT } = this.ctx.shapes.product;
+    const constants = { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant.startsWith('gated'), GELU: variant === 'gated-gelu', GELU_F16: variant === 'gated-gelu' && this.geluF16 };
+    return { kernel: int8 ? this.int8Kernels[type as Int8ProductFormat] : this.kernels[type], constants };
+  }
+
+  /** Whether a product of this type over m tokens takes int8 activations (given a quantizeInto scratch). */
+  int8Product(type: ProductWeightType, m: number): boolean {
+    const int8 = this.ctx.shapes.int8Activations;
+    return (INT8_PRODUCT_FORMATS as readonly string[]).includes(type) && int8[type as Int8ProductFormat] && (m === 1 || int8.prefill);
+  }
+
+  /**
+   * Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for the n rows of W in `weights` (a row range of a split tensor), written at
+   * columns [yOffset, yOffset + n) of Y rows yStride apart (defaults: 0 and n). m = 1 is the decode matvec.
+   * `accumulate` adds into Y (the residual add fused). `gated`: `weights` holds two matrices of n rows, gate then
+   * up (a stacked tensor part, see the weight loader's groups), and Y gets silu(gate·x)·(up·x) (SwiGLU fused; no
+   * bias or accumulate with it). k must be a multiple of the block size. None for an empty product.
+   */
+  productOps(a: ProductArgs): KernelOp[] {
+    if (a.m === 0 || a.n === 0) return [];
+    if (a.gated && (a.bias || a.accumulate)) throw new RangeError(`${a.type} product: a gated product has no bias or accumulate`);
+    const matrices = a.gated ? 2 : 1;
+    const block = PRODUCT_BLOCK_ELEMENTS[a.type];
+    if (a.k % block !== 0) throw new RangeError(`${a.type} product: k = ${a.k} is not a multiple of the block size ${block}`);
+    const yOffset = a.yOffset ?? 0;
+    const yStride = a.yStride ?? a.n;
+    requireBytes(`${a.type} product`, 'weights', a.weights, ((matrices * a.n * a.k) / block) * PRODUCT_BLOCK_BYTES[a.type]);
+    requireBytes(`${a.type} product`, 'x', a.x, a.m * a.k * 4);
+    requireBytes(`${a.type} product`, 'y', a.y, ((a.m - 1) * yStride + yOffset + a.n) * 4);
+    if (a.bias) requireBytes(`${a.type} product`, 'bias', a.bias, (yOffset + a.n) * 4);
+    const { product } = this.ctx.shapes;
+    const tileM = a.m === 1 ? 1 : product.TILE_M;
+    const variant: ProductVariant = a.gated ? (a.activation === 'gelu' ? 'gated-gelu' : 'gated') : a.bias ? (a.accumulate ? 'bias+accumulate' : 'bias') : a.accumulate ? 'accumulate' : 'plain';
+    const rowsPerGroup = (4 * product.WORKGROUP_SIZE) / product.K_SPLIT;
+    const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
+    const params = [a.n, a.k, a.m, yOffset, yStride];
+    const bias = a.bias ?? this.ctx.unused(0);
+    if (a.quantizeInto && this.int8Product(a.type, a.m)) {
+      // x as int8 blocks in the scratch (the same m·k·4 bytes hold them), then the int8 body reads them as its x.
+      requireBytes(`${a.type} product`, 'quantizeInto', a.quantizeInto, a.m * a.k * 4);
+      return [
+        ...this.quantizeOps(a.x, a.quantizeInto, a.m, a.k),
+        { ...this.productKernel(a.type, tileM, variant, true), bindings: [a.weights, a.quantizeInto, bias, a.y, PARAMS], params, workgroups },
+      ];
+    }
+    return [{ ...this.productKernel(a.type, tileM, variant), bindings: [a.weights, a.x, bias, a.y, PARAMS], params, workgroups }];
+  }
+
+  /** x [m, k] f32 into `out` as q8_0 blocks (shaders/quantize_activations.wgsl's layout; k a multiple of 32). */
+  quantizeOps(x: Binding, out: Binding, m: number, k: number): KernelOp[] {
+    if (k % 32 !== 0) throw new RangeError(`quantize activations: k = ${k} is not a multiple of 32`);
+    requireBytes('quantize activations', 'x', x, m * k * 4);
+    requireBytes('quantize activations', 'out', out, m * k * 4);
+    const { elementwise } = this.ctx.shapes;
+    const workgroups = Math.ceil((m * k) / 32 / elementwise.WORKGROUP_SIZE);
+    return [{ kernel: quantizeActivations, constants: { ...elementwise }, bindings: [x, out, PARAMS], params: [k, m], workgroups }];
+  }
+}
