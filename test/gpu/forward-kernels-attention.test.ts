@@ -12,10 +12,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { ForwardKernels, type AttentionArgs, type RopeArgs, type RopeStyle } from '../../src/gpu/forward-kernels.ts';
-import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { recordOps } from '../../src/gpu/kernel-op.ts';
+import { createEmptyStorageBuffer, createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { ropeInverseFrequencies } from '../../src/model/rope-frequencies.ts';
 import { randomF32, seededRandom } from '../support/kernel-reference.ts';
 import { attentionReference, ropeReference } from '../support/forward-reference.ts';
+import { ATTENTION_PREFILL_CASES, attentionPrefillError, type AttentionPrefillCase } from '../support/attention-prefill-case.ts';
 
 let gpu: GpuContext;
 let kernels: ForwardKernels;
@@ -47,12 +49,23 @@ function firstPairMismatch(got: Float32Array, expected: Float64Array, input: Flo
 }
 
 /**
- * Compiles what `fk.attention` records for this call: for head dim 64 only the generic pipeline (HEAD_DIM 0, the
- * ops' fallback), which the call then runs, so that both the head-dim constant and the generic form are checked.
+ * Records attention for this call into `batch`, having compiled what it records: `fk.attention` itself, but for head
+ * dim 64 attention.wgsl's ops with its generic pipeline (HEAD_DIM 0: the head dim read from the params) in place of
+ * the head-dim constant, recorded as `fk.attention` would, so that both the constant and the generic form are
+ * checked. Returns the split form's partials buffer for the caller to destroy (or null).
  */
-async function compileAttention(fk: ForwardKernels, a: AttentionArgs): Promise<void> {
-  const ops = fk.attentionOps({ ...a, partials: a.out });
-  await fk.compile(a.headDim === 64 ? ops.map((op) => ({ ...op, constants: op.fallback ?? op.constants })) : ops);
+async function recordAttention(fk: ForwardKernels, batch: ComputeBatch, a: AttentionArgs & { pos0: number }): Promise<GPUBuffer | null> {
+  if (a.headDim !== 64) {
+    await fk.compile(fk.attentionOps({ ...a, partials: a.out }));
+    fk.attention(batch, a);
+    return null;
+  }
+  const splits = fk.attentionSplits(a.m, a.pos0);
+  const partials = createEmptyStorageBuffer(gpu.device, Math.max(16, a.m * a.nHeads * splits * (a.headDim + 4) * 4), 'attention partials (generic)');
+  const generic = fk.attentionOps({ ...a, partials }).map((op) => (op.kernel.name === 'attention' ? { ...op, constants: { ...op.constants, HEAD_DIM: 0 } } : op));
+  await fk.compile(generic);
+  recordOps(batch, fk.pipelines, fk.uniforms, generic, { m: a.m, pos0: a.pos0, splits });
+  return partials;
 }
 
 /** Each token's q heads, k heads and v heads in one row, as the decoder's qkv buffer holds them. */
@@ -261,12 +274,11 @@ describe('attention', () => {
     const buffers = [q, kCache, vCache].map((d) => createStorageBuffer(gpu.device, d));
     const out = createStorageBuffer(gpu.device, new Float32Array(q.length).fill(NaN));
     const call = { q: buffers[0], kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq };
-    await compileAttention(fk, call);
     const batch = new ComputeBatch(gpu, 'attention test');
-    fk.attention(batch, call);
+    const partials = await recordAttention(fk, batch, call);
     batch.submit();
     const got = await readF32(gpu.device, out, q.length);
-    for (const b of [...buffers, out]) b.destroy();
+    for (const b of [...buffers, out, partials]) b?.destroy();
     gpu.throwIfFailed();
     const expected = attentionReference(q, kCache, vCache, { ...c, maxSeq, scale: 1 / Math.sqrt(c.headDim) });
     let worst = 0;
@@ -313,7 +325,7 @@ describe('attention', () => {
         const shape = { m, nHeads, nKvHeads, headDim, pos0: from };
         const rope = { style: 'interleaved', invFreq: freq, qkv: qkvb, ...shape, kvCache: { kCache, vCache, maxSeq } } as const;
         const attention = { q: qkvb, qStride: (nHeads + 2 * nKvHeads) * headDim, kCache, vCache, out, ...shape, maxSeq };
-        await Promise.all([kernels.compile(kernels.ropeOps(rope)), compileAttention(kernels, attention)]);
+        await Promise.all([kernels.compile(kernels.ropeOps(rope)), kernels.compile(kernels.attentionOps({ ...attention, partials: attention.out }))]);
         const batch = new ComputeBatch(gpu, 'rope + attention');
         kernels.rope(batch, rope);
         kernels.attention(batch, attention);
@@ -333,33 +345,13 @@ describe('attention', () => {
   });
 });
 
-interface PrefillCase {
-  headDim: number;
-  nHeads: number;
-  nKvHeads: number;
-  m: number;
-  pos0: number;
-  window?: number;
-  sinks?: boolean;
-}
-
 // attention_prefill.wgsl (ForwardKernels.attentionPrefill, prefill chunks m > 1): KV-tiled, each K/V tile shared
 // by a workgroup's query rows of one KV head, with the online softmax, causal mask, window and sinks of attention.wgsl.
 // q comes from packed qkv rows (the decoder's layout, q stride > nHeads·headDim). Against the f64 reference:
 // |got - ref| <= 1e-6 · max|v| as above (measured <= 3e-7 on SwiftShader).
 describe('attention_prefill (KV-tiled prefill)', () => {
-  const cases: PrefillCase[] = [
-    { headDim: 32, nHeads: 4, nKvHeads: 2, m: 7, pos0: 0 }, // fewer rows than a workgroup's
-    { headDim: 32, nHeads: 4, nKvHeads: 2, m: 64, pos0: 0 }, // the bundled model's chunk, from empty
-    { headDim: 32, nHeads: 4, nKvHeads: 2, m: 37, pos0: 61 }, // after a cached prefix, m not a multiple of any tile
-    { headDim: 64, nHeads: 4, nKvHeads: 1, m: 13, pos0: 65 }, // group 4
-    { headDim: 64, nHeads: 6, nKvHeads: 3, m: 33, pos0: 17 }, // group 2 of 3 KV heads
-    { headDim: 128, nHeads: 2, nKvHeads: 2, m: 19, pos0: 5 }, // no grouping, the Llama head size
-    { headDim: 64, nHeads: 8, nKvHeads: 2, m: 30, pos0: 40, window: 20 }, // window cuts into the cached prefix
-    { headDim: 32, nHeads: 4, nKvHeads: 1, m: 70, pos0: 0, window: 3 }, // window shorter than a tile
-    { headDim: 64, nHeads: 8, nKvHeads: 1, m: 21, pos0: 50, sinks: true }, // gpt-oss: sinks
-    { headDim: 64, nHeads: 4, nKvHeads: 2, m: 45, pos0: 9, window: 16, sinks: true }, // gpt-oss's sliding layers
-  ];
+  // The shared cases (test/support/attention-prefill-case.ts), and gpt-oss's sinks without a window.
+  const cases: AttentionPrefillCase[] = [...ATTENTION_PREFILL_CASES, { headDim: 64, nHeads: 8, nKvHeads: 1, m: 21, pos0: 50, sinks: true }];
   let cpuShapes: ForwardKernels; // this adapter's shapes (SwiftShader: ROWS rows per invocation, KV read directly)
   let gpuShapes: ForwardKernels; // a real GPU's: one row per invocation, K/V tiles staged in workgroup memory
   beforeAll(() => {
@@ -371,30 +363,7 @@ describe('attention_prefill (KV-tiled prefill)', () => {
     gpuShapes?.destroy();
   });
 
-  async function prefillError(fk: ForwardKernels, c: PrefillCase): Promise<number> {
-    const random = seededRandom(c.headDim * 7 + c.m * 31 + c.pos0 + (c.window ?? 0));
-    const maxSeq = c.pos0 + c.m + 3;
-    const q = randomF32(random, c.m * c.nHeads * c.headDim, 2);
-    const kCache = randomF32(random, c.nKvHeads * maxSeq * c.headDim, 2);
-    const vCache = randomF32(random, c.nKvHeads * maxSeq * c.headDim);
-    const sinks = randomF32(random, c.nHeads, 3);
-    const kv = new Float32Array(c.m * c.nKvHeads * c.headDim);
-    const qkv = packQkv(q, kv, kv, c.m, c.nHeads, c.nKvHeads, c.headDim);
-    const buffers = [qkv, kCache, vCache, sinks].map((d) => createStorageBuffer(gpu.device, d));
-    const out = createStorageBuffer(gpu.device, new Float32Array(q.length).fill(NaN));
-    const call = { q: buffers[0], qStride: (c.nHeads + 2 * c.nKvHeads) * c.headDim, kCache: buffers[1], vCache: buffers[2], out, ...c, maxSeq, sinks: c.sinks ? buffers[3] : undefined };
-    await fk.compile(fk.attentionPrefillOps({ ...call, partials: out }));
-    const batch = new ComputeBatch(gpu, 'attention prefill test');
-    fk.attentionPrefill(batch, call);
-    batch.submit();
-    const got = await readF32(gpu.device, out, q.length);
-    for (const b of [...buffers, out]) b.destroy();
-    gpu.throwIfFailed();
-    const expected = attentionReference(q, kCache, vCache, { ...c, maxSeq, scale: 1 / Math.sqrt(c.headDim), sinks: c.sinks ? sinks : undefined });
-    let worst = 0;
-    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(got[i] - expected[i]));
-    return worst;
-  }
+  const prefillError = async (fk: ForwardKernels, c: AttentionPrefillCase) => (await attentionPrefillError(fk, c)).error;
 
   test.each(cases)('%o', async (c) => {
     expect(await prefillError(cpuShapes, c)).toBeLessThanOrEqual(1e-6);
