@@ -63,6 +63,9 @@ const { values: opt } = parseArgs({
     'paired-rounds': { type: 'string', default: '3' },
     'no-transformers': { type: 'boolean', default: false },
     'transformers-device': { type: 'string', default: 'webgpu' },
+    'transformers-models': { type: 'string', default: 'bundled,headline' },
+    'transformers-decode-tokens': { type: 'string', default: '8' },
+    'transformers-prefill': { type: 'string', default: '128' },
   },
 });
 
@@ -184,12 +187,19 @@ const transformersPeer = {
     }
     return { id: m.id };
   },
-  async measure(page, m, entry, prefillFor, contextLength) {
+  async measure(page, m, entry, contextLength) {
     entry.transformersjs_decode_tok_s = null;
     entry.transformersjs_prefill_tok_s = null;
     entry.transformersjs_ep = null;
     if (!this.loaded) {
       entry.transformersjs = { skipped: this.skipped };
+      return;
+    }
+    // ORT's WebGPU EP takes seconds per token on SwiftShader here (bench/README.md): by default the bundled model and
+    // the headline type only (--transformers-models all, or ids/types).
+    const wanted = opt['transformers-models'].split(',').filter(Boolean);
+    if (!wanted.includes('all') && !wanted.includes(m.id) && !wanted.includes(m.kind) && !(m.type && wanted.includes(m.type)) && !(wanted.includes('headline') && m.type === opt.headline)) {
+      entry.transformersjs = { skipped: `not in --transformers-models ${opt['transformers-models']}` };
       return;
     }
     const exported = this.exportFor(m);
@@ -198,7 +208,7 @@ const transformersPeer = {
       return;
     }
     const devices = opt['transformers-device'] === 'both' ? ['webgpu', 'wasm'] : [opt['transformers-device']];
-    const cfg = { onnxId: exported.id, ggufUrl: opt['no-engine'] ? undefined : m.url, decodeTokens: Number(opt['decode-tokens']), prefillTokens: prefillFor, rounds: Math.max(1, Number(opt['paired-rounds'])), contextLength, threads: Number(opt['wllama-threads']) };
+    const cfg = { onnxId: exported.id, ggufUrl: opt['no-engine'] ? undefined : m.url, decodeTokens: Number(opt['transformers-decode-tokens']), prefillTokens: opt['transformers-prefill'].split(',').filter(Boolean).map(Number), rounds: Math.max(1, Number(opt['paired-rounds'])), contextLength, threads: Number(opt['wllama-threads']) };
     const rows = {};
     for (const device of devices) {
       log(`${m.id}: transformers.js (${device}) ...`);
@@ -373,7 +383,7 @@ try {
         entry.paired_decode = { error: String(error?.message ?? error).slice(0, 500) };
       }
     }
-    if (m.kind !== 'catalog') await transformersPeer.measure(page, m, entry, prefillFor, contextLength);
+    if (m.kind !== 'catalog') await transformersPeer.measure(page, m, entry, contextLength);
     entry.load_average_after = loadavg();
     report.models.push(entry);
   }

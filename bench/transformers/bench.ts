@@ -204,6 +204,7 @@ async function run(cfg: TransformersBenchConfig): Promise<Record<string, unknown
     const engineTokS: number[] = [];
     const ratios: number[] = [];
     let sampleTokens: number[] = [];
+    const stepMs: number[] = [];
     if (engine) await engineGenerate(engine, engineId, 'Warm up.', 4);
     for (let r = 0; r < Math.max(1, cfg.rounds); r++) {
       const text = `Round ${r}: tell me a long story about a fox and a dog.`;
@@ -220,15 +221,18 @@ async function run(cfg: TransformersBenchConfig): Promise<Record<string, unknown
       const span = g.times[g.times.length - 1] - g.times[0];
       const pTokS = g.times.length > 1 && span > 0 ? ((g.times.length - 1) * 1000) / span : 0;
       peerTokS.push(round(pTokS));
+      for (let i = 1; i < g.times.length; i++) stepMs.push(g.times[i] - g.times[i - 1]);
       sampleTokens = g.tokens;
       if (engine) ratios.push(round(pTokS > 0 ? eTokS / pTokS : 0));
       log(`${cfg.onnxId}: paired round ${r}: engine ${engine ? round(eTokS, 2) : '-'} tok/s, transformers.js (${cfg.device}) ${round(pTokS, 2)} tok/s`);
     }
     out.decode_tokens = cfg.decodeTokens;
     out.decode_tok_s_rounds = peerTokS;
-    out.decode_tok_s = median(peerTokS);
+    out.decode_tok_s = round(median(peerTokS) ?? 0);
+    // Steps of one round alike (no shader compiled per new KV length) or not: the spread of the steps.
+    out.decode_step_ms = stepMs.length ? { min: round(Math.min(...stepMs), 1), median: round(median(stepMs)!, 1), max: round(Math.max(...stepMs), 1) } : null;
     out.greedy_tokens = sampleTokens.slice(0, 16);
-    if (engine) out.paired_decode = { rounds: ratios.length, engine_tok_s: engineTokS, transformersjs_tok_s: peerTokS, engine_over_transformersjs: ratios, median_engine_over_transformersjs: median(ratios), median_engine_tok_s: median(engineTokS) };
+    if (engine) out.paired_decode = { rounds: ratios.length, engine_tok_s: engineTokS, transformersjs_tok_s: peerTokS, engine_over_transformersjs: ratios, median_engine_over_transformersjs: round(median(ratios) ?? 0), median_engine_tok_s: round(median(engineTokS) ?? 0) };
   } finally {
     await model.dispose?.();
     await engine?.dispose();
