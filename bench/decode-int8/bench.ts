@@ -85,10 +85,10 @@ async function benchModel(gpu: Awaited<ReturnType<typeof acquireGpu>>, dir: stri
       const d = decoders.get(v)!;
       d.kv.clear();
       const first = (await d.forward(ref.prompt)).nextToken;
-      await d.decodeGreedy(first, 1); // warm-up step (first use of the m = 1 program)
+      for await (const _ of d.decode(first, { maxSteps: 1, inFlight: 1 })); // warm-up step (first use of the m = 1 program)
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
-      await d.decodeGreedy(first, o.tokens);
+      for await (const _ of d.decode(first, { maxSteps: o.tokens, inFlight: 1 }));
       const wall = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
       runs.push({ round, variant: v, wall_ms_per_token: round1(wall / o.tokens), cpu_ms_per_token: round1((cpu.user + cpu.system) / 1000 / o.tokens) });

@@ -1,6 +1,6 @@
 // Decode cost per step of the Decoder itself in Node on Dawn: CPU time (process.cpuUsage, user + system) and wall
 // time per greedy decode step after a short prefill, so recording and encoding costs show apart from the engine.
-// With --in-flight 2 the decoder keeps two steps submitted (Decoder.decodeGreedy's inFlight) instead of one.
+// --in-flight N: Decoder.decode keeps N steps submitted (1: each step is encoded after the previous token came back).
 // With --record-only it only records decode steps at successive positions (finished, never submitted): the CPU cost
 // of encoding a step alone (the forward plan's step, or before it Decoder.record).
 //   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json \
@@ -33,7 +33,6 @@ const prompt = Array.from({ length: 16 }, (_, i) => (i * 7 + 3) % opened.config.
 let { nextToken } = await decoder.forward(prompt);
 // Warm-up steps (first-use costs), then the measured ones.
 for (let i = 0; i < 4; i++) nextToken = (await decoder.forward([nextToken])).nextToken;
-const decodeAhead = (decoder as unknown as { decodeGreedy?: (first: number, n: number, o: { inFlight: number }) => Promise<number[]> }).decodeGreedy;
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 if (recordOnly) {
@@ -50,11 +49,8 @@ if (recordOnly) {
     batch.endPass();
     batch.encoder.finish();
   }
-} else if (inFlight > 1) {
-  if (!decodeAhead) throw new Error('this Decoder has no decodeGreedy (in-flight decode)');
-  await decodeAhead.call(decoder, nextToken, steps, { inFlight });
 } else {
-  for (let i = 0; i < steps; i++) nextToken = (await decoder.forward([nextToken])).nextToken;
+  for await (const _ of decoder.decode(nextToken, { maxSteps: steps, inFlight }));
 }
 const wall = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);

@@ -2,7 +2,9 @@
 // a model loads on first use (headers, tokenizer, weights streamed to the GPU, pipelines compiled) and stays
 // loaded. generate(): chat template -> token ids -> reuse the longest common prefix with the KV cache of the
 // model's last sequence -> prefill the rest in batched steps -> decode one command buffer per token until an
-// end token, maxTokens, the context end or the abort signal.
+// end token, maxTokens, the context end or the abort signal, with up to `decodeInFlight` steps submitted at once
+// (Decoder.decode: each reads the previous step's token on the GPU) where no CPU work sits between tokens; a
+// constraint's mask and top_logprobs keep one at a time.
 // Choosing tokens: argmax on the GPU for plain greedy requests; otherwise the GPU sampler (src/sampling:
 // penalties, logit bias, temperature/top-k/top-p/min-p with a seeded draw, logprobs) recorded into the same
 // command buffer through the decoder's TokenChooser, with the constraint's token mask (JSON schema, tool
@@ -45,8 +47,10 @@ export interface WebGpuEngineOptions {
   /** The GPU to use: navigator.gpu by default; the `webgpu` package's create([]) on Node. */
   gpu?: GPU;
   models: ModelSource[];
-  /** Most prompt tokens per prefill step (default 64). */
+  /** Most prompt tokens per prefill step (default: the adapter's prefill chunk). */
   maxBatch?: number;
+  /** Decode steps kept submitted at once for requests the GPU can continue alone (default 2; 1: one at a time). */
+  decodeInFlight?: number;
   /** Model loading progress (bytes of weights uploaded). */
   onLoadProgress?: (modelId: string, loadedBytes: number, totalBytes: number) => void;
 }
@@ -305,7 +309,7 @@ export class WebGpuEngine implements Engine {
       const config = opened.config;
       const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
       const contextLength = this.contextLengthOf(source, config);
-      const decoder = await Decoder.create(gpu, config, weights, { maxSeq: contextLength, maxBatch: this.options.maxBatch, pipelines: this.pipelines });
+      const decoder = await Decoder.create(gpu, config, weights, { maxSeq: contextLength, maxBatch: this.options.maxBatch, inFlight: this.options.decodeInFlight, pipelines: this.pipelines });
       // The sampler's pipelines are compiled at load too, so the first sampled request does not pay for them.
       const sampler = await createSampler(gpu, config.vocabSize, { pipelines: this.pipelines }).catch((error: unknown) => {
         decoder.destroy();
@@ -382,39 +386,42 @@ export class WebGpuEngine implements Engine {
   }
 
   /**
-   * How this request picks tokens: argmax (plain greedy) or the GPU sampler with the constraint's mask.
-   * `taken` checks a step's result and returns its token.
+   * How this request picks tokens: argmax (plain greedy) or the GPU sampler with the constraint's mask, and how many
+   * decode steps may be in flight (1 where the CPU acts between tokens).
    */
   private async tokenChoice(model: LoadedModel, req: GenerateRequest, promptText: string): Promise<TokenChoice> {
     const p = req.sampling;
     const constrained = req.constraint.kind !== 'none';
+    const topLogprobs = (p.top_logprobs ?? 0) > 0;
     const needsSampler =
       constrained ||
+      topLogprobs ||
       p.temperature > 0 ||
-      (p.top_logprobs ?? 0) > 0 ||
       (p.repetition_penalty ?? 1) !== 1 ||
       (p.presence_penalty ?? 0) !== 0 ||
       (p.frequency_penalty ?? 0) !== 0 ||
       Object.keys(p.logit_bias ?? {}).length > 0;
+    const vocabSize = model.opened.config.vocabSize;
     const choice: TokenChoice = {
       sampler: null,
       constraint: null,
-      step: 0,
-      lastLogprob: undefined,
-      chooser: undefined,
+      // A constraint's mask follows the token accepted last; top_logprobs reads the sampler's last result.
+      inFlight: constrained || topLogprobs ? 1 : undefined,
+      chooserAt: () => undefined,
       taken: (result) => {
-        if (result.nextToken >= model.opened.config.vocabSize) {
+        if (result.nextToken >= vocabSize) {
           throw new EngineError(
             'internal',
             choice.constraint ? 'The constraint left no token the model may produce here' : `The model produced no valid token (id ${result.nextToken}): its logits are NaN`,
           );
         }
-        if (choice.sampler) choice.lastLogprob = new Float32Array(result.chosen.buffer, result.chosen.byteOffset + 4, 1)[0];
-        return result.nextToken;
+        const logprob = choice.sampler ? new Float32Array(result.chosen.buffer, result.chosen.byteOffset + 4, 1)[0] : undefined;
+        return { id: result.nextToken, logprob };
       },
     };
     if (!needsSampler) return choice;
     const sampler = await this.guard(() => this.samplerOf(model));
+    // Penalties count the chosen tokens on the GPU (the sampler's kernels add each step's token), in queue order.
     sampler.resetCounts();
     if (constrained) {
       const markers = markersOf(model.source, model.format);
@@ -428,10 +435,8 @@ export class WebGpuEngine implements Engine {
     }
     const params = { ...p, seed: p.seed ?? Math.floor(Math.random() * 0x7fffffff) };
     choice.sampler = sampler;
-    choice.chooser = (batch, a) => {
-      const result = sampler.encode(batch, a.logits, params, choice.step, { mask: choice.constraint?.allowedMask() ?? null });
-      batch.copy(result, 0, a.out, 0, 8);
-    };
+    // Asked when the step is encoded: the mask is the constraint's state then (after the previous token's accept).
+    choice.chooserAt = (step) => sampler.chooser(params, step, { mask: choice.constraint?.allowedMask() ?? null });
     return choice;
   }
 
@@ -451,9 +456,9 @@ export class WebGpuEngine implements Engine {
     }
     // A consumer that stops pulling events after aborting must not hold the GPU: an abort while this
     // generator is suspended at a yield gives the turn back at once (on resuming it does no more GPU work).
-    let suspended = false;
+    const turn = { suspended: false };
     const onAbort = () => {
-      if (suspended) release();
+      if (turn.suspended) release();
     };
     signal?.addEventListener('abort', onAbort);
     try {
@@ -463,77 +468,123 @@ export class WebGpuEngine implements Engine {
       if (prompt.length === 0) throw new EngineError('invalid_request', 'The chat template rendered an empty prompt', { code: 'invalid_request_error', param: 'input' });
       const model = await this.guard(() => this.loadedModel(source));
       this.checkFits(model, prompt.length, 1);
-      const decoder = model.decoder;
       const choice = await this.tokenChoice(model, req, rendered.text);
-      // Reuse the longest common prefix; at least the last prompt token is run again for its logits.
-      const cached = Math.min(decoder.kv.commonPrefixLength(prompt), prompt.length - 1);
-      decoder.kv.truncate(cached);
-      const usage = { promptTokens: prompt.length, cachedTokens: cached, completionTokens: 0 };
-      const rest = prompt.slice(cached);
-      let next = -1;
-      for (let done = 0; done < rest.length; ) {
-        if (signal?.aborted) {
-          suspended = true;
-          yield { type: 'done', finishReason: 'abort', usage };
-          return;
-        }
-        const chunk = rest.slice(done, done + decoder.maxBatch);
-        next = choice.taken(await this.guard(() => decoder.forward(chunk, { chooser: choice.chooser })));
-        done += chunk.length;
-        suspended = true;
-        yield { type: 'prefill', done: cached + done, total: prompt.length };
-        suspended = false;
-      }
-      const detokenizer = new IncrementalDetokenizer(meta.opened.tokenizer);
-      let finishReason: 'stop' | 'length' | 'abort' = 'length';
-      for (;;) {
-        if (model.stopTokens.has(next)) {
-          finishReason = 'stop';
-          break;
-        }
-        if (usage.completionTokens >= req.maxTokens) break;
-        choice.constraint?.accept(next);
-        usage.completionTokens++;
-        const event: Extract<GenerationEvent, { type: 'token' }> = { type: 'token', id: next, text: detokenizer.push(next) };
-        if (choice.sampler) {
-          event.logprob = choice.lastLogprob;
-          if ((req.sampling.top_logprobs ?? 0) > 0) {
-            const [sampled] = await this.guard(() => choice.sampler!.read());
-            event.top = sampled.top.map((t) => ({ id: t.id, text: meta.opened.tokenizer.decode([t.id]), logprob: t.logprob }));
-          }
-        }
-        suspended = true;
-        yield event;
-        suspended = false;
-        if (choice.constraint?.isComplete()) {
-          finishReason = 'stop';
-          break;
-        }
-        if (usage.completionTokens >= req.maxTokens || decoder.kv.length >= model.contextLength) break;
-        if (signal?.aborted) {
-          finishReason = 'abort';
-          break;
-        }
-        choice.step++;
-        next = choice.taken(await this.guard(() => decoder.forward([next], { chooser: choice.chooser })));
-      }
-      suspended = true;
+      const usage = { promptTokens: prompt.length, cachedTokens: 0, completionTokens: 0 };
+      const g: Generation = { req, model, tokenizer: meta.opened.tokenizer, choice, usage, turn };
+      const first = yield* this.prefillEvents(g, prompt);
+      const finishReason = first ? yield* this.decodeEvents(g, first) : 'abort';
+      turn.suspended = true;
       yield { type: 'done', finishReason, usage };
     } finally {
       signal?.removeEventListener('abort', onAbort);
       release();
     }
   }
+
+  /**
+   * Runs the prompt after the longest prefix the KV cache shares with it, in chunks of maxBatch with a 'prefill'
+   * event after each; returns the first token (the last chunk's choice), or null when aborted before it.
+   */
+  private async *prefillEvents(g: Generation, prompt: readonly number[]): AsyncGenerator<GenerationEvent, Taken | null> {
+    const decoder = g.model.decoder;
+    // Reuse the longest common prefix; at least the last prompt token is run again for its logits.
+    const cached = Math.min(decoder.kv.commonPrefixLength(prompt), prompt.length - 1);
+    decoder.kv.truncate(cached);
+    g.usage.cachedTokens = cached;
+    const rest = prompt.slice(cached);
+    let first: Taken | null = null;
+    for (let done = 0; done < rest.length; ) {
+      if (g.req.signal?.aborted) return null;
+      const chunk = rest.slice(done, done + decoder.maxBatch);
+      done += chunk.length;
+      // Only the last chunk's choice is a token (the sampler's draw 0, counted by the penalties).
+      const last = done === rest.length;
+      const result = await this.guard(() => decoder.forward(chunk, { chooser: last ? g.choice.chooserAt(0) : undefined }));
+      if (last) first = g.choice.taken(result);
+      yield* handOut(g.turn, { type: 'prefill', done: cached + done, total: g.usage.promptTokens });
+    }
+    return first;
+  }
+
+  /**
+   * Emits `first` and the tokens of the decode steps after it, until a stop token, a complete constraint, maxTokens,
+   * the context's end or an abort; returns the finish reason. The decoder keeps the request's steps in flight
+   * (choice.inFlight): a step submitted past the end is discarded, and the KV cache holds exactly the tokens kept.
+   */
+  private async *decodeEvents(g: Generation, first: Taken): AsyncGenerator<GenerationEvent, 'stop' | 'length' | 'abort'> {
+    const { req, model, choice, usage } = g;
+    const decoder = model.decoder;
+    const detokenizer = new IncrementalDetokenizer(g.tokenizer);
+    // A decode step follows each token emitted but the last: at most maxTokens - 1, none past the context's end.
+    const maxSteps = Math.max(0, Math.min(req.maxTokens - 1, model.contextLength - decoder.kv.length));
+    const steps = decoder.decode(first.id, { maxSteps, inFlight: choice.inFlight, chooser: (i) => choice.chooserAt(i + 1) });
+    try {
+      for (let next = first; ; ) {
+        if (model.stopTokens.has(next.id)) return 'stop';
+        if (usage.completionTokens >= req.maxTokens) return 'length';
+        choice.constraint?.accept(next.id);
+        usage.completionTokens++;
+        yield* handOut(g.turn, await this.tokenEvent(g, next, detokenizer));
+        if (choice.constraint?.isComplete()) return 'stop';
+        if (usage.completionTokens >= req.maxTokens || decoder.kv.length >= model.contextLength) return 'length';
+        if (req.signal?.aborted) return 'abort';
+        const step = await this.guard(() => steps.next());
+        if (step.done) return 'length';
+        next = choice.taken(step.value);
+      }
+    } finally {
+      await steps.return();
+    }
+  }
+
+  private async tokenEvent(g: Generation, next: Taken, detokenizer: IncrementalDetokenizer): Promise<Extract<GenerationEvent, { type: 'token' }>> {
+    const event: Extract<GenerationEvent, { type: 'token' }> = { type: 'token', id: next.id, text: detokenizer.push(next.id) };
+    const sampler = g.choice.sampler;
+    if (sampler) {
+      event.logprob = next.logprob;
+      if ((g.req.sampling.top_logprobs ?? 0) > 0) {
+        // The sampler's result is this token's step: top_logprobs keeps one step in flight.
+        const [sampled] = await this.guard(() => sampler.read());
+        event.top = sampled.top.map((t) => ({ id: t.id, text: g.tokenizer.decode([t.id]), logprob: t.logprob }));
+      }
+    }
+    return event;
+  }
+}
+
+/** Yields one event with `turn.suspended` set while the consumer holds it (an abort then gives the turn back). */
+async function* handOut(turn: { suspended: boolean }, event: GenerationEvent): AsyncGenerator<GenerationEvent, void> {
+  turn.suspended = true;
+  yield event;
+  turn.suspended = false;
+}
+
+/** A chosen token and (with the sampler) its logprob. */
+interface Taken {
+  id: number;
+  logprob: number | undefined;
 }
 
 interface TokenChoice {
   sampler: GpuSampler | null;
   constraint: TokenConstraint | null;
-  /** Index of the token being chosen (the sampler's draw counter). */
-  step: number;
-  lastLogprob: number | undefined;
-  chooser: TokenChooser | undefined;
-  taken: (result: StepResult) => number;
+  /** Decode steps this request may keep in flight: 1 where the CPU acts between tokens, else the decoder's default. */
+  inFlight: number | undefined;
+  /** The chooser of the token with draw counter `step` (0: the prompt's next token, then one per decode step). */
+  chooserAt: (step: number) => TokenChooser | undefined;
+  /** Checks a step's result and returns its token. */
+  taken: (result: StepResult) => Taken;
+}
+
+/** One request's state while it generates. */
+interface Generation {
+  req: GenerateRequest;
+  model: LoadedModel;
+  tokenizer: ModelTokenizer;
+  choice: TokenChoice;
+  usage: { promptTokens: number; cachedTokens: number; completionTokens: number };
+  /** Whether the generator is suspended at a yield. */
+  turn: { suspended: boolean };
 }
 
 /** The format's markers; a Hermes/Qwen model's may be overridden by its source. */

@@ -10,8 +10,9 @@
 //   window on alternate layers, and the mixture-of-experts feed-forward of moe-ffn.ts in place of gate/up/down.
 // A step runs m tokens at positions [pos0, pos0 + m): prefill uses matmuls over the prompt (in chunks of at
 // most `maxBatch` tokens), decode is m = 1 and reads its input token from the GPU buffer the previous step's
-// argmax wrote, so the only thing that comes back to the CPU per token is that id (and the logits, when a
-// caller asks for them).
+// argmax (or chooser) wrote, so the only thing that comes back to the CPU per token is that id (and the logits, when
+// a caller asks for them); `decode` keeps several such steps submitted (steps in flight), so the GPU need not wait
+// for the CPU's readback between tokens.
 // Products use one kernel skeleton for every weight type (ForwardKernels.product: dequantization, bias and the
 // residual add fused), one dispatch per row range of a tensor split over several buffers.
 import type { GpuContext } from '../gpu/device.ts';
@@ -49,11 +50,24 @@ export interface DecoderOptions {
    * from llama.cpp's CPU logits at F32: the table's rounding (relative 2^-11 per activation) adds ~1.3e-3.
    */
   geluF16?: boolean;
+  /** Decode steps kept submitted at once by `decode` (default 2; 1: each step is encoded after the previous token came back). */
+  inFlight?: number;
+}
+
+export interface DecodeOptions {
+  /** The most steps (chosen tokens) to run: the caller's token budget and the context bound it. */
+  maxSteps: number;
+  /** Steps submitted at once (default: the decoder's `inFlight`); 1 where the caller acts between tokens. */
+  inFlight?: number;
+  /** The token choice of step i (0-based), asked when step i is encoded; null or undefined: argmax. */
+  chooser?: (step: number) => TokenChooser | null | undefined;
 }
 
 export class Decoder {
   readonly kv: KvCache;
   readonly maxBatch: number;
+  /** Decode steps `decode` keeps submitted at once by default. */
+  readonly inFlight: number;
   private readonly kernels: Kernels;
   /** The params uniforms of both kernel sets' call-style methods (one allocator, one bound). */
   private readonly uniforms: UniformAllocator;
@@ -89,6 +103,7 @@ export class Decoder {
     this.kernels = new Kernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.kernels });
     this.fk = new ForwardKernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.forward, geluF16: options.geluF16 ?? true });
     this.maxBatch = options.maxBatch ?? this.fk.shapes.prefillChunk;
+    this.inFlight = Math.max(1, Math.trunc(options.inFlight ?? 2));
     const c = config;
     const moeLayers = weights.layers.map((l) => l.moe).filter((m) => m !== undefined);
     if (moeLayers.length && (moeLayers.length !== c.layers || !c.moe)) throw new Error('A mixture-of-experts model needs experts in every layer and its config.moe');
@@ -212,49 +227,77 @@ export class Decoder {
   }
 
   /**
-   * Greedy decode of `count` tokens after `first` (the token at position kv.length), keeping up to `inFlight` steps
-   * submitted at once: each step reads the previous step's argmax on the GPU, so step i + 1 is submitted before
-   * step i's token is read back (no stop tokens: a benchmark of what steps in flight buy). Returns the tokens.
+   * Decode steps after `first` (the token at position kv.length), yielding each step's choice in order, with up to
+   * `inFlight` steps submitted at once. Each step reads its input token from the GPU buffer the previous step's
+   * choice wrote, so steps i + 1 .. i + inFlight - 1 are encoded and submitted before step i's token is read back:
+   * the GPU does not wait for JavaScript between tokens. Pulling the next result is the "keep going?" decision:
+   * step i + inFlight is submitted only when the caller asks for result i + 1, and the steps submitted beyond the
+   * last result taken are speculative, discarded when the caller stops (break or return() of a for-await). The KV
+   * cache's bookkeeping follows the results taken: after k of them kv.length is its length before + k (`first` and
+   * the first k - 1 chosen tokens: the last chosen one is the input of a step not taken). `chooser(i)` gives step
+   * i's token choice (null: argmax) when it is encoded, after result i - inFlight was taken; inFlight 1 encodes step
+   * i + 1 only after the caller took result i, as a chooser whose mask depends on the accepted token needs. No other
+   * call on this decoder while a decode is open.
    */
-  async decodeGreedy(first: number, count: number, options: { inFlight?: number } = {}): Promise<number[]> {
-    const inFlight = Math.max(1, options.inFlight ?? 1);
-    const pos0 = this.kv.length;
+  async *decode(first: number, options: DecodeOptions): AsyncGenerator<StepResult, void, undefined> {
     if (this.destroyed) throw new Error('Decoder used after destroy()');
-    if (pos0 + count > this.kv.shape.maxSeq) throw new RangeError(`positions up to ${pos0 + count} do not fit the context of ${this.kv.shape.maxSeq} tokens`);
-    const readbacks = Array.from({ length: inFlight }, (_, i) => this.gpu.device.createBuffer({ label: `token readback ${i}`, size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
-    const tokens: number[] = [];
-    const pending: Promise<void>[] = [];
+    const inFlight = Math.max(1, Math.trunc(options.inFlight ?? this.inFlight));
+    const maxSteps = options.maxSteps;
+    const pos0 = this.kv.length;
+    if (!Number.isInteger(maxSteps) || maxSteps < 0) throw new RangeError(`maxSteps must be a whole number >= 0, got ${maxSteps}`);
+    if (pos0 + maxSteps > this.kv.shape.maxSeq) throw new RangeError(`positions up to ${pos0 + maxSteps} do not fit the context of ${this.kv.shape.maxSeq} tokens`);
+    if (!Number.isInteger(first) || first < 0 || first >= this.config.vocabSize) throw new RangeError(`token id ${first} is outside the vocabulary (0..${this.config.vocabSize - 1})`);
+    const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+    const readbacks = Array.from({ length: Math.min(inFlight, maxSteps) }, (_, i) => this.gpu.device.createBuffer({ label: `token readback ${i}`, size: 16, usage }));
+    const pending: { readback: GPUBuffer; mapped: Promise<void>; argmax: boolean }[] = [];
+    // Step 0 reads `first` where the last step left it on the GPU; from here on the steps overwrite that buffer.
+    const firstOnGpu = this.gpuNextToken === first;
+    this.gpuNextToken = null;
+    let submitted = 0;
+    const submit = () => {
+      const i = submitted++;
+      this.gpu.throwIfFailed();
+      const chooser = options.chooser?.(i) ?? null;
+      const upload = i === 0 && !firstOnGpu;
+      if (upload) this.gpu.device.queue.writeBuffer(this.acts.tokenIds, 0, new Uint32Array([first]));
+      const batch = new ComputeBatch(this.gpu, `decode pos=${pos0 + i}`);
+      this.plan.step(batch, { m: 1, pos0: pos0 + i, input: upload ? 'uploaded' : 'gpu', mode: 'none', chooser });
+      this.lastStepDispatches = batch.dispatches;
+      const readback = readbacks[i % readbacks.length];
+      batch.copy(this.acts.nextToken, 0, readback, 0, 16);
+      batch.submit();
+      const mapped = this.mapOrLost(readback);
+      // A step in flight may fail before its result is asked for (or never be asked for): not an unhandled rejection.
+      mapped.catch(() => undefined);
+      pending.push({ readback, mapped, argmax: !chooser });
+    };
+    let input = first;
     try {
-      if (this.gpuNextToken !== first) this.gpu.device.queue.writeBuffer(this.acts.tokenIds, 0, new Uint32Array([first]));
-      for (let i = 0; i < count; i++) {
-        if (pending.length === inFlight) await this.takeToken(readbacks[(i - inFlight) % inFlight], pending.shift()!, tokens);
-        const batch = new ComputeBatch(this.gpu, `decode pos=${pos0 + i}`);
-        this.plan.step(batch, { m: 1, pos0: pos0 + i, input: i > 0 || this.gpuNextToken === first ? 'gpu' : 'uploaded', mode: 'none', chooser: null });
-        batch.copy(this.acts.nextToken, 0, readbacks[i % inFlight], 0, 16);
-        batch.submit();
-        pending.push(this.mapOrLost(readbacks[i % inFlight]));
+      while (submitted < readbacks.length) submit();
+      for (let taken = 0; taken < maxSteps; taken++) {
+        const { readback, mapped, argmax } = pending[0];
+        await mapped;
+        pending.shift();
+        const chosen = new Uint32Array(readback.getMappedRange(0, 16).slice(0));
+        readback.unmap();
+        this.gpu.throwIfFailed();
+        const next = chosen[0];
+        // As in step(): an id past the vocabulary is NaN logits for argmax, a chooser's "none" for the caller.
+        if (next >= this.config.vocabSize && argmax) throw new GpuError('internal', `argmax returned ${next}: the logits are NaN (a kernel or weight fault)`);
+        this.kv.append([input]);
+        input = next;
+        if (pending.length === 0) this.gpuNextToken = next;
+        yield { nextToken: next, chosen };
+        this.gpuNextToken = null;
+        if (submitted < maxSteps) submit();
       }
-      for (let i = count - pending.length; pending.length; i++) await this.takeToken(readbacks[i % inFlight], pending.shift()!, tokens);
-      this.kv.truncate(pos0);
-      this.kv.append([first, ...tokens.slice(0, -1)]);
-      this.gpuNextToken = tokens[tokens.length - 1] ?? this.gpuNextToken;
-      return tokens;
-    } catch (error) {
-      this.kv.truncate(pos0);
-      this.gpuNextToken = null;
-      throw error;
     } finally {
-      await Promise.allSettled(pending);
-      for (const b of readbacks) b.destroy();
+      // Steps still in flight are discarded (their tokens never taken, their K/V past kv.length); the readbacks go
+      // once they settle, without holding up the caller.
+      void Promise.allSettled(pending.map((p) => p.mapped)).then(() => {
+        for (const b of readbacks) b.destroy();
+      });
     }
-  }
-
-  private async takeToken(readback: GPUBuffer, mapped: Promise<void>, tokens: number[]): Promise<void> {
-    await mapped;
-    const next = new Uint32Array(readback.getMappedRange(0, 16))[0];
-    readback.unmap();
-    if (next >= this.config.vocabSize) throw new GpuError('internal', `argmax returned ${next}: the logits are NaN (a kernel or weight fault)`);
-    tokens.push(next);
   }
 
   /** Waits for a map, or fails with a 'device-lost' GpuError if the device goes first (never hangs). */

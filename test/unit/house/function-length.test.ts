@@ -16,7 +16,6 @@ const ALLOWED: Record<string, string> = {
   'src/demo/model-panel.ts#mountModelPanel': 'the demo is being reworked by another helper: split there',
   'src/demo/main.ts#streamTurn': 'the demo is being reworked by another helper: split there',
   'src/demo/main.ts#converse': 'the demo is being reworked by another helper: split there',
-  'src/engine/webgpu-engine.ts#WebGpuEngine.generateEvents': 'the engine is being edited for the chat formats and the forward plan: split with that work',
 };
 
 export interface LongFunction {

@@ -1,7 +1,8 @@
 // The forward plan on Dawn with the bundled toy model: after the first decode step (which builds the m = 1
 // program), a decode step creates no buffer and no bind group and writes one uniform (the step's) plus nothing
-// else; prefill chunks of a size seen before build nothing either; and decoding with two steps in flight gives the
-// tokens and logits one step at a time gives. Dawn needs a Vulkan driver: run with
+// else; prefill chunks of a size seen before build nothing either; and Decoder.decode with 2 or 3 steps in flight
+// gives the tokens, cache and next logits one step at a time gives, also when the caller stops with steps in flight
+// (they are discarded: the cache holds the tokens taken, and decoding on gives the same tokens). Dawn needs a Vulkan driver: run with
 //   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
 import { openAsBlob } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -89,11 +90,21 @@ describe('forward plan on Dawn', () => {
     }
   }, 300_000);
 
-  test('two decode steps in flight give the tokens of one at a time', async (ctx) => {
+  /** `count` decode results after `first` with `inFlight` steps submitted, stopping early after `keep` results. */
+  async function decodeSome(d: Decoder, first: number, count: number, inFlight: number, keep = count): Promise<number[]> {
+    const tokens: number[] = [];
+    for await (const r of d.decode(first, { maxSteps: count, inFlight })) {
+      tokens.push(r.nextToken);
+      if (tokens.length === keep) break;
+    }
+    return tokens;
+  }
+
+  test('decode with 2 and 3 steps in flight gives the tokens, cache and next logits of one step at a time', async (ctx) => {
     const g = needDawnAdapter(ctx, gpu, missing);
     const prompt = [3, 14, 15, 92, 65, 35, 89, 79];
     const one = await decoderOn(g);
-    const two = await decoderOn(g);
+    const many = await decoderOn(g);
     try {
       let { nextToken } = await one.forward(prompt);
       const first = nextToken;
@@ -102,16 +113,46 @@ describe('forward plan on Dawn', () => {
         nextToken = (await one.forward([nextToken])).nextToken;
         expected.push(nextToken);
       }
-      expect((await two.forward(prompt)).nextToken).toBe(first);
-      const tokens = await two.decodeGreedy(first, 24, { inFlight: 2 });
-      expect(tokens).toEqual(expected);
-      expect(two.kv.length).toBe(one.kv.length);
-      // The cache holds what one step at a time left: the next step's logits agree.
-      const [a, b] = await Promise.all([one.forward([expected[23]], { logits: 'last' }), two.forward([tokens[23]], { logits: 'last' })]);
+      for (const inFlight of [1, 2, 3]) {
+        many.kv.clear();
+        expect((await many.forward(prompt)).nextToken).toBe(first);
+        const tokens = await decodeSome(many, first, 24, inFlight);
+        expect({ inFlight, tokens }).toEqual({ inFlight, tokens: expected });
+        expect(many.kv.tokens).toEqual(one.kv.tokens);
+        // The cache holds what one step at a time left: the next step's logits agree.
+        const [a, b] = await Promise.all([one.forward([expected[23]], { logits: 'last' }), many.forward([tokens[23]], { logits: 'last' })]);
+        expect(Array.from(b.logits![0])).toEqual(Array.from(a.logits![0]));
+        one.kv.truncate(one.kv.length - 1);
+      }
+    } finally {
+      one.destroy();
+      many.destroy();
+    }
+  }, 300_000);
+
+  test('stopping with steps in flight discards them: the cache holds exactly the tokens taken', async (ctx) => {
+    const g = needDawnAdapter(ctx, gpu, missing);
+    const prompt = [7, 1, 8, 2, 8, 1, 8, 2, 8];
+    const one = await decoderOn(g);
+    const three = await decoderOn(g);
+    try {
+      const first = (await one.forward(prompt)).nextToken;
+      const expected = await decodeSome(one, first, 20, 1);
+      const ones = one.kv.tokens.slice();
+      expect((await three.forward(prompt)).nextToken).toBe(first);
+      // 5 taken of 20: steps 6 and 7 were submitted (inFlight 3) and are discarded.
+      const taken = await decodeSome(three, first, 20, 3, 5);
+      expect(taken).toEqual(expected.slice(0, 5));
+      expect(three.kv.tokens).toEqual(ones.slice(0, prompt.length + 5));
+      // Going on from the 5th token (its step, not the discarded one) gives one step at a time's tokens and logits.
+      const rest = await decodeSome(three, taken[4], 15, 3);
+      expect(rest).toEqual(expected.slice(5));
+      expect(three.kv.tokens).toEqual(ones);
+      const [a, b] = await Promise.all([one.forward([expected[19]], { logits: 'last' }), three.forward([rest[14]], { logits: 'last' })]);
       expect(Array.from(b.logits![0])).toEqual(Array.from(a.logits![0]));
     } finally {
       one.destroy();
-      two.destroy();
+      three.destroy();
     }
   }, 300_000);
 });
