@@ -1,7 +1,8 @@
 // quantize_activations: the activations of a product as llama.cpp's q8_0 blocks (ggml quantize_row_q8_0), for the
 // int8 product bodies (shaders/matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl): per 32 consecutive values of a row,
-// d = max|x| / 127, q = round(x / d) in [-127, 127] (0 for an all-zero block), d kept as llama.cpp keeps it (f16),
-// and the block's Σq (Q4_0's -8 offset: Σ (w - 8)·q = Σ w·q - 8 Σq).
+// d = max|x| / 127, q = x·(1/d) rounded half away from zero (C's roundf, as quantize_row_q8_0_ref; WGSL's round()
+// would take halves to even) in [-127, 127] (0 for an all-zero block), d kept as llama.cpp keeps it (f16), and the
+// block's Σq (Q4_0's -8 offset: Σ (w - 8)·q = Σ w·q - 8 Σq). test/support/cpu-forward.ts's q8 activations repeat it.
 //
 // Bindings (group 0):
 //   0 x       array<vec4<f32>>  X [m, k] f32 row-major (k a multiple of 32).
@@ -30,6 +31,13 @@ fn pack_i8(q: vec4<f32>) -> u32 {
   return v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
 }
 
+// x·id rounded half away from zero and clamped to [-127, 127] (v - trunc(v) is exact in f32).
+fn code(v: vec4<f32>) -> vec4<f32> {
+  let t = trunc(v);
+  let q = t + select(vec4<f32>(0.0), sign(v), abs(v - t) >= vec4<f32>(0.5));
+  return clamp(q, vec4<f32>(-127.0), vec4<f32>(127.0));
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
@@ -56,16 +64,14 @@ fn main(
   let amax = max(max(a.x, a.y), max(a.z, a.w));
   let d = amax / 127.0;
   let id = select(0.0, 1.0 / d, d > 0.0);
-  let lo = vec4<f32>(-127.0);
-  let hi = vec4<f32>(127.0);
-  let q0 = clamp(round(v0 * id), lo, hi);
-  let q1 = clamp(round(v1 * id), lo, hi);
-  let q2 = clamp(round(v2 * id), lo, hi);
-  let q3 = clamp(round(v3 * id), lo, hi);
-  let q4 = clamp(round(v4 * id), lo, hi);
-  let q5 = clamp(round(v5 * id), lo, hi);
-  let q6 = clamp(round(v6 * id), lo, hi);
-  let q7 = clamp(round(v7 * id), lo, hi);
+  let q0 = code(v0 * id);
+  let q1 = code(v1 * id);
+  let q2 = code(v2 * id);
+  let q3 = code(v3 * id);
+  let q4 = code(v4 * id);
+  let q5 = code(v5 * id);
+  let q6 = code(v6 * id);
+  let q7 = code(v7 * id);
   let s = (q0 + q1) + (q2 + q3) + (q4 + q5) + (q6 + q7);
   let sum = i32(s.x + s.y + s.z + s.w);
   let out = t * (params.k / 4u) + b * 3u;

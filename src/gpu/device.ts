@@ -94,6 +94,11 @@ export interface GpuContext {
   readonly features: GpuFeatures;
   readonly limits: GpuLimits;
   readonly adapterInfo: GpuAdapterSummary;
+  /**
+   * The WGSL language features of the GPU object the adapter came from (`navigator.gpu` or the one passed in:
+   * Node's Dawn has no navigator.gpu), e.g. `packed_4x8_integer_dot_product`; empty where it has none.
+   */
+  readonly wgslLanguageFeatures: ReadonlySet<string>;
   /** Resolves when the device is lost (including by `destroy()`); never rejects. */
   readonly lost: Promise<GpuLostInfo>;
   /** True once the device is lost. */
@@ -194,7 +199,9 @@ export async function acquireGpu(options: AcquireGpuOptions = {}): Promise<GpuCo
     timestamps: device.features.has('timestamp-query'),
   };
 
-  return new DeviceContext(adapter, device, features, limits, adapterInfo);
+  // A copy: the kernel choices must not change under a live device (and a proxied GPU object may not have the set).
+  const wgslLanguageFeatures: ReadonlySet<string> = new Set(gpu.wgslLanguageFeatures ?? []);
+  return new DeviceContext(adapter, device, features, limits, adapterInfo, wgslLanguageFeatures);
 }
 
 class DeviceContext implements GpuContext {
@@ -211,6 +218,7 @@ class DeviceContext implements GpuContext {
     readonly features: GpuFeatures,
     readonly limits: GpuLimits,
     readonly adapterInfo: GpuAdapterSummary,
+    readonly wgslLanguageFeatures: ReadonlySet<string>,
   ) {
     this.lost = device.lost.then((info) => {
       this.lostInfo = { reason: info.reason, message: info.message };

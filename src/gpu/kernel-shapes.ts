@@ -83,12 +83,12 @@ export interface ForwardKernelShapes {
 /** The WGSL language feature of dot4I8Packed. */
 export const PACKED_INT8_DOT = 'packed_4x8_integer_dot_product';
 
-/** navigator.gpu's WGSL language features (none where there is no navigator.gpu: Node passes its GPU object's). */
-export function defaultWgslFeatures(): ReadonlySet<string> {
-  return (typeof navigator !== 'undefined' ? navigator.gpu?.wgslLanguageFeatures : undefined) ?? new Set();
-}
-
-export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits, wgslFeatures: ReadonlySet<string> = defaultWgslFeatures()): ForwardKernelShapes {
+/**
+ * wgslFeatures: the WGSL language features of the GPU object the device came from (GpuContext.wgslLanguageFeatures:
+ * the same in a page and on Node's Dawn, which has no navigator.gpu); int8 activations only with
+ * packed_4x8_integer_dot_product among them (none given: none).
+ */
+export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits, wgslFeatures: ReadonlySet<string> = new Set()): ForwardKernelShapes {
   const dot4 = wgslFeatures.has(PACKED_INT8_DOT);
   if (isCpuAdapter(info)) {
     // SwiftShader: a workgroup runs on one CPU thread with invocations in SIMD lanes: 4 rows per invocation,
@@ -101,9 +101,9 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
       attentionPrefill: { WORKGROUP_SIZE: 4, KV_TILE: 16, ROWS: 8, SHARED_KV: false, LANES: 4 },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
       prefillChunk: 64,
-      // SwiftShader: measured faster (decode 1.3-1.9x less CPU per token, bench/README.md decode-int8) but off by
-      // default: test/gpu/forward.test.ts pins decode = prefill = the f32 reference; turn on (dot4) with those tests.
-      int8Activations: { Q8_0: false && dot4, Q4_0: false && dot4, prefill: false },
+      // SwiftShader: decode 1.4-1.7x less CPU per token with int8 activations (bench/README.md decode-int8);
+      // test/gpu/forward.test.ts checks them against the reference's q8_0 activations (test/support/cpu-forward.ts).
+      int8Activations: { Q8_0: dot4, Q4_0: dot4, prefill: false },
     };
   }
   const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);

@@ -1,6 +1,9 @@
 // A plain TypeScript reference forward pass for the llama / qwen2 / qwen3 family: f32 weights (already
 // dequantized), f64 accumulation, no tricks. It is the semantic yardstick the WGSL decoder is checked against
 // (and is itself checked against llama.cpp in test/unit/forward-reference.test.ts).
+// Optionally (Q8Activations) the products the GPU runs on 8-bit activations take their input as the GPU does:
+// rounded to f32, then quantized to llama.cpp's q8_0 blocks (quantizeQ8_0, = shaders/quantize_activations.wgsl)
+// and dequantized, d·q; the product itself stays f64, so only the GPU's f32 sums differ from it.
 //
 // Weights are row-major [N outputs, K inputs] with K contiguous (GGUF ne0 = K), like the GPU kernels use.
 // RoPE style: 'interleaved' rotates pairs (2i, 2i+1) (GGUF `llama`, whose q/k rows llama.cpp's converter
@@ -75,6 +78,87 @@ export function llama3RopeFreqFactors(
   return out;
 }
 
+/** f16 rounding (nearest, ties to even) of a finite value well inside the f16 range. */
+export function f16Round(value: number): number {
+  const a = Math.abs(value);
+  if (a === 0) return value;
+  let e = Math.max(Math.floor(Math.log2(a)), -14);
+  if (e > -14 && 2 ** e > a) e--;
+  else if (2 ** (e + 1) <= a) e++;
+  const quantum = 2 ** (e - 10); // subnormal halves: 2^-24
+  const n = a / quantum;
+  const f = Math.floor(n);
+  const r = n - f > 0.5 || (n - f === 0.5 && f % 2 === 1) ? f + 1 : f;
+  return Math.sign(value) * r * quantum;
+}
+
+/** One row quantized as ggml's quantize_row_q8_0_ref (and shaders/quantize_activations.wgsl) does it. */
+export interface Q8_0Row {
+  /** Per value the code in [-127, 127]. */
+  codes: Int8Array;
+  /** Per 32-block its scale as stored (f16, here as its value). */
+  d: Float32Array;
+  /** Per block Σ codes. */
+  sums: Int32Array;
+}
+
+/** Values of x·id nearer than this to a rounding tie are reported (Q8_0Options.tie). */
+export const Q8_TIE_DISTANCE = 1e-3;
+
+export interface Q8_0Options {
+  /** Round value i the other way (toward the other nearest integer): a tie the GPU's f32 inputs took the other side of. */
+  other?: (i: number) => boolean;
+  /** Called for each value i whose x·id is within Q8_TIE_DISTANCE of a tie (distance |x·id - k - 1/2|). */
+  tie?: (i: number, distance: number) => void;
+}
+
+/**
+ * x (length a multiple of 32, each value first rounded to f32) as q8_0 blocks: per block d = max|x| / 127 in f32,
+ * id = 1/d (0 for an all-zero block), code = x·id rounded half away from zero (C's roundf), d stored as f16.
+ */
+export function quantizeQ8_0(x: ArrayLike<number>, options: Q8_0Options = {}): Q8_0Row {
+  const blocks = x.length / 32;
+  if (!Number.isInteger(blocks)) throw new RangeError(`q8_0 blocks: ${x.length} values are not whole blocks of 32`);
+  const codes = new Int8Array(x.length);
+  const d = new Float32Array(blocks);
+  const sums = new Int32Array(blocks);
+  for (let b = 0; b < blocks; b++) {
+    let amax = 0;
+    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(Math.fround(x[b * 32 + j])));
+    const scale = Math.fround(amax / 127);
+    const id = scale ? Math.fround(1 / scale) : 0;
+    for (let j = 0; j < 32; j++) {
+      const i = b * 32 + j;
+      const v = Math.fround(Math.fround(x[i]) * id);
+      let q = Math.sign(v) * Math.round(Math.abs(v));
+      const distance = Math.abs(Math.abs(v - Math.trunc(v)) - 0.5);
+      if (distance < Q8_TIE_DISTANCE) {
+        options.tie?.(i, distance);
+        if (options.other?.(i)) q = Math.abs(q) > Math.abs(v) ? q - Math.sign(v) : q + Math.sign(v);
+      }
+      q = Math.max(-127, Math.min(127, q));
+      codes[i] = q;
+      sums[b] += q;
+    }
+    d[b] = f16Round(scale);
+  }
+  return { codes, d, sums };
+}
+
+/** The values a q8_0 row stands for: d·q per value (exact in f32). */
+export function dequantizeQ8_0(row: Q8_0Row): Float64Array {
+  const out = new Float64Array(row.codes.length);
+  for (let i = 0; i < out.length; i++) out[i] = row.d[i >> 5] * row.codes[i];
+  return out;
+}
+
+/**
+ * Which products take their input as 8-bit activations in a step of m tokens (the GPU's choice: the Decoder's
+ * ForwardKernels.int8Product of the weight's type); `tensor` is the GGUF name of the product's weight
+ * ('blk.0.attn_q.weight', ... 'output.weight', which names the LM head also where it is the tied embedding).
+ */
+export type Q8Activations = (tensor: string, m: number) => boolean;
+
 function rmsNorm(x: Float32Array | Float64Array, w: Float32Array, eps: number, offset = 0, n = w.length): Float64Array {
   let ss = 0;
   for (let i = 0; i < n; i++) ss += x[offset + i] * x[offset + i];
@@ -121,24 +205,52 @@ export class ReferenceDecoder {
   constructor(
     private readonly cfg: ReferenceConfig,
     private readonly weights: ReferenceWeights,
+    /** Products on q8_0 activations (none by default: every product reads f64 activations). */
+    private readonly q8?: Q8Activations,
+    /** Values (ReferenceDecoder.ties keys) to round the other way. */
+    private readonly roundOther: ReadonlySet<string> = new Set(),
   ) {
     this.keys = weights.layers.map(() => []);
     this.values = weights.layers.map(() => []);
   }
 
-  /** Runs token `tok` at the next position and returns the logits over the vocabulary. */
-  step(tok: number): Float32Array {
+  /**
+   * The values quantized so far that came within Q8_TIE_DISTANCE of a rounding tie (key `position:site:index`,
+   * site the product input: blk.N.attn_qkv, blk.N.attn_output, blk.N.ffn_gate_up, blk.N.ffn_down, output): the
+   * GPU's f32 activations, a few ulps from these, may round them the other way (ReferenceOptions.roundOther).
+   */
+  readonly ties: { key: string; position: number; distance: number }[] = [];
+
+  /**
+   * Runs token `tok` at the next position and returns the logits over the vocabulary; m: the tokens of the GPU
+   * step this position belongs to (1: a decode step), which decides the products on q8_0 activations; headM: the
+   * rows of that step's LM head product (1 where the step returns only the last position's logits).
+   */
+  step(tok: number, m = 1, headM = m): Float32Array {
     const { cfg, weights } = this;
+    const pos = this.position++;
+    const seen = new Set<string>();
+    const input = (site: string, tensor: string, v: Float64Array): ArrayLike<number> => {
+      if (!this.q8?.(tensor, tensor === 'output.weight' ? headM : m)) return v;
+      const key = (i: number) => `${pos}:${site}:${i}`;
+      return dequantizeQ8_0(quantizeQ8_0(v, {
+        other: (i) => this.roundOther.has(key(i)),
+        tie: (i, distance) => {
+          if (!seen.has(key(i))) this.ties.push({ key: key(i), position: pos, distance });
+          seen.add(key(i));
+        },
+      }));
+    };
     const { hiddenSize: d, headDim: hd, numHeads: nh, numKvHeads: nkv, intermediateSize: ff, vocabSize: vocab } = cfg;
     const group = nh / nkv;
-    const pos = this.position++;
     if (!(Number.isInteger(tok) && tok >= 0 && tok < vocab)) throw new RangeError(`token ${tok} outside the vocabulary (${vocab})`);
     const x = new Float64Array(weights.tokenEmbedding.subarray(tok * d, (tok + 1) * d));
     weights.layers.forEach((L, l) => {
+      const p = `blk.${l}.`;
       const h = rmsNorm(x, L.attnNorm, cfg.rmsNormEps);
-      const q = matvec(L.wq, h, nh * hd, d, L.bq);
-      const k = matvec(L.wk, h, nkv * hd, d, L.bk);
-      const v = matvec(L.wv, h, nkv * hd, d, L.bv);
+      const q = matvec(L.wq, input(p + 'attn_qkv', p + 'attn_q.weight', h), nh * hd, d, L.bq);
+      const k = matvec(L.wk, input(p + 'attn_qkv', p + 'attn_k.weight', h), nkv * hd, d, L.bk);
+      const v = matvec(L.wv, input(p + 'attn_qkv', p + 'attn_v.weight', h), nkv * hd, d, L.bv);
       if (L.qNorm) for (let hh = 0; hh < nh; hh++) q.set(rmsNorm(q, L.qNorm, cfg.rmsNormEps, hh * hd, hd), hh * hd);
       if (L.kNorm) for (let hh = 0; hh < nkv; hh++) k.set(rmsNorm(k, L.kNorm, cfg.rmsNormEps, hh * hd, hd), hh * hd);
       for (let hh = 0; hh < nh; hh++) applyRope(q, hh * hd, hd, pos, cfg);
@@ -166,24 +278,80 @@ export class ReferenceDecoder {
           for (let i = 0; i < hd; i++) attn[hh * hd + i] += p * vt[kvh * hd + i];
         }
       }
-      const o = matvec(L.wo, attn, d, nh * hd);
+      const o = matvec(L.wo, input(p + 'attn_output', p + 'attn_output.weight', attn), d, nh * hd);
       for (let i = 0; i < d; i++) x[i] += o[i];
       const h2 = rmsNorm(x, L.ffnNorm, cfg.rmsNormEps);
-      const g = matvec(L.wGate, h2, ff, d);
-      const u = matvec(L.wUp, h2, ff, d);
+      const g = matvec(L.wGate, input(p + 'ffn_gate_up', p + 'ffn_gate.weight', h2), ff, d);
+      const u = matvec(L.wUp, input(p + 'ffn_gate_up', p + 'ffn_up.weight', h2), ff, d);
       for (let i = 0; i < ff; i++) g[i] = (g[i] / (1 + Math.exp(-g[i]))) * u[i];
-      const down = matvec(L.wDown, g, d, ff);
+      const down = matvec(L.wDown, input(p + 'ffn_down', p + 'ffn_down.weight', g), d, ff);
       for (let i = 0; i < d; i++) x[i] += down[i];
     });
     const hf = rmsNorm(x, weights.outputNorm, cfg.rmsNormEps);
-    return Float32Array.from(matvec(weights.lmHead ?? weights.tokenEmbedding, hf, vocab, d));
+    return Float32Array.from(matvec(weights.lmHead ?? weights.tokenEmbedding, input('output', 'output.weight', hf), vocab, d));
   }
 }
 
-/** Logits [tokens.length][vocab] of a causal forward pass over `tokens` from position 0. */
-export function referenceForward(cfg: ReferenceConfig, weights: ReferenceWeights, tokens: readonly number[]): Float32Array[] {
-  const decoder = new ReferenceDecoder(cfg, weights);
-  return tokens.map((t) => decoder.step(t));
+/** Logits [tokens.length][vocab] of a causal forward pass over `tokens` from position 0 (q8: as one GPU step). */
+export function referenceForward(cfg: ReferenceConfig, weights: ReferenceWeights, tokens: readonly number[], q8?: Q8Activations): Float32Array[] {
+  const decoder = new ReferenceDecoder(cfg, weights, q8);
+  return tokens.map((t) => decoder.step(t, tokens.length));
+}
+
+/** One position of a reference run: its token, its GPU step's m and LM head rows (default m). */
+export interface ReferenceStep {
+  token: number;
+  m: number;
+  headM?: number;
+}
+
+function maxAbs(a: Float32Array, b: Float32Array): number {
+  let max = 0;
+  for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i] - b[i]));
+  return max;
+}
+
+/**
+ * The reference along `steps` with q8 activations, against the GPU's logits `got` (null where a step returned
+ * none): the values the reference quantized within Q8_TIE_DISTANCE of a rounding tie may round either way on the
+ * GPU (its f32 inputs are a few ulps off the reference's), so where a position is off by more than `tolerance`,
+ * the nearest ties at or before it are tried rounded the other way, one at a time (at most maxFlips in all). Only
+ * such ties move; a wrong kernel stays off. Returns the reference's logits, the ties it rounded the other way and
+ * the largest |got - reference| then.
+ */
+export function referenceNearTies(
+  model: ReferenceModel,
+  steps: readonly ReferenceStep[],
+  q8: Q8Activations,
+  got: readonly (Float32Array | null)[],
+  tolerance: number,
+  maxFlips = 4,
+): { logits: Float32Array[]; flipped: string[]; maxDiff: number } {
+  const run = (flips: ReadonlySet<string>) => {
+    const decoder = new ReferenceDecoder(model.config, model.weights, q8, flips);
+    const logits = steps.map((s) => decoder.step(s.token, s.m, s.headM ?? s.m));
+    const diffs = logits.map((l, i) => (got[i] ? maxAbs(got[i]!, l) : 0));
+    return { logits, diffs, first: diffs.findIndex((d) => !(d <= tolerance)), ties: decoder.ties };
+  };
+  let flips = new Set<string>();
+  let current = run(flips);
+  while (current.first >= 0 && flips.size < maxFlips) {
+    const first = current.first;
+    const candidates = current.ties.filter((t) => t.position <= first && !flips.has(t.key)).sort((a, b) => a.distance - b.distance).slice(0, 8);
+    let next: typeof current | null = null;
+    for (const c of candidates) {
+      const trial = new Set([...flips, c.key]);
+      const r = run(trial);
+      if (r.first < 0 || r.first > first) {
+        flips = trial;
+        next = r;
+        break;
+      }
+    }
+    if (!next) break;
+    current = next;
+  }
+  return { logits: current.logits, flipped: [...flips], maxDiff: Math.max(0, ...current.diffs) };
 }
 
 export function argmax(values: ArrayLike<number>): number {
@@ -192,11 +360,11 @@ export function argmax(values: ArrayLike<number>): number {
   return best;
 }
 
-/** Greedy continuation of `prompt` for `count` tokens. */
-export function referenceGreedy(cfg: ReferenceConfig, weights: ReferenceWeights, prompt: readonly number[], count: number): number[] {
-  const decoder = new ReferenceDecoder(cfg, weights);
+/** Greedy continuation of `prompt` for `count` tokens (q8: the prompt as one GPU step, then decode steps). */
+export function referenceGreedy(cfg: ReferenceConfig, weights: ReferenceWeights, prompt: readonly number[], count: number, q8?: Q8Activations): number[] {
+  const decoder = new ReferenceDecoder(cfg, weights, q8);
   let logits: Float32Array = new Float32Array(0);
-  for (const t of prompt) logits = decoder.step(t);
+  for (const t of prompt) logits = decoder.step(t, prompt.length);
   const out: number[] = [];
   for (let i = 0; i < count; i++) {
     const next = argmax(logits);

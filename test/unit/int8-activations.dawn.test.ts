@@ -15,7 +15,8 @@ import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../..
 import { acquireDawn, dawn, type DawnDevice } from '../support/dawn-decoder.ts';
 import { needDawnAdapter } from '../support/dawn-adapter.ts';
 import { dequantizeRows, quantMatmulReference, randomQuantRows } from '../support/forward-reference.ts';
-import { f16BitsToNumber, firstSumMismatch, randomF32, seededRandom, type Reference } from '../support/kernel-reference.ts';
+import { firstSumMismatch, randomF32, seededRandom, type Reference } from '../support/kernel-reference.ts';
+import { quantizeQ8_0, type Q8_0Row } from '../support/cpu-forward.ts';
 
 type Format = 'Q8_0' | 'Q4_0';
 const FORMATS: Format[] = ['Q8_0', 'Q4_0'];
@@ -44,50 +45,24 @@ function need(ctx: { skip: (note?: string) => void }): GpuContext {
   return needDawnAdapter(ctx, device.gpu, device.missing);
 }
 
-/** ggml's quantize_row_q8_0_ref of one row (k a multiple of 32): per block the codes, d as f16 (its value) and Σq. */
-function quantizeQ8_0Reference(x: Float32Array): { codes: Int8Array; d: Float32Array; sums: Int32Array; nearTie: Uint8Array } {
-  const blocks = x.length / 32;
-  const codes = new Int8Array(x.length);
+/**
+ * ggml's quantize_row_q8_0_ref of one row (test/support/cpu-forward.ts's quantizeQ8_0, the forward tests'
+ * reference), and which values sit within 1e-4 of a rounding tie (where 1/d on the GPU, within 2.5 ulp in WGSL,
+ * may take the other side).
+ */
+function quantizeQ8_0Reference(x: Float32Array): Q8_0Row & { nearTie: Uint8Array } {
   const nearTie = new Uint8Array(x.length);
-  const d = new Float32Array(blocks);
-  const sums = new Int32Array(blocks);
-  const half = new Uint16Array(1);
-  for (let b = 0; b < blocks; b++) {
+  for (let b = 0; b < x.length / 32; b++) {
     let amax = 0;
     for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[b * 32 + j]));
     const scale = Math.fround(amax / 127);
     const id = scale ? Math.fround(1 / scale) : 0;
     for (let j = 0; j < 32; j++) {
       const v = Math.fround(x[b * 32 + j] * id);
-      const q = Math.sign(v) * Math.round(Math.abs(v)); // roundf: halves away from zero
-      codes[b * 32 + j] = q;
       nearTie[b * 32 + j] = Math.abs(Math.abs(v - Math.trunc(v)) - 0.5) < 1e-4 ? 1 : 0;
-      sums[b] += q;
     }
-    half[0] = f32ToF16Bits(scale);
-    d[b] = f16BitsToNumber(half[0]);
   }
-  return { codes, d, sums, nearTie };
-}
-
-/** f32 to f16 bits, round to nearest even (normal and subnormal halves; the scales here are far from overflow). */
-function f32ToF16Bits(value: number): number {
-  const f = new Float32Array([value]);
-  const u = new Uint32Array(f.buffer)[0];
-  const sign = (u >>> 16) & 0x8000;
-  const abs = Math.abs(value);
-  if (abs === 0) return sign;
-  // The f16 value nearest abs, by scaling to its quantum (2^-24 for subnormals, else 2^(e-10)).
-  const e = Math.max(Math.floor(Math.log2(abs)), -14);
-  const quantum = 2 ** (e - 10);
-  let n = abs / quantum;
-  const r = Math.round(n);
-  n = Math.abs(n - Math.trunc(n) - 0.5) === 0 && r % 2 === 1 ? r - 1 : r;
-  const value16 = n * quantum;
-  // Encode value16 (n may have carried to 2048 = the next exponent).
-  const e16 = value16 < 2 ** -14 ? 0 : Math.floor(Math.log2(value16)) + 15;
-  const mant = e16 === 0 ? value16 / 2 ** -24 : value16 / 2 ** (e16 - 25) - 1024;
-  return sign | (e16 << 10) | mant;
+  return { ...quantizeQ8_0(x), nearTie };
 }
 
 /** The GPU's int8 blocks of x [m, k] (quantize_activations' layout) as codes, d and Σq per block. */
@@ -135,6 +110,9 @@ describe('quantize_activations', () => {
     x.fill(0, 64, 96);
     x[70] = -3.25; // one value: its code is -127
     for (let i = 96; i < 128; i++) x[i] *= 1e-6; // tiny values
+    // Exact ties (d = 1): roundf takes halves away from zero (WGSL's round() would take them to even).
+    const TIES = [127, 0.5, 1.5, 2.5, -2.5, -0.5, 126.5];
+    x.set(TIES, 128);
     const got = await quantizeOnGpu(gpu, cpuShapes, x, m, k);
     let ties = 0;
     for (let t = 0; t < m; t++) {
@@ -155,7 +133,8 @@ describe('quantize_activations', () => {
         expect(got.sums[t * (k / 32) + b], `token ${t} block ${b} sum`).toBe(sum);
       }
     }
-    expect(ties).toBeLessThan(4);
+    expect(ties).toBeLessThan(4 + TIES.length);
+    expect(Array.from(got.codes.subarray(128, 128 + TIES.length))).toEqual([127, 1, 2, 3, -3, -1, 127]);
     expect(got.d[1]).toBe(0);
     expect(got.codes[70]).toBe(-127);
   });
@@ -265,10 +244,15 @@ describe.for(FORMATS)('%s int8-activation products', (type) => {
     expect(decodeOnly.int8Product(type, 1)).toBe(true);
     expect(decodeOnly.int8Product(type, 2)).toBe(false);
     decodeOnly.destroy();
-    // The adapter's own table without the language feature (Node has no navigator.gpu: none by default).
+    // The adapter's own table without the language feature.
     expect(plain.int8Product(type, 1)).toBe(false);
+    // By default the features of the GPU object the context came from (Dawn's here: Node has no navigator.gpu),
+    // and a CPU adapter with dot4I8Packed takes int8 activations in decode steps.
+    expect([...gpu.wgslLanguageFeatures].sort()).toEqual([...dawn.wgslLanguageFeatures].sort());
     const byDefault = new ForwardKernels(gpu, { pipelines: device.pipelines! });
-    expect(byDefault.shapes.int8Activations[type]).toBe(false);
+    expect(byDefault.shapes.int8Activations[type]).toBe(true);
+    expect(byDefault.int8Product(type, 1)).toBe(true);
+    expect(byDefault.int8Product(type, 2)).toBe(byDefault.shapes.int8Activations.prefill);
     byDefault.destroy();
   });
 });
