@@ -1,6 +1,15 @@
-// dot_i8_packed: the packed int8 dot products of the int8-activation product bodies (shaders/matmul_q8_0_int8.wgsl,
-// matmul_q4_0_int8.wgsl). Needs WGSL's packed_4x8_integer_dot_product language feature (dot4I8Packed): composed
-// only into the kernels of adapters that have it (src/gpu/shaders.ts).
+// dot_i8_packed: the block loop of the int8-activation product bodies (llama.cpp's vec_dot_q8_0_q8_0 /
+// vec_dot_q4_0_q8_0) with the packed int8 dot products. Needs WGSL's packed_4x8_integer_dot_product language
+// feature (dot4I8Packed): composed only into the kernels of adapters that have it (src/gpu/shaders.ts). x is not
+// f32 but shaders/quantize_activations.wgsl's q8_0 blocks (bound as the skeleton's `x`, bitcast); a block's 32
+// products per row are 8 dot4I8Packed of the weight codes with the activation words, summed exactly in i32, then
+// scaled once by d_w·d_x. The weight format's body (shaders/matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl) gives
+// how a block's words become int8 codes, as decode_f16.wgsl's `halves` gives how a word becomes two weights:
+//   fn weight_words(o: u32) -> WeightBlock   a row block's codes, from its word o on (the word after its f16 d);
+//   const WEIGHT_OFFSET: i32                  what each code stands for beyond itself (Q4_0: -8).
+// The kernel is the block decoder (shaders/decode_q8_0.wgsl / decode_q4_0.wgsl: layout, BLOCK_WORDS, d the low
+// half of the block's first word), this file, the format's body, the K_SPLIT reduction and the skeleton
+// shaders/matmul.wgsl: read that header for the bindings, overrides and dispatch.
 
 // Four consecutive weight words w[o] .. w[o + 3].
 fn words4(o: u32) -> vec4<u32> {
@@ -24,4 +33,47 @@ struct ActivationBlock {
 fn activation_block(q: u32) -> ActivationBlock {
   let tail = bitcast<vec4<u32>>(x[q + 2u]);
   return ActivationBlock(bitcast<vec4<u32>>(x[q]), bitcast<vec4<u32>>(x[q + 1u]), bitcast<f32>(tail.x), bitcast<i32>(tail.y));
+}
+
+// One row's block of 32 weights as int8 codes, 4 to a word (the first in the low byte): elements 0..15 in lo,
+// 16..31 in hi (the format's weight_words).
+struct WeightBlock {
+  lo: vec4<u32>,
+  hi: vec4<u32>,
+}
+
+// Σ (code + WEIGHT_OFFSET)·q of one row's block with one token's activation block, exact in i32.
+fn block_dot(c: WeightBlock, a: ActivationBlock) -> i32 {
+  return dot_i8x16(c.lo, a.lo) + dot_i8x16(c.hi, a.hi) + WEIGHT_OFFSET * a.sum;
+}
+
+fn block_dots(c0: WeightBlock, c1: WeightBlock, c2: WeightBlock, c3: WeightBlock, a: ActivationBlock) -> vec4<f32> {
+  return vec4<f32>(vec4<i32>(block_dot(c0, a), block_dot(c1, a), block_dot(c2, a), block_dot(c3, a)));
+}
+
+// See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3 (xb = 8 b:
+// token t's activation block b is at vec4 x_t + 3b).
+fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,
+    acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
+    acc3: ptr<function, vec4<f32>>) {
+  let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
+  let c0 = weight_words(o0 + 1u);
+  let c1 = weight_words(o1 + 1u);
+  let c2 = weight_words(o2 + 1u);
+  let c3 = weight_words(o3 + 1u);
+  let q = (xb / 8u) * 3u;
+  let a0 = activation_block(x0 + q);
+  *acc0 += (d * a0.d) * block_dots(c0, c1, c2, c3, a0);
+  if (TILE_M > 1u) {
+    let a1 = activation_block(x1 + q);
+    *acc1 += (d * a1.d) * block_dots(c0, c1, c2, c3, a1);
+  }
+  if (TILE_M > 2u) {
+    let a2 = activation_block(x2 + q);
+    *acc2 += (d * a2.d) * block_dots(c0, c1, c2, c3, a2);
+  }
+  if (TILE_M > 3u) {
+    let a3 = activation_block(x3 + q);
+    *acc3 += (d * a3.d) * block_dots(c0, c1, c2, c3, a3);
+  }
 }

@@ -166,10 +166,11 @@ function composeWgsl(...parts: string[]): string {
 }
 
 // The int8-activation kernels (issue 19): the activation quantizer (shaders/quantize_activations.wgsl, llama.cpp's
-// q8_0 blocks) and the Q8_0 and Q4_0 products whose block bodies multiply int8 by int8 with WGSL's dot4I8Packed
-// (shaders/matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl), composed as the products above: the
-// format's one block decoder (the same decode_*.wgsl), the body, the K_SPLIT reduction, the shaders/matmul.wgsl
-// skeleton. Apart from the product table because dot4I8Packed needs the `packed_4x8_integer_dot_product` language
+// q8_0 blocks) and the Q8_0 and Q4_0 products that multiply int8 by int8 with WGSL's dot4I8Packed, composed as the
+// products above: the format's one block decoder (the same decode_*.wgsl), the shared int8 block loop
+// (shaders/dot_i8_packed.wgsl's accumulate_block), the format's body (matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl:
+// only its weight_words() and WEIGHT_OFFSET, how a block's words become int8 codes), the K_SPLIT reduction, the
+// shaders/matmul.wgsl skeleton. Apart from the product table because dot4I8Packed needs the `packed_4x8_integer_dot_product` language
 // feature: nothing here is compiled on an adapter without it (forward-kernels.ts asks).
 /** The weight formats with an int8-activation product. */
 export const INT8_PRODUCT_FORMATS = ['Q8_0', 'Q4_0'] as const;
