@@ -8,12 +8,10 @@ import type { GpuContext } from './device.ts';
 import type { Binding, ComputeBatch } from './dispatch.ts';
 import type { KernelOp } from './kernel-op.ts';
 import type { ForwardKernelShapes } from './kernel-shapes.ts';
-import type { PipelineCache } from './pipeline-cache.ts';
-import type { UniformAllocator } from './uniforms.ts';
 import { ActivationKernels, type SwigluArgs } from './kernels/activations.ts';
 import { ArgmaxKernels, type ArgmaxArgs } from './kernels/argmax.ts';
 import { AttentionKernels, type AttentionArgs } from './kernels/attention.ts';
-import { KernelContext, type AllKernelShapes, type KernelContextOptions } from './kernels/context.ts';
+import { KernelSet, type KernelContext, type KernelContextOptions } from './kernels/context.ts';
 import { EmbeddingKernels, type EmbeddingArgs } from './kernels/embedding.ts';
 import { MoeKernels, type ExpertProductArgs, type MoeRouteArgs } from './kernels/moe.ts';
 import { ProductKernels, type ProductArgs, type ProductOptions, type ProductWeightType } from './kernels/products.ts';
@@ -37,9 +35,7 @@ export interface ForwardKernelsOptions extends ProductOptions, Omit<KernelContex
   geluF16?: boolean;
 }
 
-export class ForwardKernels {
-  readonly ctx: KernelContext;
-  private readonly ownsContext: boolean;
+export class ForwardKernels extends KernelSet {
   readonly products: ProductKernels;
   readonly embeddings: EmbeddingKernels;
   readonly ropes: RopeKernels;
@@ -50,8 +46,7 @@ export class ForwardKernels {
 
   /** Over a context of its own (options: its cache, allocator, shapes) or a shared one (options: the families'). */
   constructor(gpu: GpuContext | KernelContext, options: ForwardKernelsOptions = {}) {
-    this.ownsContext = !(gpu instanceof KernelContext);
-    this.ctx = gpu instanceof KernelContext ? gpu : new KernelContext(gpu, options);
+    super(gpu, options);
     this.products = new ProductKernels(this.ctx, options);
     this.embeddings = new EmbeddingKernels(this.ctx);
     this.ropes = new RopeKernels(this.ctx);
@@ -61,18 +56,6 @@ export class ForwardKernels {
     this.argmaxes = new ArgmaxKernels(this.ctx);
   }
 
-  get gpu(): GpuContext {
-    return this.ctx.gpu;
-  }
-  get shapes(): AllKernelShapes {
-    return this.ctx.shapes;
-  }
-  get pipelines(): PipelineCache {
-    return this.ctx.pipelines;
-  }
-  get uniforms(): UniformAllocator {
-    return this.ctx.uniforms;
-  }
   /** The product kernels with this device's K_SPLIT reduction. */
   get productSplit(): 'workgroup' | 'subgroup' {
     return this.products.productSplit;
@@ -186,14 +169,9 @@ export class ForwardKernels {
     this.ctx.record(batch, ops, { m, pos0, splits: this.attentionSplits(m, pos0) });
   }
 
-  /** Compiles the pipelines of these ops (a forward plan's prepare). */
-  async compile(ops: Iterable<KernelOp>): Promise<void> {
-    await this.ctx.compile(ops);
-  }
-
   /** Releases the attention scratch and, when the context is its own, the context (its uniforms if it owns them, placeholders). */
-  destroy(): void {
+  override destroy(): void {
     this.attentions.destroy();
-    if (this.ownsContext) this.ctx.destroy();
+    super.destroy();
   }
 }

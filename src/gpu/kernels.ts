@@ -6,9 +6,7 @@ import type { GpuContext } from './device.ts';
 import type { ComputeBatch } from './dispatch.ts';
 import type { KernelOp } from './kernel-op.ts';
 import type { KernelShapes } from './kernel-shapes.ts';
-import type { PipelineCache } from './pipeline-cache.ts';
-import type { UniformAllocator } from './uniforms.ts';
-import { KernelContext, type AllKernelShapes, type KernelContextOptions } from './kernels/context.ts';
+import { KernelSet, type KernelContext, type KernelContextOptions } from './kernels/context.ts';
 import { NormKernels, type RmsnormArgs } from './kernels/norms.ts';
 
 export type { RmsnormArgs } from './kernels/norms.ts';
@@ -18,29 +16,13 @@ export interface KernelsOptions extends Omit<KernelContextOptions, 'shapes'> {
   shapes?: Partial<KernelShapes>;
 }
 
-export class Kernels {
-  readonly ctx: KernelContext;
-  private readonly ownsContext: boolean;
+export class Kernels extends KernelSet {
   readonly norms: NormKernels;
 
   /** Over a context of its own (options: its cache, allocator, shapes) or a shared one. */
   constructor(gpu: GpuContext | KernelContext, options: KernelsOptions = {}) {
-    this.ownsContext = !(gpu instanceof KernelContext);
-    this.ctx = gpu instanceof KernelContext ? gpu : new KernelContext(gpu, options);
+    super(gpu, options);
     this.norms = new NormKernels(this.ctx);
-  }
-
-  get gpu(): GpuContext {
-    return this.ctx.gpu;
-  }
-  get shapes(): AllKernelShapes {
-    return this.ctx.shapes;
-  }
-  get pipelines(): PipelineCache {
-    return this.ctx.pipelines;
-  }
-  get uniforms(): UniformAllocator {
-    return this.ctx.uniforms;
   }
 
   /** Compiles every pipeline these kernels use; call (and await) once before recording. */
@@ -56,10 +38,5 @@ export class Kernels {
   /** The op of `rmsnorm` (none for no rows). */
   rmsnormOps(a: RmsnormArgs): KernelOp[] {
     return this.norms.rmsnormOps(a);
-  }
-
-  /** Releases the context when it is its own (its uniforms if it owns them). */
-  destroy(): void {
-    if (this.ownsContext) this.ctx.destroy();
   }
 }

@@ -94,3 +94,40 @@ export class KernelContext {
     this.placeholders.length = 0;
   }
 }
+
+/**
+ * What the facades (../forward-kernels.ts, ../kernels.ts) share: a context of their own (made from the options; they
+ * then destroy it) or a shared one, and its parts by name.
+ */
+export class KernelSet {
+  readonly ctx: KernelContext;
+  private readonly ownsContext: boolean;
+
+  constructor(gpu: GpuContext | KernelContext, options: KernelContextOptions = {}) {
+    this.ownsContext = !(gpu instanceof KernelContext);
+    this.ctx = gpu instanceof KernelContext ? gpu : new KernelContext(gpu, options);
+  }
+
+  get gpu(): GpuContext {
+    return this.ctx.gpu;
+  }
+  get shapes(): AllKernelShapes {
+    return this.ctx.shapes;
+  }
+  get pipelines(): PipelineCache {
+    return this.ctx.pipelines;
+  }
+  get uniforms(): UniformAllocator {
+    return this.ctx.uniforms;
+  }
+
+  /** Compiles the pipelines of these ops (a forward plan's prepare; tests before they record). */
+  async compile(ops: Iterable<KernelOp>): Promise<void> {
+    await this.ctx.compile(ops);
+  }
+
+  /** Releases the context when it is this set's own (its uniforms if it owns them, its placeholders). */
+  destroy(): void {
+    if (this.ownsContext) this.ctx.destroy();
+  }
+}
