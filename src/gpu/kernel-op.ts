@@ -1,6 +1,6 @@
 // A kernel dispatch as data: the kernel and its override constants, its bindings (buffers, plus two placeholders:
 // the op's own params uniform and the forward step's uniform), its params and its workgroup count, optionally
-// functions of the step. The kernel libraries (kernels.ts, forward-kernels.ts) describe every op this way once;
+// functions of the step. The kernel families (src/gpu/kernels/, behind kernels.ts and forward-kernels.ts) describe every op this way once;
 // their call-style methods record the description at once (`recordOps`, uniforms from the allocator), and a
 // forward plan (src/model/forward-plan.ts) turns each into a `FixedOp` once: pipeline, its own params uniform and
 // bind group built at plan time, so that a step only writes the one step uniform (`packStep`) and encodes.
@@ -28,8 +28,6 @@ export type OpBinding = Binding | typeof PARAMS | typeof STEP;
 export interface KernelOp {
   kernel: KernelSource;
   constants: OverrideConstants;
-  /** Constants of a pipeline to run when `constants`' is not compiled (attention's generic head dim). */
-  fallback?: OverrideConstants;
   bindings: readonly OpBinding[];
   /** The op's params uniform (bound at PARAMS): fixed for the op, never a function of the step. */
   params: readonly ParamField[];
@@ -51,9 +49,9 @@ export function opWorkgroups(op: Pick<KernelOp, 'workgroups'>, s: StepParams): n
   return typeof op.workgroups === 'number' ? op.workgroups : op.workgroups(s);
 }
 
-/** The compiled pipeline of an op (its fallback's when the preferred one is not compiled); throws when neither is. */
+/** The compiled pipeline of an op; throws when it is not compiled. */
 export function opPipeline(pipelines: PipelineCache, op: KernelOp): GPUComputePipeline {
-  const pipeline = pipelines.peek(op.kernel, op.constants) ?? (op.fallback && pipelines.peek(op.kernel, op.fallback));
+  const pipeline = pipelines.peek(op.kernel, op.constants);
   if (!pipeline) throw new Error(`Kernel ${op.kernel.name} ${JSON.stringify(op.constants)} is not compiled: prepare it first`);
   return pipeline;
 }
