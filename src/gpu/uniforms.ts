@@ -1,10 +1,14 @@
-// The one allocator of kernel params uniforms: every kernel call (kernels.ts, forward-kernels.ts) packs its params
-// struct with `packParams` and binds the buffer `UniformAllocator.get` returns for those bytes. A buffer is made
-// once per distinct content (shapes repeat every token and layer) and kept in a least-recently-used map, bounded
-// here and nowhere else: the position-dependent params (RoPE, attention) and varying prompt lengths make new ones,
-// and past `capacity` the least recently used are destroyed. The bound is far above what one command buffer uses
-// (a batch uses a few dozen distinct params), so nothing recorded and not yet submitted is destroyed, and work
-// already submitted keeps a destroyed buffer alive until it completes.
+// The kernels' uniforms, two kinds and one place for each:
+// - Params uniforms (`UniformAllocator`): every kernel call (the families of src/gpu/kernels/, the GPU sampler's
+//   fixed params) packs its params struct with `packParams` and binds the buffer `UniformAllocator.get` returns for
+//   those bytes. A buffer is made once per distinct content (shapes repeat every token and layer) and kept in a
+//   least-recently-used map, bounded here and nowhere else: varying prompt lengths and call-style positions make new
+//   ones, and past `capacity` the least recently used are destroyed. The bound is far above what one command buffer
+//   uses (a batch uses a few dozen distinct params), so nothing recorded and not yet submitted is destroyed, and
+//   work already submitted keeps a destroyed buffer alive until it completes.
+// - Step uniforms (`StepUniform`): what changes every step (the forward plan's StepParams, the sampler's per-token
+//   params) lives in one buffer rewritten on the queue when the step is encoded, before that step's submit; queue
+//   order gives each submitted step its own values, so several steps may be in flight.
 
 /** Params uniforms kept per allocator before the least recently used is destroyed. */
 export const UNIFORM_CAPACITY = 4096;
@@ -75,5 +79,27 @@ export class UniformAllocator {
   destroy(): void {
     for (const buffer of this.buffers.values()) buffer.destroy();
     this.buffers.clear();
+  }
+}
+
+/** A uniform rewritten every step (see the header): one buffer of `size` bytes, written on the queue. */
+export class StepUniform {
+  readonly buffer: GPUBuffer;
+
+  constructor(
+    private readonly device: UniformDevice,
+    label: string,
+    size: number,
+  ) {
+    this.buffer = device.createBuffer({ label, size: Math.max(16, Math.ceil(size / 16) * 16), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  }
+
+  /** This step's values (at most the buffer's size): write before encoding the step, submit it before the next write. */
+  write(bytes: ArrayBuffer): void {
+    this.device.queue.writeBuffer(this.buffer, 0, bytes);
+  }
+
+  destroy(): void {
+    this.buffer.destroy();
   }
 }

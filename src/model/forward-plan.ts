@@ -17,6 +17,7 @@ import type { EmbeddingTableType, ForwardKernels } from '../gpu/forward-kernels.
 import { fixOp, opRuns, opWorkgroups, packStep, type FixedOp, type KernelOp, type StepParams } from '../gpu/kernel-op.ts';
 import type { Kernels } from '../gpu/kernels.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
+import { StepUniform } from '../gpu/uniforms.ts';
 import { type DecoderWeights, type GpuMatrix, type GpuVector, type LogitsMode, type TokenChooser } from './decoder-types.ts';
 import type { KvCache } from './kv-cache.ts';
 import { layerRopeTheta, layerUsesRope, layerWindow, ropeFactorsFor, type ModelConfig } from './model-config.ts';
@@ -141,7 +142,7 @@ export class ForwardPlan {
   readonly acts: Activations;
   readonly maxBatch: number;
   /** The one per-step uniform (WGSL StepParams), written before each step. */
-  private readonly stepUniform: GPUBuffer;
+  private readonly stepUniform: StepUniform;
   private readonly invFreq: GPUBuffer;
   /** The inverse frequencies of the sliding-window layers' own RoPE base (Gemma 3: 10000), or null. */
   private readonly invFreqSliding: GPUBuffer | null;
@@ -157,7 +158,7 @@ export class ForwardPlan {
     ({ gpu: this.gpu, config: this.c, weights: this.w, kv: this.kv, kernels: this.kernels, fk: this.fk, moe: this.moe, acts: this.acts, maxBatch: this.maxBatch } = p);
     const c = this.c;
     const device = this.gpu.device;
-    this.stepUniform = device.createBuffer({ label: 'forward step', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.stepUniform = new StepUniform(device, 'forward step', 16);
     const inverseFrequencies = (theta: number, label: string) => createStorageBuffer(
       device,
       ropeInverseFrequencies({
@@ -226,7 +227,7 @@ export class ForwardPlan {
   step(batch: ComputeBatch, s: ForwardStep): void {
     const program = this.program(s.m);
     const params = this.stepParams(s.m, s.pos0);
-    this.gpu.device.queue.writeBuffer(this.stepUniform, 0, packStep(params));
+    this.stepUniform.write(packStep(params));
     this.encode(batch, program.input[s.input], params);
     this.encode(batch, program.body, params);
     const tail = s.mode === 'all' ? 'all' : 'last';
@@ -278,7 +279,7 @@ export class ForwardPlan {
   }
 
   private fix(entries: readonly PlanEntry[], owned: GPUBuffer[]): Encoded[] {
-    return entries.map((e) => (e.kind === 'op' ? { kind: 'op', pass: e.pass, fixed: fixOp(this.gpu.device, this.fk.pipelines, e.op, this.stepUniform, owned) } : e));
+    return entries.map((e) => (e.kind === 'op' ? { kind: 'op', pass: e.pass, fixed: fixOp(this.gpu.device, this.fk.pipelines, e.op, this.stepUniform.buffer, owned) } : e));
   }
 
   private embedEntries(tokens: GPUBuffer, m: number): PlanEntry[] {
@@ -447,6 +448,7 @@ export class ForwardPlan {
   destroy(): void {
     for (const program of this.programs.values()) for (const b of program.owned) b.destroy();
     this.programs.clear();
-    for (const b of [this.stepUniform, this.invFreq, this.invFreqSliding, this.noRopeFreq, ...this.qkvBias]) b?.destroy();
+    this.stepUniform.destroy();
+    for (const b of [this.invFreq, this.invFreqSliding, this.noRopeFreq, ...this.qkvBias]) b?.destroy();
   }
 }

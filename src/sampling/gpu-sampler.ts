@@ -2,17 +2,19 @@
 // sampler's kernels (temperature, min-p, top-k, top-p, Philox draw, logprobs, top-N; shaders/sample_common.wgsl
 // says how they narrow a 150-260k vocabulary to a few candidates in parallel passes) into a ComputeBatch after the
 // forward pass, so only the chosen id (and its logprob, and the top-N when asked) comes back to JavaScript.
-// The per-step uniforms are written with queue.writeBuffer when a step is encoded: encode one step per submit.
+// Uniforms as the kernels have them (src/gpu/uniforms.ts): logits_process's and logits_bias's params from the params
+// allocator (shared with the kernels' context where given), the draw's per-token params (step counter, seed, ...) a
+// StepUniform written when a step is encoded: submit each step before the next is encoded.
 import type { SamplingParams } from '../common/sampling-params.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { Binding, ComputeBatch } from '../gpu/dispatch.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { isCpuAdapter } from '../gpu/kernel-shapes.ts';
+import { StepUniform, UniformAllocator } from '../gpu/uniforms.ts';
 import { logitsBias, logitsProcess, sampleCompact, sampleDraw, sampleLevels, samplePartials, sampleReduce, sampleSelect, sampleToken } from '../gpu/shaders.ts';
 
 // Buffer usages, read when a buffer is made (Node installs the WebGPU globals after the imports run).
 const storageUsage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
-const uniformUsage = () => GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
 const readbackUsage = () => GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
 const PROCESS_WORKGROUP = 256;
 /** The most alternatives sample_token reports per token. */
@@ -35,6 +37,8 @@ export const REFINE_ABOVE = 2048;
 const FLAG_TOP_K = 1;
 const FLAG_TOP_P = 2;
 const FLAG_CANDIDATES = 4;
+/** Params uniforms a sampler's own allocator keeps (a step binds two: logits_process's and logits_bias's). */
+const OWN_UNIFORMS = 64;
 
 /** Logits per unit (one invocation each) of the parallel passes: at least 256, and at most MAX_UNITS units. */
 function unitSizeFor(vocabSize: number): number {
@@ -59,6 +63,8 @@ export interface EncodeOptions {
 
 export interface SamplerOptions {
   pipelines?: PipelineCache;
+  /** The params allocator to take logits_process's and logits_bias's uniforms from (the caller destroys it); by default the sampler owns one. */
+  uniforms?: UniformAllocator;
   /** The most streams one encode may ask for (sizes the result buffer); default 1. */
   maxStreams?: number;
   /** The most candidates the thresholds are searched over (default MAX_CANDIDATES; tests lower it to force the
@@ -92,9 +98,10 @@ export class GpuSampler {
   private readonly work: GPUBuffer;
   private readonly maskBuffer: GPUBuffer;
   private biasBuffer: GPUBuffer;
-  private readonly processParams: GPUBuffer;
-  private readonly biasParams: GPUBuffer;
-  private readonly sampleParams: GPUBuffer;
+  private readonly uniforms: UniformAllocator;
+  private readonly ownsUniforms: boolean;
+  /** The draw's per-token params (sample_common.wgsl SampleParams), written each step. */
+  private readonly sampleParams: StepUniform;
   private readonly readback: GPUBuffer;
   /** Per unit: best w bits, best index, sum exp(w - unit max), kept mass (sample_partials, sample_levels). */
   private readonly parts: GPUBuffer;
@@ -116,8 +123,11 @@ export class GpuSampler {
     private readonly pipelines: SamplerPipelines,
     private readonly maxCandidates: number,
     private readonly refineAbove: number,
+    uniforms: UniformAllocator | undefined,
   ) {
     const device = gpu.device;
+    this.ownsUniforms = uniforms === undefined;
+    this.uniforms = uniforms ?? new UniformAllocator(device, OWN_UNIFORMS);
     this.unit = unitSizeFor(vocabSize);
     this.units = Math.ceil(vocabSize / this.unit);
     this.parts = device.createBuffer({ label: 'sampler unit results', size: this.units * 16, usage: storageUsage() });
@@ -131,9 +141,7 @@ export class GpuSampler {
     this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocabSize * 4), usage: storageUsage() });
     this.maskBuffer = device.createBuffer({ label: 'sampler mask', size: Math.max(16, Math.ceil(vocabSize / 32) * 4), usage: storageUsage() });
     this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: 16, usage: storageUsage() });
-    this.processParams = device.createBuffer({ label: 'logits_process params', size: 32, usage: uniformUsage() });
-    this.biasParams = device.createBuffer({ label: 'logits_bias params', size: 16, usage: uniformUsage() });
-    this.sampleParams = device.createBuffer({ label: 'sampler params', size: 64, usage: uniformUsage() });
+    this.sampleParams = new StepUniform(device, 'sampler params', 64);
   }
 
   static async create(gpu: GpuContext, vocabSize: number, options: SamplerOptions = {}): Promise<GpuSampler> {
@@ -156,7 +164,7 @@ export class GpuSampler {
     ]);
     const maxCandidates = Math.max(1, Math.trunc(options.maxCandidates ?? MAX_CANDIDATES));
     const refineAbove = Math.max(1, Math.trunc(options.refineAbove ?? REFINE_ABOVE));
-    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, partials, reduce, levels, select, compact, sample, mass, draw }, maxCandidates, refineAbove);
+    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, partials, reduce, levels, select, compact, sample, mass, draw }, maxCandidates, refineAbove, options.uniforms);
   }
 
   /** Sets the token counts (penalties) to how often each of `tokens` occurs. */
@@ -198,12 +206,9 @@ export class GpuSampler {
     const penalties = repetition !== 1 || presence !== 0 || frequency !== 0;
     if (!(repetition > 0)) throw new RangeError(`repetition_penalty must be > 0, got ${repetition}`);
 
-    const process = new ArrayBuffer(32);
-    new Uint32Array(process, 0, 4).set([this.vocabSize, mask ? 1 : 0, penalties ? 1 : 0, 0]);
-    new Float32Array(process, 16, 4).set([repetition, frequency, presence, 0]);
-    device.queue.writeBuffer(this.processParams, 0, process);
+    const process = this.uniforms.params(this.vocabSize, mask ? 1 : 0, penalties ? 1 : 0, 0, { f32: repetition }, { f32: frequency }, { f32: presence }, { f32: 0 });
     if (options.passPerKernel) batch.beginPass('logits_process');
-    batch.dispatch(this.pipelines.process, [logits, this.counts, mask ?? this.maskBuffer, this.work, this.processParams], Math.ceil(this.vocabSize / PROCESS_WORKGROUP));
+    batch.dispatch(this.pipelines.process, [logits, this.counts, mask ?? this.maskBuffer, this.work, process], Math.ceil(this.vocabSize / PROCESS_WORKGROUP));
 
     const bias = Object.entries(params.logit_bias ?? {});
     if (bias.length > 0) {
@@ -219,8 +224,7 @@ export class GpuSampler {
         this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: Math.ceil(pairs.byteLength / 16) * 16, usage: storageUsage() });
       }
       device.queue.writeBuffer(this.biasBuffer, 0, pairs);
-      device.queue.writeBuffer(this.biasParams, 0, new Uint32Array([bias.length, this.vocabSize, 0, 0]));
-      batch.dispatch(this.pipelines.bias, [this.biasBuffer, this.work, this.biasParams], Math.ceil(bias.length / 64));
+      batch.dispatch(this.pipelines.bias, [this.biasBuffer, this.work, this.uniforms.params(bias.length, this.vocabSize)], Math.ceil(bias.length / 64));
     }
     return penalties;
   }
@@ -242,26 +246,27 @@ export class GpuSampler {
     new Float32Array(sample, 32, 3).set([temperature, topP, params.min_p ?? 0]);
     new Uint32Array(sample, 44, 1)[0] = this.refineAbove;
     new Uint32Array(sample, 48, 4).set([this.units, this.unit, Math.max(1, Math.min(this.maxCandidates, this.vocabSize)), flags]);
-    this.gpu.device.queue.writeBuffer(this.sampleParams, 0, sample);
+    this.sampleParams.write(sample);
+    const uniform = this.sampleParams.buffer;
     const p = this.pipelines;
     const run = (label: string, pipeline: GPUComputePipeline, bindings: Binding[], workgroups: number) => {
       if (options.passPerKernel) batch.beginPass(label);
       batch.dispatch(pipeline, bindings, workgroups);
     };
     const unitGroups = Math.ceil(this.units / UNIT_WORKGROUP);
-    run('sample_partials', p.partials, [this.work, this.parts, this.sampleParams], unitGroups);
-    run('sample_reduce', p.reduce, [this.parts, this.head, this.sampleParams], 1);
+    run('sample_partials', p.partials, [this.work, this.parts, uniform], unitGroups);
+    run('sample_reduce', p.reduce, [this.parts, this.head, uniform], 1);
     if (candidates) {
       for (let round = 0; round < REFINE_ROUNDS; round++) {
-        run('sample_levels', p.levels, [this.work, this.parts, this.head, this.levels, this.sampleParams], unitGroups);
-        run('sample_select', p.select, [this.parts, this.head, this.levels, this.sampleParams], 1);
+        run('sample_levels', p.levels, [this.work, this.parts, this.head, this.levels, uniform], unitGroups);
+        run('sample_select', p.select, [this.parts, this.head, this.levels, uniform], 1);
       }
-      run('sample_compact', p.compact, [this.work, this.head, this.candidates, this.sampleParams], unitGroups);
+      run('sample_compact', p.compact, [this.work, this.head, this.candidates, uniform], unitGroups);
     }
-    run('sample_token', p.sample, [this.work, this.head, this.candidates, this.result, this.counts, this.sampleParams], 1);
+    run('sample_token', p.sample, [this.work, this.head, this.candidates, this.result, this.counts, uniform], 1);
     if (temperature > 0) {
-      run('sample_mass', p.mass, [this.work, this.parts, this.head, this.sampleParams], unitGroups);
-      run('sample_draw', p.draw, [this.work, this.parts, this.head, this.sampleParams, this.result, this.counts], 1);
+      run('sample_mass', p.mass, [this.work, this.parts, this.head, uniform], unitGroups);
+      run('sample_draw', p.draw, [this.work, this.parts, this.head, uniform, this.result, this.counts], 1);
     }
   }
 
@@ -324,7 +329,9 @@ export class GpuSampler {
   }
 
   destroy(): void {
-    for (const b of [this.result, this.readback, this.counts, this.work, this.maskBuffer, this.biasBuffer, this.processParams, this.biasParams, this.sampleParams, this.parts, this.levels, this.head, this.candidates]) b.destroy();
+    for (const b of [this.result, this.readback, this.counts, this.work, this.maskBuffer, this.biasBuffer, this.parts, this.levels, this.head, this.candidates]) b.destroy();
+    this.sampleParams.destroy();
+    if (this.ownsUniforms) this.uniforms.destroy();
   }
 }
 

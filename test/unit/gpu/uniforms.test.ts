@@ -1,7 +1,8 @@
 // The one params-uniform allocator (src/gpu/uniforms.ts) over a fake device: one buffer per distinct content,
-// least-recently-used eviction at the bound, usage flags read from GPUBufferUsage at call time, and packing.
+// least-recently-used eviction at the bound, usage flags read from GPUBufferUsage at call time, and packing; the
+// step uniform (one buffer rewritten every step).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { packParams, UNIFORM_CAPACITY, UniformAllocator, type UniformDevice } from '../../../src/gpu/uniforms.ts';
+import { packParams, StepUniform, UNIFORM_CAPACITY, UniformAllocator, type UniformDevice } from '../../../src/gpu/uniforms.ts';
 
 interface FakeBuffer { label: string; size: number; usage: number; destroyed: boolean; written: number[] | null; destroy(): void }
 
@@ -95,5 +96,20 @@ describe('packParams', () => {
     expect(Array.from(new Uint32Array(words)).slice(0, 4)).toEqual([1, 2, 3, 4]);
     expect(new Uint32Array(packParams([0xffffffff]))[0]).toBe(0xffffffff);
     for (const bad of [-1, 1.5, 2 ** 32, Number.NaN]) expect(() => packParams([bad])).toThrow(RangeError);
+  });
+});
+
+describe('StepUniform', () => {
+  it('is one uniform, rounded up to 16-byte rows, rewritten with each step\'s values and destroyed once', () => {
+    const { device, created } = fakeDevice();
+    const step = new StepUniform(device, 'forward step', 12);
+    expect(created.map((b) => [b.label, b.size, b.usage])).toEqual([['forward step', 16, 64 | 8]]);
+    step.write(packParams([1, 7, 1]));
+    expect(created[0].written).toEqual([1, 7, 1, 0]);
+    step.write(packParams([1, 8, 2]));
+    expect(created).toHaveLength(1);
+    expect(created[0].written).toEqual([1, 8, 2, 0]);
+    step.destroy();
+    expect(created[0].destroyed).toBe(true);
   });
 });
