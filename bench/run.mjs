@@ -25,6 +25,8 @@
 //   --size 20m|100m  --types F16,Q8_0,Q4_0  --no-bundled  --decode-tokens 32  --prefill 128,512  --ttft-tokens 16
 //   --catalog id,id|all (the catalog's real shapes instead of the generated models: bench/real-sizes, below)  --logits-only
 //   --positions N (catalog runs: logit positions; default 8, 3 for the 1B-4B shapes)  --binding-limit-mib 128 (catalog runs: the engine's device capped at WebGPU's default binding size, so weights split)
+//   --no-transformers  --transformers-device webgpu|wasm|both  --transformers-models bundled,headline|all|ids  --transformers-decode-tokens 8  --transformers-prefill 128
+//     (the WebGPU peer: @huggingface/transformers on the model exported to ONNX, bench/transformers; skipped when not installed)
 //   --paired-rounds 3 (headline: engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -176,7 +178,7 @@ const transformersPeer = {
     const out = join(ONNX_DIR, m.id);
     const refPath = join(out, 'ref.json');
     const fresh = existsSync(refPath) && existsSync(join(out, 'onnx', 'model.onnx')) && statSync(refPath).mtimeMs >= statSync(join(hf, 'model.safetensors')).mtimeMs
-      && JSON.parse(readFileSync(refPath, 'utf8')).format_version === 1;
+      && JSON.parse(readFileSync(refPath, 'utf8')).format_version === 2;
     if (!fresh) {
       log(`${m.id}: exporting to ONNX (tools/export-onnx.py) ...`);
       try {

@@ -39,7 +39,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train-toy-model"))
 from safetensors_io import read_safetensors  # noqa: E402
 
-FORMAT_VERSION = 1  # bump when the graph changes: bench/run.mjs re-exports folders of another version
+FORMAT_VERSION = 2  # bump when the graph changes (bench/run.mjs re-exports folders of another version; keep its check equal)
 
 
 class RMSNorm(nn.Module):
@@ -112,13 +112,26 @@ class Decoder(nn.Module):
         d = c["head_dim"]
         inv = 1.0 / (float(c.get("rope_theta", 10000.0)) ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
         self.register_buffer("inv_freq", inv, persistent=False)
+        # RoPE as tables of cos/sin per position (computed here in float64), gathered by position_ids: WGSL's sin/cos
+        # on large angles are only ~1e-4 accurate, which ORT's WebGPU EP showed as logit errors growing with the
+        # position (8e-4 on the bundled model with the angles computed in the graph).
+        self.rope_table = bool(c.get("_rope_table", True))
+        if self.rope_table:
+            pos = torch.arange(c["max_position_embeddings"], dtype=torch.float64)
+            f = torch.outer(pos, inv.double())
+            e = torch.cat([f, f], dim=-1)
+            self.register_buffer("cos_table", e.cos().float(), persistent=False)
+            self.register_buffer("sin_table", e.sin().float(), persistent=False)
 
     def forward(self, input_ids, attention_mask, position_ids, *past):
         t = input_ids.shape[1]
         total = attention_mask.shape[1]
-        freqs = position_ids.to(torch.float32).unsqueeze(-1) * self.inv_freq  # [b, t, d/2]
-        emb = torch.cat([freqs, freqs], dim=-1).unsqueeze(1)  # [b, 1, t, d]
-        cos, sin = emb.cos(), emb.sin()
+        if self.rope_table:
+            cos, sin = self.cos_table[position_ids].unsqueeze(1), self.sin_table[position_ids].unsqueeze(1)  # [b, 1, t, d]
+        else:
+            freqs = position_ids.to(torch.float32).unsqueeze(-1) * self.inv_freq  # [b, t, d/2]
+            emb = torch.cat([freqs, freqs], dim=-1).unsqueeze(1)  # [b, 1, t, d]
+            cos, sin = emb.cos(), emb.sin()
         # Query i sits at absolute position total - t + i; key j is visible when j <= that and attention_mask[b, j].
         qpos = torch.arange(t, dtype=torch.int64) + (total - t)
         kpos = torch.arange(total, dtype=torch.int64)
@@ -172,6 +185,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--opset", type=int, default=14)
     ap.add_argument("--check-tokens", type=int, default=12, help="token ids in ref.json (spread over the vocabulary)")
+    ap.add_argument("--rope-in-graph", action="store_true", help="cos/sin computed in the graph from position_ids (default: tables)")
     a = ap.parse_args()
     torch.set_num_threads(2)
     t0 = time.time()
@@ -180,6 +194,7 @@ def main():
     if c.get("model_type") != "qwen3":
         sys.exit(f"{a.model}: model_type {c.get('model_type')!r}; this exporter writes qwen3 only")
     c.setdefault("head_dim", c["hidden_size"] // c["num_attention_heads"])
+    c["_rope_table"] = not a.rope_in_graph
     model = Decoder(c)
     missing, unexpected = model.load_state_dict(hf_to_decoder(read_safetensors(os.path.join(a.model, "model.safetensors")), c), strict=False)
     if missing or unexpected:
@@ -251,6 +266,7 @@ def main():
         "train_definition_max_abs_diff": train_diff,
         "onnx": {"file": "onnx/model.onnx", "bytes": os.path.getsize(path), "opset": a.opset, "ops": ops, "check": checked},
         "export_s": round(time.time() - t0, 1),
+        "rope": "in the graph" if a.rope_in_graph else "cos/sin tables gathered by position_ids",
         "torch": torch.__version__,
     }
     with open(os.path.join(a.out, "ref.json"), "w") as f:
