@@ -81,6 +81,13 @@ export class OutputParser {
     }
   }
 
+  /** A new event list that opens with the `reasoning.start` owed (once) when the output starts inside reasoning. */
+  private startEvents(): ParseEvent[] {
+    if (!this.pendingStart) return [];
+    this.pendingStart = false;
+    return [{ kind: 'reasoning.start' }];
+  }
+
   /** A delegate format's leading reasoning block: may still start (`maybe`), open (`in`), or over (`done`). */
   private readonly leading: { start: string; end: string; state: 'maybe' | 'in' | 'done'; buffer: string; tokens: number } | null = null;
 
@@ -88,11 +95,7 @@ export class OutputParser {
   private pushLeading(text: string): ParseEvent[] {
     const lead = this.leading!;
     if (lead.state === 'done') return this.delegate!.push(text);
-    const events: ParseEvent[] = [];
-    if (this.pendingStart) {
-      events.push({ kind: 'reasoning.start' });
-      this.pendingStart = false;
-    }
+    const events = this.startEvents();
     lead.buffer += text;
     if (lead.state === 'maybe') {
       const head = lead.buffer.trimStart();
@@ -119,11 +122,7 @@ export class OutputParser {
 
   private finishLeading(): ParseEvent[] {
     const lead = this.leading!;
-    const events: ParseEvent[] = [];
-    if (this.pendingStart) {
-      events.push({ kind: 'reasoning.start' });
-      this.pendingStart = false;
-    }
+    const events = this.startEvents();
     const rest = lead.buffer;
     lead.buffer = '';
     if (lead.state === 'in') {
@@ -144,11 +143,7 @@ export class OutputParser {
   /** Feed one token's text. */
   push(text: string): ParseEvent[] {
     if (this.delegate) return this.leading ? this.pushLeading(text) : this.delegate.push(text);
-    const events: ParseEvent[] = [];
-    if (this.pendingStart) {
-      events.push({ kind: 'reasoning.start' });
-      this.pendingStart = false;
-    }
+    const events = this.startEvents();
     const wasReasoning = this.state === 'reasoning';
     this.buffer += text;
     let touchedReasoning = wasReasoning;
@@ -165,11 +160,7 @@ export class OutputParser {
   /** The output ended (`stop`, `length`, an abort or a fault): flush what is held and close what is open. */
   finish(): ParseEvent[] {
     if (this.delegate) return this.leading ? this.finishLeading() : this.delegate.finish();
-    const events: ParseEvent[] = [];
-    if (this.pendingStart) {
-      events.push({ kind: 'reasoning.start' });
-      this.pendingStart = false;
-    }
+    const events = this.startEvents();
     const rest = this.buffer;
     this.buffer = '';
     switch (this.state) {
@@ -187,10 +178,8 @@ export class OutputParser {
         if (rest) events.push({ kind: 'text.delta', text: rest });
         break;
       case 'call-args':
-        this.call.cutOff(rest, events);
-        break;
       case 'call-tail':
-        this.call.end(events);
+        this.call.stopped(this.state, rest, events);
         break;
     }
     this.state = 'text';

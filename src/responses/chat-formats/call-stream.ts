@@ -1,7 +1,8 @@
 // What the format parsers (the Hermes parser in output-parser.ts, json-calls-parser.ts, name-args-parser.ts,
 // harmony-parser.ts) do the same way, written once: text streamed up to the next marker, and a tool call once its
 // name is known (is the name declared, its `call.start` with the namespace split off, its arguments streamed through
-// an ArgumentsDecoder, its end; or a call read whole when its keys came in another order).
+// an ArgumentsDecoder, its end, or its end where the output stopped; or a call read whole when its keys came in
+// another order), and the buffered push loop of the parsers without reasoning (BufferedCallParser).
 import { ArgumentsDecoder } from './arguments-decoder.ts';
 import { findFirst, heldPrefix } from './marker-scan.ts';
 import type { ParseEvent } from './parse-event.ts';
@@ -67,12 +68,51 @@ export class CallStream {
     this.args = null;
   }
 
+  /** The output stopped inside the call: in its arguments (`rest` the unread text: cutOff) or after them (end). */
+  stopped(part: 'call-args' | 'call-tail', rest: string, events: ParseEvent[]): void {
+    if (part === 'call-args') this.cutOff(rest, events);
+    else this.end(events);
+  }
+
   /** A call read whole (its keys in another order): its start, all its arguments, its end. */
   whole(call: { name: string; argumentsJson: string }, events: ParseEvent[]): void {
     this.start(call.name, events);
     const delta = this.args!.push(call.argumentsJson);
     if (delta) events.push({ kind: 'call.delta', text: delta });
     this.end(events);
+  }
+}
+
+/**
+ * What the parsers of the formats without reasoning (json-calls-parser.ts, name-args-parser.ts) share: each token's
+ * text joins a buffer that `step` reads as far as it can decide; `finish` takes what is left (`takeBuffer`).
+ */
+export abstract class BufferedCallParser {
+  protected buffer = '';
+
+  get reasoningTokens(): number {
+    return 0;
+  }
+
+  /** Feed one token's text. */
+  push(text: string): ParseEvent[] {
+    const events: ParseEvent[] = [];
+    this.buffer += text;
+    while (this.step(events));
+    return events;
+  }
+
+  /** The output ended: flush what is held and close what is open. */
+  abstract finish(): ParseEvent[];
+
+  /** One step of the state machine over the buffer; false when it must wait for more text. */
+  protected abstract step(events: ParseEvent[]): boolean;
+
+  /** What the buffer holds, emptying it. */
+  protected takeBuffer(): string {
+    const rest = this.buffer;
+    this.buffer = '';
+    return rest;
   }
 }
 

@@ -85,10 +85,8 @@ export class HarmonyParser {
         if (rest) events.push({ kind: 'text.delta', text: rest, phase: this.phase });
         break;
       case 'call-args':
-        this.call.cutOff(rest, events);
-        break;
       case 'call-tail':
-        this.call.end(events);
+        this.call.stopped(state.body, rest, events);
         break;
       case 'code':
         // Ended by `<|call|>` (a stop) or cut off: the pipeline closes it with the response's status.

@@ -12,7 +12,7 @@
 // or JSON that is no call, is kept as text (the opening marker dropped), and so is everything after it (most of
 // these formats have no end marker to resume from). These formats have no reasoning block.
 import type { ToolCallSyntax } from '../../common/chat-format.ts';
-import { CallStream, parseWholeCall, textUntil, type CallOptions } from './call-stream.ts';
+import { BufferedCallParser, CallStream, parseWholeCall, textUntil, type CallOptions } from './call-stream.ts';
 import { decodeName } from './marker-scan.ts';
 import type { ParseEvent } from './parse-event.ts';
 
@@ -24,9 +24,8 @@ const ARGUMENT_KEYS = ['arguments', 'parameters'] as const;
 
 type State = 'start' | 'text' | 'calls' | 'call-head' | 'call-args' | 'call-tail';
 
-export class JsonCallsParser {
+export class JsonCallsParser extends BufferedCallParser {
   private state: State;
-  private buffer = '';
   private readonly call: CallStream;
   private tail = new ObjectTailScanner();
   /** Inside the calls after `open`: the list's `[` was read (list syntaxes). */
@@ -38,26 +37,15 @@ export class JsonCallsParser {
     private readonly syntax: ToolCallSyntax,
     private readonly options: JsonCallsParserOptions,
   ) {
+    super();
     this.state = syntax.bareAtStart && options.toolCalls ? 'start' : 'text';
     this.callsOff = !options.toolCalls;
     this.call = new CallStream(options);
   }
 
-  get reasoningTokens(): number {
-    return 0;
-  }
-
-  push(text: string): ParseEvent[] {
-    const events: ParseEvent[] = [];
-    this.buffer += text;
-    while (this.step(events));
-    return events;
-  }
-
   finish(): ParseEvent[] {
     const events: ParseEvent[] = [];
-    const rest = this.buffer;
-    this.buffer = '';
+    const rest = this.takeBuffer();
     switch (this.state) {
       case 'start':
       case 'text':
@@ -73,10 +61,8 @@ export class JsonCallsParser {
         break;
       }
       case 'call-args':
-        this.call.cutOff(rest, events);
-        break;
       case 'call-tail':
-        this.call.end(events);
+        this.call.stopped(this.state, rest, events);
         break;
     }
     this.state = 'text';
@@ -89,7 +75,7 @@ export class JsonCallsParser {
     this.state = 'text';
   }
 
-  private step(events: ParseEvent[]): boolean {
+  protected step(events: ParseEvent[]): boolean {
     switch (this.state) {
       case 'start': {
         const i = this.buffer.search(/\S/);

@@ -5,7 +5,7 @@
 // does not end at `[ARGS]` within a name's length, or arguments that are no JSON value keep the rest of the output
 // as text (the marker dropped), as the JSON-call parser does. No reasoning.
 import type { ToolCallSyntax } from '../../common/chat-format.ts';
-import { CallStream, textUntil, type CallOptions } from './call-stream.ts';
+import { BufferedCallParser, CallStream, textUntil, type CallOptions } from './call-stream.ts';
 import type { ParseEvent } from './parse-event.ts';
 
 const CALL_ID = '[CALL_ID]';
@@ -14,9 +14,8 @@ const MAX_NAME = 256;
 
 type State = 'text' | 'name' | 'args' | 'between';
 
-export class NameArgsParser {
+export class NameArgsParser extends BufferedCallParser {
   private state: State = 'text';
-  private buffer = '';
   private readonly call: CallStream;
   /** A call was no call: the rest is text. */
   private callsOff: boolean;
@@ -26,26 +25,15 @@ export class NameArgsParser {
     private readonly syntax: ToolCallSyntax,
     options: CallOptions,
   ) {
+    super();
     this.call = new CallStream(options);
     this.callsOff = !options.toolCalls;
     this.argsMarker = syntax.nameArgs ?? '[ARGS]';
   }
 
-  get reasoningTokens(): number {
-    return 0;
-  }
-
-  push(text: string): ParseEvent[] {
-    const events: ParseEvent[] = [];
-    this.buffer += text;
-    while (this.step(events));
-    return events;
-  }
-
   finish(): ParseEvent[] {
     const events: ParseEvent[] = [];
-    const rest = this.buffer;
-    this.buffer = '';
+    const rest = this.takeBuffer();
     if (this.state === 'text' || this.state === 'name') {
       if (rest) events.push({ kind: 'text.delta', text: rest });
     } else if (this.state === 'args') {
@@ -55,7 +43,7 @@ export class NameArgsParser {
     return events;
   }
 
-  private step(events: ParseEvent[]): boolean {
+  protected step(events: ParseEvent[]): boolean {
     switch (this.state) {
       case 'text': {
         const { marker, rest } = textUntil(this.buffer, [this.syntax.open, ...this.syntax.dropped], 'text.delta', events);
