@@ -23,6 +23,8 @@ export interface DecodeInt8BenchOptions {
   tokens: number;
   rounds: number;
   dawnFlags: string[];
+  /** > 0: instead of decode, prefill this many tokens (chunks of the decoder's maxBatch) with f32 against int8 prefill. */
+  prefill?: number;
 }
 
 type Variant = 'f32' | 'int8';
@@ -34,7 +36,7 @@ export async function runDecodeInt8Bench(o: DecodeInt8BenchOptions): Promise<unk
   const gpu = await acquireGpu({ gpu: dawn });
   const models: unknown[] = [];
   for (const dir of o.dirs) {
-    models.push(await benchModel(gpu, dir, o));
+    models.push(await (o.prefill ? benchPrefill(gpu, dir, o) : benchModel(gpu, dir, o)));
     // Each model's result on stderr as it finishes (a run stopped part way keeps what finished).
     process.stderr.write(`[bench/decode-int8] result ${JSON.stringify(models.at(-1))}\n`);
   }
@@ -119,6 +121,59 @@ async function benchModel(gpu: Awaited<ReturnType<typeof acquireGpu>>, dir: stri
     paired_speedup_median: { wall: round3(median(ratios('wall_ms_per_token'))), cpu: round3(median(ratios('cpu_ms_per_token'))) },
     logits_vs_llama_cpp: logits,
     gpu_ms_per_op_decode_step: profiles,
+    runs,
+  };
+}
+
+/**
+ * Prefill of o.prefill tokens (the Decoder's chunks) with every product on f32 activations (`f32`) against the
+ * Q8_0/Q4_0 products on 8-bit activations in prefill steps too (`int8`: int8Activations.prefill), rounds
+ * alternating which goes first: wall and process CPU ms per prompt, paired per round.
+ */
+async function benchPrefill(gpu: Awaited<ReturnType<typeof acquireGpu>>, dir: string, o: DecodeInt8BenchOptions): Promise<unknown> {
+  const ref = JSON.parse(readFileSync(join(dir, 'ref.json'), 'utf8')) as { id: string; vocab: number; ftype: string };
+  const file = await readGguf(await openAsBlob(join(dir, 'model.gguf')));
+  const config = modelConfigFromGguf(file);
+  const uploaded = await uploadTensors(gpu.device, ggufTensorSources(file));
+  const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+  const pipelines = new PipelineCache(gpu.device);
+  const count = o.prefill!;
+  const prompt = Array.from({ length: count }, (_, i) => (i * 7919 + 13) % ref.vocab);
+  const decoders = new Map<Variant, Decoder>();
+  for (const v of VARIANTS) {
+    const shapes: DecoderOptions['shapes'] = { forward: { int8Activations: { Q8_0: v === 'int8', Q4_0: v === 'int8', prefill: v === 'int8' } } };
+    const d = await Decoder.create(gpu, config, weights, { maxSeq: count + 8, pipelines, shapes });
+    await d.forward(prompt.slice(0, Math.min(count, d.maxBatch))); // compile and warm the m > 1 programs
+    decoders.set(v, d);
+  }
+  const runs: { round: number; variant: Variant; wall_ms: number; cpu_ms: number }[] = [];
+  for (let round = 0; round < o.rounds; round++) {
+    for (const v of round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
+      const d = decoders.get(v)!;
+      d.kv.clear();
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      await d.forward(prompt);
+      const wall = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      runs.push({ round, variant: v, wall_ms: round1(wall), cpu_ms: round1((cpu.user + cpu.system) / 1000) });
+      process.stderr.write(`[bench/decode-int8] ${ref.id} prefill ${count} round ${round} ${v}: ${wall.toFixed(0)} ms wall, ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms CPU\n`);
+    }
+  }
+  const maxBatch = decoders.get('f32')!.maxBatch;
+  for (const d of decoders.values()) d.destroy();
+  uploaded.destroy();
+  const of = (v: Variant, key: 'wall_ms' | 'cpu_ms') => runs.filter((r) => r.variant === v).map((r) => r[key]);
+  const ratios = (key: 'wall_ms' | 'cpu_ms') => Array.from({ length: o.rounds }, (_, r) => runs.find((x) => x.round === r && x.variant === 'f32')![key] / runs.find((x) => x.round === r && x.variant === 'int8')![key]);
+  return {
+    id: ref.id,
+    ftype: ref.ftype,
+    layers: config.layers,
+    prefill_tokens: count,
+    max_batch: maxBatch,
+    median_wall_ms: { f32: median(of('f32', 'wall_ms')), int8: median(of('int8', 'wall_ms')) },
+    median_cpu_ms: { f32: median(of('f32', 'cpu_ms')), int8: median(of('int8', 'cpu_ms')) },
+    paired_speedup_median: { wall: round3(median(ratios('wall_ms'))), cpu: round3(median(ratios('cpu_ms'))) },
     runs,
   };
 }

@@ -4,6 +4,7 @@
 // ms/token, GPU ms per op. Prints one JSON object. No test asserts a time.
 //   node bench/decode-int8/run.mjs [--models qwen2.5-0.5b-instruct-q8_0,qwen2.5-0.5b-instruct-q4_0] [--tokens 4]
 //                                  [--rounds 3] [--dawn-flags 'enable-dawn-features=allow_unsafe_apis,disable_robustness']
+//                                  [--prefill N]: prefill N tokens with f32 against int8 prefill instead of decode
 // The models are bench/real-sizes/build.ts's (.tmp/real-sizes/<id>/; `npm run bench -- --catalog <id> --logits-only`
 // builds one). Dawn needs a Vulkan driver: without VK_ICD_FILENAMES this reruns itself over Chromium's SwiftShader.
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ const options = {
   dirs: option('models', 'qwen2.5-0.5b-instruct-q8_0,qwen2.5-0.5b-instruct-q4_0').split(',').map((id) => join(ROOT, '.tmp', 'real-sizes', id)),
   tokens: Number(option('tokens', '4')),
   rounds: Number(option('rounds', '3')),
+  prefill: Number(option('prefill', '0')),
   dawnFlags: option('dawn-flags', 'enable-dawn-features=allow_unsafe_apis,disable_robustness').split(' ').filter(Boolean),
 };
 const result = await runInVite('/bench/decode-int8/bench.ts', ({ runDecodeInt8Bench }) => runDecodeInt8Bench(options));
