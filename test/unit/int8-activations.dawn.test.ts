@@ -1,6 +1,7 @@
 // The int8-activation products (issue 19) on Dawn: shaders/quantize_activations.wgsl against llama.cpp's q8_0
-// quantization (ggml's quantize_row_q8_0, in TypeScript below), and the Q8_0 / Q4_0 int8 bodies
-// (matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl: dot4I8Packed) against the exact product of the dequantized weights
+// quantization (ggml's quantize_row_q8_0: test/support/cpu-forward.ts's quantizeQ8_0, the forward tests'
+// reference), and the Q8_0 / Q4_0 int8 products (dot_i8_packed.wgsl's block loop with matmul_q8_0_int8.wgsl's /
+// matmul_q4_0_int8.wgsl's weight_words: dot4I8Packed) against the exact product of the dequantized weights
 // with the dequantized int8 activations the GPU made, within the f32 summation bound (the integer block sums are
 // exact; only the per-block scaling and the sum over blocks round). Decode (m = 1) and prefill tiles, bias,
 // residual, SwiGLU/GeGLU, split rows, the CPU adapters' and the GPUs' shapes (K_SPLIT 8). Needs Dawn's
