@@ -1,5 +1,5 @@
 // Workgroup shapes per adapter: the one small place that picks each kernel's `override` constants (the row
-// reductions of kernels.ts, the forward kernels of forward-kernels.ts).
+// reductions of kernels.ts, the forward kernels of src/gpu/kernels/).
 // CPU adapters (SwiftShader, llvmpipe/lavapipe) run a workgroup on one CPU thread, invocations in SIMD lanes:
 // register tiling with one invocation per row group is fastest there, and workgroup-memory reductions only
 // cost. GPUs want many lanes cooperating on a row (K_SPLIT / ROW_THREADS) so neighbouring lanes read

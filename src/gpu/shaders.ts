@@ -171,7 +171,7 @@ function composeWgsl(...parts: string[]): string {
 // (shaders/dot_i8_packed.wgsl's accumulate_block), the format's body (matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl:
 // only its weight_words() and WEIGHT_OFFSET, how a block's words become int8 codes), the K_SPLIT reduction, the
 // shaders/matmul.wgsl skeleton. Apart from the product table because dot4I8Packed needs the `packed_4x8_integer_dot_product` language
-// feature: nothing here is compiled on an adapter without it (forward-kernels.ts asks).
+// feature: nothing here is compiled on an adapter without it (src/gpu/kernels/products.ts asks).
 /** The weight formats with an int8-activation product. */
 export const INT8_PRODUCT_FORMATS = ['Q8_0', 'Q4_0'] as const;
 export type Int8ProductFormat = (typeof INT8_PRODUCT_FORMATS)[number];

@@ -23,7 +23,7 @@ import type { KernelShapes } from '../gpu/kernel-shapes.ts';
 import { Kernels } from '../gpu/kernels.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
-import { UniformAllocator } from '../gpu/uniforms.ts';
+import { KernelContext } from '../gpu/kernels/context.ts';
 import { productMatrices, type DecoderWeights, type GpuMatrix, type LogitsMode, type StepResult, type TokenChooser } from './decoder-types.ts';
 import { createActivations, destroyActivations, ForwardPlan, type Activations } from './forward-plan.ts';
 import { KvCache } from './kv-cache.ts';
@@ -69,8 +69,8 @@ export class Decoder {
   /** Decode steps `decode` keeps submitted at once by default. */
   readonly inFlight: number;
   private readonly kernels: Kernels;
-  /** The params uniforms of both kernel sets' call-style methods (one allocator, one bound). */
-  private readonly uniforms: UniformAllocator;
+  /** The one kernel context both kernel sets share (the decoder destroys it). */
+  private readonly ctx: KernelContext;
   private readonly fk: ForwardKernels;
   /** The mixture-of-experts feed-forward (gpt-oss), or null. */
   private readonly moe: MoeFeedForward | null;
@@ -98,10 +98,10 @@ export class Decoder {
       throw new GpuError('device-lost', `The GPU device was lost (${info.reason}): ${info.message || 'no message'}`);
     });
     this.deviceLost.catch(() => undefined);
-    const pipelines = options.pipelines ?? new PipelineCache(gpu.device);
-    this.uniforms = new UniformAllocator(gpu.device);
-    this.kernels = new Kernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.kernels });
-    this.fk = new ForwardKernels(gpu, { pipelines, uniforms: this.uniforms, shapes: options.shapes?.forward, geluF16: options.geluF16 ?? true });
+    // One kernel context (pipeline cache, params allocator, the adapter's shapes) under both kernel sets.
+    this.ctx = new KernelContext(gpu, { pipelines: options.pipelines, shapes: { ...options.shapes?.kernels, ...options.shapes?.forward } });
+    this.kernels = new Kernels(this.ctx);
+    this.fk = new ForwardKernels(this.ctx, { geluF16: options.geluF16 ?? true });
     this.maxBatch = options.maxBatch ?? this.fk.shapes.prefillChunk;
     this.inFlight = Math.max(1, Math.trunc(options.inFlight ?? 2));
     const c = config;
@@ -346,8 +346,6 @@ export class Decoder {
     this.tokenReadback.destroy();
     this.moe?.destroy();
     this.kv.destroy();
-    this.kernels.destroy();
-    this.fk.destroy();
-    this.uniforms.destroy();
+    this.ctx.destroy();
   }
 }

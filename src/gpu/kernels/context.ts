@@ -62,7 +62,7 @@ export class KernelContext {
     this.device = gpu.device;
     this.limits = gpu.limits;
     // The GPU object's WGSL language features, as the device context carries them (none where it does not say).
-    const wgsl = options.wgslLanguageFeatures ?? (gpu as { wgslLanguageFeatures?: ReadonlySet<string> }).wgslLanguageFeatures ?? new Set<string>();
+    const wgsl = options.wgslLanguageFeatures ?? gpu.wgslLanguageFeatures;
     this.shapes = { ...kernelShapesFor(gpu.adapterInfo, gpu.limits), ...forwardKernelShapesFor(gpu.adapterInfo, gpu.limits, wgsl), ...options.shapes };
     const { subgroupMinSize, subgroupMaxSize } = gpu.adapterInfo;
     this.features = { f16: gpu.features.f16, subgroups: gpu.features.subgroups, subgroupMinSize, subgroupMaxSize, packedInt8Dot: wgsl.has(PACKED_INT8_DOT) };
