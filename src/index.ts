@@ -5,7 +5,7 @@
 //   createResponsesHandler  the Responses API as a `(Request) => Promise<Response>` over any engine and store.
 export { installResponsesShim, type InstallResponsesShimOptions, type ResponsesShim, type ShimProgress } from './embed/install-responses-shim';
 export { createWebGpuEngine as createEngine, type WebGpuEngineOptions as EngineOptions } from './engine/webgpu-engine';
-export type { ModelSource } from './engine/model-registry';
+export type { ModelSource } from './model/open-model.ts';
 export type { Engine, GenerateRequest, GenerationEvent, ModelInfo, ChatMessage } from './engine/types';
 export { createResponsesHandler, type ResponsesHandlerOptions } from './responses/handler';
 export { createIndexedDbStore, openIndexedDbStore } from './store/indexeddb-store';

@@ -9,7 +9,7 @@
 // Options: --backend chromium (default: the engine in headless Chromium, the page served by Vite) or node
 // (the engine in this Node process on Dawn, the `webgpu` package); --context-length N (KV cache size).
 // A model is a GGUF file, a Hugging Face directory (config.json, tokenizer files, safetensors) or a URL of
-// either (a directory URL ends with /). The work itself is src/engine/cli-main.ts.
+// either (a directory URL ends with /). The work itself is src/cli/cli-main.ts.
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, openAsBlob, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -159,7 +159,7 @@ if (!values.model) fail('--model is required');
 if (values.backend !== 'chromium' && values.backend !== 'node') fail('--backend must be chromium or node');
 const contextLength = values['context-length'] === undefined ? undefined : Number(values['context-length']);
 
-/** @type {import('../src/engine/cli-main.ts').CliCommand} */
+/** @type {import('../src/cli/cli-main.ts').CliCommand} */
 let command;
 if (name === 'logits') {
   if (!values.tokens) fail('logits needs --tokens 1,2,3');
@@ -250,7 +250,7 @@ async function runOnNode() {
   }
   const vite = await startVite({ server: { middlewareMode: true, hmr: false, ws: false }, appType: 'custom' });
   try {
-    const { runCliCommand } = await vite.ssrLoadModule('/src/engine/cli-main.ts');
+    const { runCliCommand } = await vite.ssrLoadModule('/src/cli/cli-main.ts');
     const { create, globals } = await import('webgpu');
     Object.assign(globalThis, globals);
     const gpu = create([]); // kept referenced until the process ends (Dawn crashes if it is collected first)
@@ -336,7 +336,7 @@ async function runInChromium() {
     else model = isDir ? { hfDir: new URL('/__cli_model/', base).href } : { gguf: new URL('/__cli_model/model', base).href };
     const result = await page.evaluate(
       async ({ command, model }) => {
-        const main = await import('/src/engine/cli-main.ts');
+        const main = await import('/src/cli/cli-main.ts');
         return main.runCliCommand(command, model);
       },
       { command, model },

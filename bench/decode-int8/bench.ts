@@ -9,7 +9,7 @@
 import { openAsBlob, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, globals } from 'webgpu';
-import { uploadTensors } from '../../src/engine/upload-weights.ts';
+import { uploadTensors } from '../../src/model/upload-weights.ts';
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { Decoder, type DecoderOptions } from '../../src/model/decoder.ts';

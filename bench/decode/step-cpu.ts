@@ -14,8 +14,8 @@ import { openAsBlob } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import { openModel } from '../../src/engine/model-registry.ts';
-import { uploadTensors } from '../../src/engine/upload-weights.ts';
+import { openModel } from '../../src/model/open-model.ts';
+import { uploadTensors } from '../../src/model/upload-weights.ts';
 import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import { Decoder } from '../../src/model/decoder.ts';
 

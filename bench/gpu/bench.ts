@@ -1,5 +1,5 @@
 // The engine's speed on whatever adapter Dawn (the `webgpu` package) finds: for random-weight models of real shapes
-// (bench/gpu/models.ts), prefill and decode tok/s through the engine (src/engine/cli-main.ts, greedy, the GPU
+// (bench/gpu/models.ts), prefill and decode tok/s through the engine (src/cli/cli-main.ts, greedy, the GPU
 // sampler choosing each token), GPU ms per op of one prefill and one decode step, and the sampler's ms per step at
 // each vocabulary (bench/sampling/bench.ts: greedy, top-p alone, top-k + top-p). Prints one JSON object on stdout;
 // with --out FILE also writes it there after each model, so a run stopped by its time cap keeps what finished.
@@ -12,7 +12,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, globals } from 'webgpu';
-import { runCliCommand } from '../../src/engine/cli-main.ts';
+import { runCliCommand } from '../../src/cli/cli-main.ts';
 import { runSamplingBench, type SamplingBenchRow } from '../sampling/bench.ts';
 import { SHAPES, buildBenchModel, tinyShape, type BenchShape } from './models.ts';
 

@@ -6,7 +6,7 @@
 // Run by bench/prefill/run.mjs (Vite's SSR loader resolves the shaders' ?raw imports); prints JSON.
 import { openAsBlob } from 'node:fs';
 import { create, globals } from 'webgpu';
-import { uploadTensors } from '../../src/engine/upload-weights.ts';
+import { uploadTensors } from '../../src/model/upload-weights.ts';
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { Decoder, type DecoderOptions } from '../../src/model/decoder.ts';

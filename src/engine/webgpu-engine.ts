@@ -20,7 +20,8 @@ import type { ModelTokenizer } from '../model/tokenizer.ts';
 import { DEFAULT_MARKERS } from '../common/chat.ts';
 import { type ChatFormat, detectChatFormat, replayMessagesFor } from '../common/chat-format.ts';
 import { HARMONY_STOP_TOKENS, harmonyEffort, renderHarmonyPrompt } from '../common/harmony.ts';
-import { DEFAULT_CONTEXT_LENGTH, ModelRegistry, openModel, type ModelSource, type OpenedModel } from './model-registry.ts';
+import { ModelRegistry } from './model-registry.ts';
+import { DEFAULT_CONTEXT_LENGTH, openModel, type ModelSource, type OpenedModel } from '../model/open-model.ts';
 import { RequestQueue } from './request-queue.ts';
 import {
   buildVocabulary,
@@ -41,7 +42,7 @@ import {
   type GenerationEvent,
   type ModelInfo,
 } from './types.ts';
-import { uploadTensors, type UploadedTensors } from './upload-weights.ts';
+import { uploadTensors, type UploadedTensors } from '../model/upload-weights.ts';
 
 export interface WebGpuEngineOptions {
   /** The GPU to use: navigator.gpu by default; the `webgpu` package's create([]) on Node. */

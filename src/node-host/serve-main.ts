@@ -7,7 +7,7 @@ import { appendFileSync, openAsBlob, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine.ts';
-import type { ModelFileInput, ModelSource } from '../engine/model-registry.ts';
+import type { ModelFileInput, ModelSource } from '../model/open-model.ts';
 import { createResponsesHandler } from '../responses/handler.ts';
 import type { ReasoningEventNames } from '../responses/stream-events.ts';
 import { createFileStore, type FileStore } from '../store/file-store.ts';

@@ -28,7 +28,7 @@ import { readModelCatalog, type CatalogEntry } from './model-catalog';
 import { StoredModelFileSource } from './model-cache';
 import { checkQuota, ModelFileError, ModelFileStore, type FileWriteProgress } from './model-files';
 import type { VerifiedHeader } from './gguf-header-check';
-import type { ModelSource } from '../engine/model-registry';
+import type { ModelSource } from '../model/open-model.ts';
 import { z } from 'zod';
 import { DomainError } from '../common/engine-error';
 import { toApiError, type ApiErrorBody } from '../responses/errors';

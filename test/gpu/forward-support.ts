@@ -2,8 +2,8 @@
 // decoder built from a fixture GGUF, and logit comparison.
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
-import { uploadTensors, type TensorSource, type UploadedTensors } from '../../src/engine/upload-weights.ts';
-import { openModel } from '../../src/engine/model-registry.ts';
+import { uploadTensors, type TensorSource, type UploadedTensors } from '../../src/model/upload-weights.ts';
+import { openModel } from '../../src/model/open-model.ts';
 import { Decoder, type DecoderOptions } from '../../src/model/decoder.ts';
 import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import { readGguf, type GgufFile } from '../../src/model/gguf.ts';

@@ -7,7 +7,7 @@ import { openAsBlob, readFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
-import { uploadTensors } from '../../src/engine/upload-weights.ts';
+import { uploadTensors } from '../../src/model/upload-weights.ts';
 import { Decoder, type DecoderOptions, type DecoderWeights } from '../../src/model/decoder.ts';
 import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import type { ModelConfig } from '../../src/model/model-config.ts';

@@ -2,7 +2,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { detectChatFormat } from '../../src/common/chat-format.ts';
-import { ModelRegistry, openModel } from '../../src/engine/model-registry.ts';
+import { ModelRegistry } from '../../src/engine/model-registry.ts';
+import { openModel } from '../../src/model/open-model.ts';
 import type { ByteSource } from '../../src/model/byte-source.ts';
 import { makeTestModel, type TestModel } from '../support/test-models.ts';
 

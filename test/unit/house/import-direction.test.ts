@@ -20,6 +20,7 @@ const ALLOWED: Record<string, string[]> = {
   'engine-worker': ['common', 'gpu', 'model', 'sampling', 'store', 'engine', 'responses', 'sw'],
   embed: ['common', 'sw'],
   demo: ['common', 'responses', 'sw', 'embed'],
+  cli: ['common', 'gpu', 'model', 'sampling', 'engine', 'shaders'],
   'node-host': ['common', 'gpu', 'model', 'sampling', 'store', 'engine', 'responses'],
   'index.ts': ['*'],
 };

@@ -3,7 +3,7 @@
 // by message: an unreachable file is not remembered as a bad one, a corrupt one is.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/common/engine-error.ts';
-import { forgetOpenFailures, openModel } from '../../../src/engine/model-registry.ts';
+import { forgetOpenFailures, openModel } from '../../../src/model/open-model.ts';
 import { UrlSource } from '../../../src/model/byte-source.ts';
 import { toApiError } from '../../../src/responses/errors.ts';
 import { tinyModelWithTemplate } from '../../../tools/make-hostile-gguf/hostile.ts';

@@ -11,7 +11,7 @@
 import { openAsBlob, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openModel } from '../../../src/engine/model-registry.ts';
+import { openModel } from '../../../src/model/open-model.ts';
 import { readGguf } from '../../../src/model/gguf.ts';
 import { BlobSource } from '../../../src/model/byte-source.ts';
 import { modelConfigFromGguf } from '../../../src/model/model-config.ts';

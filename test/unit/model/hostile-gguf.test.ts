@@ -3,7 +3,7 @@
 // template that loops or grows fails with a limit error instead of running out of memory; a 262k-token
 // vocabulary still reads.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { forgetOpenFailures, openModel } from '../../../src/engine/model-registry.ts';
+import { forgetOpenFailures, openModel } from '../../../src/model/open-model.ts';
 import { ChatTemplate, ChatTemplateLimitError } from '../../../src/model/chat-template.ts';
 import { GGUF_LIMITS, readGguf } from '../../../src/model/gguf.ts';
 import { type HostileGguf, HostileSource, hostileGgufs, tinyModelWithTemplate } from '../../../tools/make-hostile-gguf/hostile.ts';

@@ -6,12 +6,12 @@
 // matrices load as one concatenated matrix (blk.N.attn_qkv.weight) and its SwiGLU gate and up matrices stacked
 // (blk.N.ffn_gate_up.weight; gpt-oss experts: blk.N.ffn_gate_up_exps.weight), so that the decoder runs each set as one dispatch.
 import { createStorageBuffer } from '../gpu/transfer.ts';
-import { gpuWeightType, type GpuTensor } from '../model/decoder-weights.ts';
-import { dequantizeGguf } from '../model/dequantize.ts';
-import type { RopeFileFactors } from '../model/model-config.ts';
-import { loadTensorsToGpu, type LoadProgress, type TensorGroup, type TensorSource } from '../model/weight-loader.ts';
+import { gpuWeightType, type GpuTensor } from './decoder-weights.ts';
+import { dequantizeGguf } from './dequantize.ts';
+import type { RopeFileFactors } from './model-config.ts';
+import { loadTensorsToGpu, type LoadProgress, type TensorGroup, type TensorSource } from './weight-loader.ts';
 
-export type { TensorSource } from '../model/weight-loader.ts';
+export type { TensorSource } from './weight-loader.ts';
 
 export interface UploadedTensors {
   tensors: Map<string, GpuTensor>;

@@ -3,8 +3,8 @@
 //   logits   --model M --tokens 1,2,3            -> { tokens, logits: [[vocab floats] per position] }
 //   generate --model M --prompt "..." --max-tokens N [--temperature 0]
 //                                                 -> { tokens, text, finish_reason, usage, timings }
-import type { ModelFileInput } from './model-registry.ts';
-import { createWebGpuEngine, type OpTime } from './webgpu-engine.ts';
+import type { ModelFileInput } from '../model/open-model.ts';
+import { createWebGpuEngine, type OpTime } from '../engine/webgpu-engine.ts';
 
 export interface CliModel {
   /** A GGUF file, or a Hugging Face directory (URL base or file map). */
