@@ -293,10 +293,10 @@ function carried(items: unknown[]): unknown[] {
   return from < 0 ? items : items.slice(from);
 }
 
-/** One request/stream: renders events into the assistant message as they come. */
-async function streamTurn(c: Conversation, message: Message, view: HTMLElement, input: unknown[], settings: Settings, signal: AbortSignal, onId: (id: string) => void): Promise<TurnResult> {
+/** The request body of one turn: chained to the stored response, or carrying the earlier items itself. */
+function turnBody(c: Conversation, input: unknown[], settings: Settings) {
   const chained = settings.store && c.previousResponseId !== null;
-  const body = {
+  return {
     model: modelSelect.value || undefined,
     input: chained ? input : [...carried(c.items), ...input],
     previous_response_id: chained ? c.previousResponseId : undefined,
@@ -309,6 +309,114 @@ async function streamTurn(c: Conversation, message: Message, view: HTMLElement, 
     reasoning: settings.reasoning ? { effort: 'medium' } : { effort: 'none' },
     tools: settings.tools ? demoTools : [],
   };
+}
+
+/** One turn's stream as it is read: the parts shown live, the repaints waiting for the next frame, and the result so far. */
+interface StreamState {
+  message: Message;
+  partsView: HTMLElement;
+  onId: (id: string) => void;
+  live: Map<string, { part: Part; el: HTMLElement }>;
+  result: TurnResult;
+  firstText: number;
+  outputTokens: number;
+  pending: Set<string>;
+  frame: number;
+}
+
+/** Repaints the parts whose text changed since the last frame. */
+function flushParts(state: StreamState) {
+  state.frame = 0;
+  for (const id of state.pending) {
+    const entry = state.live.get(id);
+    if (!entry) continue;
+    const fresh = partView(entry.part);
+    entry.el.replaceWith(fresh);
+    entry.el = fresh;
+  }
+  state.pending = new Set();
+  scrollToEnd();
+}
+
+function outputItemAdded(state: StreamState, item: Record<string, any>) {
+  const part: Part =
+    item.type === 'reasoning'
+      ? { kind: 'reasoning', text: '' }
+      : item.type === 'message'
+        ? { kind: 'text', text: '', phase: item.phase ?? null }
+        : { kind: 'tool', text: '', name: item.name };
+  state.message.parts!.push(part);
+  const el = partView(part);
+  state.partsView.append(el);
+  state.live.set(item.id, { part, el });
+}
+
+function outputDelta(state: StreamState, event: Record<string, any>) {
+  if (!state.firstText) state.firstText = performance.now();
+  const entry = state.live.get(event.item_id);
+  if (!entry) return;
+  entry.part.text += event.delta;
+  state.pending.add(event.item_id);
+  state.frame ||= requestAnimationFrame(() => flushParts(state));
+}
+
+function outputItemDone(state: StreamState, item: Record<string, any>) {
+  const { result } = state;
+  const entry = state.live.get(item.id);
+  if (item.type === 'message' && entry) {
+    entry.part.phase = item.phase ?? entry.part.phase;
+    entry.part.text = (item.content ?? []).map((c: { text?: string }) => c.text ?? '').join('');
+    if (entry.part.text.trim() && item.phase !== 'commentary') result.answered = true;
+    state.pending.add(item.id);
+  }
+  if (item.type === 'function_call') result.calls.push({ type: item.type, call_id: item.call_id, name: item.name, input: item.arguments });
+  if (item.type === 'custom_tool_call') result.calls.push({ type: item.type, call_id: item.call_id, name: item.name, input: item.input });
+  result.output.push(item);
+}
+
+/** response.completed, .incomplete or .failed: the response as it ended. */
+function responseEnded(state: StreamState, event: Record<string, any>) {
+  const { result } = state;
+  result.status = event.response.status;
+  result.output = event.response.output ?? result.output;
+  state.outputTokens = event.response.usage?.output_tokens ?? 0;
+  result.truncatedItems = Number(event.response.metadata?.truncated_items ?? 0);
+  if (event.type === 'response.incomplete') result.incompleteReason = event.response.incomplete_details?.reason ?? 'incomplete';
+  if (event.type === 'response.failed') throw new TurnError({ message: event.response.error?.message ?? 'The engine failed.', code: event.response.error?.code ?? null });
+}
+
+/** Applies one streamed event to the turn's state and view. */
+function handleStreamEvent(state: StreamState, event: Record<string, any>) {
+  switch (event.type) {
+    case 'response.created':
+      state.result.responseId = event.response.id;
+      state.onId(event.response.id);
+      break;
+    case 'response.output_item.added':
+      outputItemAdded(state, event.item);
+      break;
+    case 'response.output_text.delta':
+    case 'response.reasoning_text.delta':
+    case 'response.function_call_arguments.delta':
+    case 'response.custom_tool_call_input.delta':
+      outputDelta(state, event);
+      break;
+    case 'response.output_item.done':
+      outputItemDone(state, event.item);
+      break;
+    case 'response.completed':
+    case 'response.incomplete':
+    case 'response.failed':
+      responseEnded(state, event);
+      break;
+    case 'error':
+      throw new TurnError({ message: event.error?.message ?? event.message ?? 'The stream failed.', code: event.error?.code ?? event.code ?? null });
+  }
+}
+
+/** One request/stream: renders events into the assistant message as they come. */
+async function streamTurn(c: Conversation, message: Message, view: HTMLElement, input: unknown[], settings: Settings, signal: AbortSignal, onId: (id: string) => void): Promise<TurnResult> {
+  const body = turnBody(c, input, settings);
   const started = performance.now();
   const response = await fetch(`${baseURL}/responses`, {
     method: 'POST',
@@ -318,90 +426,22 @@ async function streamTurn(c: Conversation, message: Message, view: HTMLElement, 
   });
   if (!response.ok || !response.body) throw new TurnError(await describeError(response));
 
-  const partsView = view.querySelector<HTMLElement>('.parts')!;
-  const live = new Map<string, { part: Part; el: HTMLElement }>();
-  const result: TurnResult = { responseId: null, status: 'in_progress', calls: [], output: [], answered: false, incompleteReason: null, truncatedItems: 0 };
-  let firstText = 0;
-  let outputTokens = 0;
-  let pending = new Set<string>();
-  let frame = 0;
-  const flush = () => {
-    frame = 0;
-    for (const id of pending) {
-      const entry = live.get(id);
-      if (!entry) continue;
-      const fresh = partView(entry.part);
-      entry.el.replaceWith(fresh);
-      entry.el = fresh;
-    }
-    pending = new Set();
-    scrollToEnd();
+  const state: StreamState = {
+    message,
+    partsView: view.querySelector<HTMLElement>('.parts')!,
+    onId,
+    live: new Map(),
+    result: { responseId: null, status: 'in_progress', calls: [], output: [], answered: false, incompleteReason: null, truncatedItems: 0 },
+    firstText: 0,
+    outputTokens: 0,
+    pending: new Set(),
+    frame: 0,
   };
-  for await (const { data } of readServerSentEvents(response.body, signal)) {
-    const event = JSON.parse(data) as Record<string, any>;
-    switch (event.type) {
-      case 'response.created':
-        result.responseId = event.response.id;
-        onId(event.response.id);
-        break;
-      case 'response.output_item.added': {
-        const item = event.item;
-        const part: Part =
-          item.type === 'reasoning'
-            ? { kind: 'reasoning', text: '' }
-            : item.type === 'message'
-              ? { kind: 'text', text: '', phase: item.phase ?? null }
-              : { kind: 'tool', text: '', name: item.name };
-        message.parts!.push(part);
-        const el = partView(part);
-        partsView.append(el);
-        live.set(item.id, { part, el });
-        break;
-      }
-      case 'response.output_text.delta':
-      case 'response.reasoning_text.delta':
-      case 'response.function_call_arguments.delta':
-      case 'response.custom_tool_call_input.delta': {
-        if (!firstText) firstText = performance.now();
-        const entry = live.get(event.item_id);
-        if (!entry) break;
-        entry.part.text += event.delta;
-        pending.add(event.item_id);
-        frame ||= requestAnimationFrame(flush);
-        break;
-      }
-      case 'response.output_item.done': {
-        const item = event.item;
-        const entry = live.get(item.id);
-        if (item.type === 'message' && entry) {
-          entry.part.phase = item.phase ?? entry.part.phase;
-          entry.part.text = (item.content ?? []).map((c: { text?: string }) => c.text ?? '').join('');
-          if (entry.part.text.trim() && item.phase !== 'commentary') result.answered = true;
-          pending.add(item.id);
-        }
-        if (item.type === 'function_call') result.calls.push({ type: item.type, call_id: item.call_id, name: item.name, input: item.arguments });
-        if (item.type === 'custom_tool_call') result.calls.push({ type: item.type, call_id: item.call_id, name: item.name, input: item.input });
-        result.output.push(item);
-        break;
-      }
-      case 'response.completed':
-      case 'response.incomplete':
-      case 'response.failed': {
-        result.status = event.response.status;
-        result.output = event.response.output ?? result.output;
-        outputTokens = event.response.usage?.output_tokens ?? 0;
-        result.truncatedItems = Number(event.response.metadata?.truncated_items ?? 0);
-        if (event.type === 'response.incomplete') result.incompleteReason = event.response.incomplete_details?.reason ?? 'incomplete';
-        if (event.type === 'response.failed') throw new TurnError({ message: event.response.error?.message ?? 'The engine failed.', code: event.response.error?.code ?? null });
-        break;
-      }
-      case 'error':
-        throw new TurnError({ message: event.error?.message ?? event.message ?? 'The stream failed.', code: event.error?.code ?? event.code ?? null });
-    }
-  }
-  if (frame) cancelAnimationFrame(frame);
-  flush();
+  for await (const { data } of readServerSentEvents(response.body, signal)) handleStreamEvent(state, JSON.parse(data) as Record<string, any>);
+  if (state.frame) cancelAnimationFrame(state.frame);
+  flushParts(state);
   if (signal.aborted) throw new DOMException('stopped', 'AbortError');
+  const { result, firstText, outputTokens } = state;
   const seconds = (performance.now() - started) / 1000;
   const ttft = firstText ? ((firstText - started) / 1000).toFixed(2) : '–';
   const left = result.truncatedItems ? ` · ${result.truncatedItems} earlier items left out to fit the context` : '';
@@ -454,14 +494,8 @@ function fileItem(file: string) {
   return { type: 'message', role: 'developer', content: `The file ${demoFileName} holds:\n${file}` };
 }
 
-/** Sends the user's message and keeps going while the model calls declared tools (at most MAX_TOOL_ROUNDS rounds). */
-async function converse(text: string) {
-  if (run) return;
-  await settling;
-  if (run) return;
-  const c = conversation;
-  const settings = readSettings();
-  const declared = new Set(settings.tools ? demoTools.map((t) => t.name) : []);
+/** Shows the user's message and a generating assistant message after it, both added to the conversation. */
+function showNewTurn(c: Conversation, text: string): { assistant: Message; view: HTMLElement } {
   const user: Message = { role: 'user', text };
   const assistant: Message = { role: 'assistant', parts: [], state: 'generating' };
   if (c.messages.length === 0) c.title = text.length > 40 ? `${text.slice(0, 40)}…` : text;
@@ -471,6 +505,33 @@ async function converse(text: string) {
   const view = messageView(assistant);
   chat.append(view);
   chat.scrollTop = chat.scrollHeight;
+  return { assistant, view };
+}
+
+/** Runs a turn's tool calls and returns their outputs (the next request's input); only a tool this page declared is ever run. */
+function runToolCalls(c: Conversation, assistant: Message, calls: Call[], declared: Set<string>, tools: DemoToolState): unknown[] {
+  return calls.map((call) => {
+    const output = declared.has(call.name) ? runDemoTool(call.name, call.input, tools) : `Error: there is no tool named ${call.name} here.`;
+    c.file = tools.file;
+    if (c === conversation) {
+      toolState.file = c.file;
+      renderFile();
+    }
+    const toolPart = [...assistant.parts!].reverse().find((p) => p.kind === 'tool' && p.name === call.name && p.output === undefined);
+    if (toolPart) toolPart.output = output;
+    return { type: call.type === 'function_call' ? 'function_call_output' : 'custom_tool_call_output', call_id: call.call_id, output };
+  });
+}
+
+/** Sends the user's message and keeps going while the model calls declared tools (at most MAX_TOOL_ROUNDS rounds). */
+async function converse(text: string) {
+  if (run) return;
+  await settling;
+  if (run) return;
+  const c = conversation;
+  const settings = readSettings();
+  const declared = new Set(settings.tools ? demoTools.map((t) => t.name) : []);
+  const { assistant, view } = showNewTurn(c, text);
   const controller = new AbortController();
   const current: Run = { controller, conversation: c };
   run = current;
@@ -505,18 +566,7 @@ async function converse(text: string) {
         note(`Stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls without an answer.`);
         break;
       }
-      input = turn.calls.map((call) => {
-        // Only a tool this page declared is ever run.
-        const output = declared.has(call.name) ? runDemoTool(call.name, call.input, tools) : `Error: there is no tool named ${call.name} here.`;
-        c.file = tools.file;
-        if (c === conversation) {
-          toolState.file = c.file;
-          renderFile();
-        }
-        const toolPart = [...assistant.parts!].reverse().find((p) => p.kind === 'tool' && p.name === call.name && p.output === undefined);
-        if (toolPart) toolPart.output = output;
-        return { type: call.type === 'function_call' ? 'function_call_output' : 'custom_tool_call_output', call_id: call.call_id, output };
-      });
+      input = runToolCalls(c, assistant, turn.calls, declared, tools);
       rerender(view, assistant);
       await persist(c);
     }

@@ -12,9 +12,6 @@ const MAX_LINES = 80;
 const ALLOWED: Record<string, string> = {
   'src/model/weight-loader.ts#loadTensorsToGpu': 'src/model is being reworked (real GGUF, model families): split there',
   'src/model/model-config.ts#modelConfigFromHf': 'src/model is being reworked (model families): split there',
-  'src/demo/model-panel.ts#mountModelPanel': 'the demo is being reworked by another helper: split there',
-  'src/demo/main.ts#streamTurn': 'the demo is being reworked by another helper: split there',
-  'src/demo/main.ts#converse': 'the demo is being reworked by another helper: split there',
 };
 
 export interface LongFunction {
