@@ -317,15 +317,8 @@ function planTensors(
   return { writers, tensors, tensorOf };
 }
 
-/**
- * Load tensors into GPU buffers. Tensors of the same file are read in file order through one stream of
- * that file (one Range request per file for URLs), gaps skipped.
- */
-export async function loadTensorsToGpu(device: GPUDevice, sources: readonly TensorSource[], options: LoadOptions = {}): Promise<LoadedWeights> {
-  const maxPartBytes = options.maxPartBytes ?? Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
-  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | (options.extraUsage ?? 0);
-  const created: GPUBuffer[] = [];
-  const tensors = new Map<string, LoadedTensor>();
+/** The tensors of each byte source, in the order given; throws on a name listed twice or a tensor with an addend. */
+function tensorsBySource(sources: readonly TensorSource[]): Map<ByteSource, TensorSource[]> {
   const bySource = new Map<ByteSource, TensorSource[]>();
   const names = new Set<string>();
   for (const s of sources) {
@@ -336,86 +329,150 @@ export async function loadTensorsToGpu(device: GPUDevice, sources: readonly Tens
     list.push(s);
     bySource.set(s.source, list);
   }
-  const bytesTotal = sources.reduce((a, s) => a + s.byteLength, 0);
-  let bytesDone = 0;
-  let unsettled = 0;
-  let openScopes = 0;
-  const pushScopes = () => {
-    device.pushErrorScope('out-of-memory');
-    device.pushErrorScope('validation');
-    openScopes += 2;
-  };
-  const checkScopes = async (what: string) => {
-    openScopes -= 2;
-    const validation = await device.popErrorScope();
-    const memory = await device.popErrorScope();
+  return bySource;
+}
+
+/** Throws when two tensors of one file, sorted by offset, share bytes. */
+function checkNoOverlap(source: ByteSource, sorted: readonly TensorSource[]): void {
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i].offset < sorted[i - 1].offset + sorted[i - 1].byteLength) {
+      throw new Error(`${source.name}: tensors "${sorted[i - 1].name}" and "${sorted[i].name}" overlap`);
+    }
+  }
+}
+
+/** A pair of GPU error scopes (out-of-memory, validation) around each step; on failure the open ones are popped. */
+class ErrorScopes {
+  private open = 0;
+  private readonly device: GPUDevice;
+
+  constructor(device: GPUDevice) {
+    this.device = device;
+  }
+
+  push(): void {
+    this.device.pushErrorScope('out-of-memory');
+    this.device.pushErrorScope('validation');
+    this.open += 2;
+  }
+
+  /** Pops the last pair; throws naming `what` when either caught an error. */
+  async check(what: string): Promise<void> {
+    this.open -= 2;
+    const validation = await this.device.popErrorScope();
+    const memory = await this.device.popErrorScope();
     if (memory) throw new Error(`Not enough GPU memory while ${what}: ${memory.message}`);
     if (validation) throw new Error(`GPU error while ${what}: ${validation.message}`);
-  };
+  }
+
+  /** Pops every scope still open, ignoring what they hold (the error being thrown says more). */
+  async popOpen(): Promise<void> {
+    while (this.open > 0) {
+      this.open--;
+      await this.device.popErrorScope().catch(() => null);
+    }
+  }
+}
+
+/** The state of one loadTensorsToGpu call, across its files. */
+interface LoadRun {
+  device: GPUDevice;
+  options: LoadOptions;
+  plan: ReturnType<typeof planTensors>;
+  /** Members not yet written, per tensor (a group is complete when all its members are). */
+  unfinished: Map<LoadedTensor, number>;
+  /** The complete tensors, by name. */
+  tensors: Map<string, LoadedTensor>;
+  bytesTotal: number;
+  bytesDone: number;
+  /** Bytes written since the queue last settled. */
+  unsettled: number;
+}
+
+/** Where the stream of one file is: the writers of its tensors in file order, the one being filled, the file position. */
+interface FileCursor {
+  writers: TensorWriter[];
+  index: number;
+  position: number;
+  fileBytesDone: number;
+}
+
+/** Hands one chunk of a file's stream to the writers of the tensors it holds, skipping the gaps between them. */
+function feedChunk(run: LoadRun, cursor: FileCursor, chunk: Uint8Array): void {
+  let rest = chunk;
+  let stream: TensorWriter | undefined = cursor.writers[cursor.index];
+  while (rest.byteLength && stream) {
+    const s = stream.source;
+    if (cursor.position < s.offset) {
+      const skip = Math.min(s.offset - cursor.position, rest.byteLength);
+      rest = rest.subarray(skip);
+      cursor.position += skip;
+      continue;
+    }
+    const take = Math.min(s.offset + s.byteLength - cursor.position, rest.byteLength);
+    const finished = cursor.position + take === s.offset + s.byteLength;
+    run.unsettled += stream.push(rest.subarray(0, take), finished);
+    rest = rest.subarray(take);
+    cursor.position += take;
+    cursor.fileBytesDone += take;
+    run.bytesDone += take;
+    if (finished) {
+      const tensor = run.plan.tensorOf.get(s)!;
+      const left = (run.unfinished.get(tensor) ?? 1) - 1;
+      run.unfinished.set(tensor, left);
+      if (left === 0) run.tensors.set(tensor.name, tensor);
+      stream = cursor.writers[++cursor.index];
+    }
+  }
+}
+
+/** Streams the tensors of one file (in file order, one stream from the first to the end of the last) to their buffers. */
+async function loadSourceTensors(run: LoadRun, scopes: ErrorScopes, source: ByteSource, list: TensorSource[]): Promise<void> {
+  const { device, options } = run;
+  list.sort((a, b) => a.offset - b.offset);
+  checkNoOverlap(source, list);
+  const fileBytesTotal = list.reduce((a, s) => a + s.byteLength, 0);
+  const start = list[0].offset;
+  const end = list[list.length - 1].offset + list[list.length - 1].byteLength;
+  const cursor: FileCursor = { writers: list.map((s) => run.plan.writers.get(s)!), index: 0, position: start, fileBytesDone: 0 };
+  scopes.push();
+  for await (const chunk of source.stream(start, end - start, options.signal)) {
+    feedChunk(run, cursor, chunk);
+    options.onProgress?.({ file: source.name, fileBytesDone: cursor.fileBytesDone, fileBytesTotal, bytesDone: run.bytesDone, bytesTotal: run.bytesTotal });
+    if (run.unsettled > MAX_UNSETTLED_WRITE_BYTES) {
+      await device.queue.onSubmittedWorkDone();
+      run.unsettled = 0;
+    }
+    options.signal?.throwIfAborted();
+  }
+  const incomplete = cursor.writers[cursor.index];
+  if (incomplete) throw new Error(`${source.name}: the file ended before tensor "${incomplete.source.name}" was complete`);
+  await scopes.check(`writing the tensors of ${source.name}`);
+}
+
+/**
+ * Load tensors into GPU buffers. Tensors of the same file are read in file order through one stream of
+ * that file (one Range request per file for URLs), gaps skipped.
+ */
+export async function loadTensorsToGpu(device: GPUDevice, sources: readonly TensorSource[], options: LoadOptions = {}): Promise<LoadedWeights> {
+  const maxPartBytes = options.maxPartBytes ?? Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | (options.extraUsage ?? 0);
+  const created: GPUBuffer[] = [];
+  const tensors = new Map<string, LoadedTensor>();
+  const bySource = tensorsBySource(sources);
+  const scopes = new ErrorScopes(device);
   try {
-    pushScopes();
+    scopes.push();
     const plan = planTensors(device, sources, options.groups ?? [], maxPartBytes, usage, created);
-    await checkScopes('creating the weight buffers');
-    /** Members not yet written, per tensor (a group is complete when all its members are). */
+    await scopes.check('creating the weight buffers');
     const unfinished = new Map<LoadedTensor, number>();
     for (const t of plan.tensorOf.values()) unfinished.set(t, (unfinished.get(t) ?? 0) + 1);
-    for (const [source, list] of bySource) {
-      list.sort((a, b) => a.offset - b.offset);
-      for (let i = 1; i < list.length; i++) {
-        if (list[i].offset < list[i - 1].offset + list[i - 1].byteLength) {
-          throw new Error(`${source.name}: tensors "${list[i - 1].name}" and "${list[i].name}" overlap`);
-        }
-      }
-      const fileBytesTotal = list.reduce((a, s) => a + s.byteLength, 0);
-      let fileBytesDone = 0;
-      const start = list[0].offset;
-      const end = list[list.length - 1].offset + list[list.length - 1].byteLength;
-      const writers = list.map((s) => plan.writers.get(s)!);
-      let index = 0;
-      let position = start;
-      let stream: TensorWriter | undefined = writers[0];
-      pushScopes();
-      for await (const chunk of source.stream(start, end - start, options.signal)) {
-        let rest = chunk;
-        while (rest.byteLength && stream) {
-          const s = stream.source;
-          if (position < s.offset) {
-            const skip = Math.min(s.offset - position, rest.byteLength);
-            rest = rest.subarray(skip);
-            position += skip;
-            continue;
-          }
-          const take = Math.min(s.offset + s.byteLength - position, rest.byteLength);
-          const finished = position + take === s.offset + s.byteLength;
-          unsettled += stream.push(rest.subarray(0, take), finished);
-          rest = rest.subarray(take);
-          position += take;
-          fileBytesDone += take;
-          bytesDone += take;
-          if (finished) {
-            const tensor = plan.tensorOf.get(stream.source)!;
-            const left = (unfinished.get(tensor) ?? 1) - 1;
-            unfinished.set(tensor, left);
-            if (left === 0) tensors.set(tensor.name, tensor);
-            stream = writers[++index];
-          }
-        }
-        options.onProgress?.({ file: source.name, fileBytesDone, fileBytesTotal, bytesDone, bytesTotal });
-        if (unsettled > MAX_UNSETTLED_WRITE_BYTES) {
-          await device.queue.onSubmittedWorkDone();
-          unsettled = 0;
-        }
-        options.signal?.throwIfAborted();
-      }
-      if (stream) throw new Error(`${source.name}: the file ended before tensor "${stream.source.name}" was complete`);
-      await checkScopes(`writing the tensors of ${source.name}`);
-    }
+    const bytesTotal = sources.reduce((a, s) => a + s.byteLength, 0);
+    const run: LoadRun = { device, options, plan, unfinished, tensors, bytesTotal, bytesDone: 0, unsettled: 0 };
+    for (const [source, list] of bySource) await loadSourceTensors(run, scopes, source, list);
     await device.queue.onSubmittedWorkDone();
   } catch (error) {
-    while (openScopes > 0) {
-      openScopes--;
-      await device.popErrorScope().catch(() => null);
-    }
+    await scopes.popOpen();
     for (const b of created) b.destroy();
     tensors.clear();
     throw error;
