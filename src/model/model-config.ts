@@ -240,6 +240,68 @@ function gemma3Features(hidden: number, window: number | undefined, ropeThetaSli
   };
 }
 
+/** The longrope (Phi-3 "su") scaling of a Hugging Face config: its short and long factor lists and attention factor. */
+function hfLongRopeScaling(config: Record<string, unknown>, scaling: Record<string, unknown>): RopeScaling {
+  const contextLength = positiveInt(config.max_position_embeddings ?? 4096, 'max_position_embeddings');
+  const original = positiveInt(config.original_max_position_embeddings ?? scaling.original_max_position_embeddings ?? contextLength, 'original_max_position_embeddings');
+  const scale = contextLength / original;
+  const factors = (v: unknown, what: string) => {
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isFinite(x) && x > 0)) throw new Error(`Model config: rope_scaling.${what} must be a list of positive numbers`);
+    return v as number[];
+  };
+  return {
+    type: 'longrope',
+    originalContextLength: original,
+    // As llama.cpp's converter and transformers compute it when the config gives none.
+    attnFactor: optionalNumber(scaling.attention_factor, 'rope_scaling.attention_factor') ?? (scale > 1 ? Math.sqrt(1 + Math.log(scale) / Math.log(original)) : 1),
+    shortFactors: factors(scaling.short_factor, 'short_factor'),
+    longFactors: factors(scaling.long_factor, 'long_factor'),
+  };
+}
+
+/** The RoPE scaling of a Hugging Face config (rope_scaling, or rope_parameters): null for none or 'default'. */
+function hfRopeScaling(config: Record<string, unknown>, scaling: Record<string, unknown> | null): RopeScaling | null {
+  const scalingType = scaling ? (scaling.rope_type ?? scaling.type) : undefined;
+  if (scaling && scalingType === 'llama3') {
+    return {
+      type: 'llama3',
+      factor: optionalNumber(scaling.factor, 'rope_scaling.factor') ?? 8,
+      lowFreqFactor: optionalNumber(scaling.low_freq_factor, 'rope_scaling.low_freq_factor') ?? 1,
+      highFreqFactor: optionalNumber(scaling.high_freq_factor, 'rope_scaling.high_freq_factor') ?? 4,
+      originalContextLength: optionalNumber(scaling.original_max_position_embeddings, 'rope_scaling.original_max_position_embeddings') ?? 8192,
+    };
+  }
+  if (scaling && scalingType === 'linear') return { type: 'linear', factor: optionalNumber(scaling.factor, 'rope_scaling.factor') ?? 1 };
+  if (scaling && (scalingType === 'longrope' || scalingType === 'su')) return hfLongRopeScaling(config, scaling);
+  if (scaling && scalingType !== undefined && scalingType !== 'default') {
+    throw new Error(`Model config: unsupported RoPE scaling "${String(scalingType)}"`);
+  }
+  return null;
+}
+
+/** BOS and EOS token ids of a Hugging Face config, completed by its generation config (EOS ids of both, once each). */
+function hfTokenIds(config: Record<string, unknown>, generationConfig: Record<string, unknown> | undefined): { bos: number | null; eos: number[] } {
+  const ids = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : typeof v === 'number' ? [v] : []);
+  const eos = [...new Set([...ids(config.eos_token_id), ...ids(generationConfig?.eos_token_id)])];
+  const bos = ids(config.bos_token_id)[0] ?? ids(generationConfig?.bos_token_id)[0] ?? null;
+  return { bos, eos };
+}
+
+/**
+ * Which dimensions and layers RoPE turns: ropeDims (partial_rotary_factor < 1: that share of each head, even)
+ * and the layers without RoPE (SmolLM3).
+ */
+function hfRopeLayers(config: Record<string, unknown>, arch: ModelArch, headDim: number, layers: number): { ropeDims: number | undefined; noRope: number[] } {
+  const rotary = optionalNumber(config.partial_rotary_factor, 'partial_rotary_factor');
+  const ropeDims = rotary !== undefined && rotary < 1 ? Math.round(headDim * rotary) : undefined;
+  if (ropeDims !== undefined && (ropeDims % 2 !== 0 || ropeDims <= 0)) throw new Error(`Model config: partial_rotary_factor ${rotary} gives ${ropeDims} rotary dimensions (must be even and positive)`);
+  // SmolLM3: no_rope_layers[l] is 1 where layer l uses RoPE, 0 where it does not.
+  const noRope = Array.isArray(config.no_rope_layers)
+    ? (config.no_rope_layers as unknown[]).flatMap((v, l) => (v === 0 ? [l] : []))
+    : arch === 'smollm3' ? smollm3NoRopeLayers(layers, typeof config.no_rope_layer_interval === 'number' ? config.no_rope_layer_interval : 4) : [];
+  return { ropeDims, noRope };
+}
+
 /**
  * The config of a Hugging Face checkpoint from its config.json (and generation_config.json when given).
  * `tensorNames` (when known) decides tied embeddings and biases from what the checkpoint holds.
@@ -255,52 +317,13 @@ export function modelConfigFromHf(
   const kvHeads = config.num_key_value_heads === undefined ? heads : positiveInt(config.num_key_value_heads, 'num_key_value_heads');
   const names = options.tensorNames ? new Set(options.tensorNames) : null;
   const ropeParameters = (config.rope_parameters ?? null) as Record<string, unknown> | null;
-  const scaling = (config.rope_scaling ?? ropeParameters ?? null) as Record<string, unknown> | null;
-  let ropeScaling: RopeScaling | null = null;
-  const scalingType = scaling ? (scaling.rope_type ?? scaling.type) : undefined;
-  if (scaling && scalingType === 'llama3') {
-    ropeScaling = {
-      type: 'llama3',
-      factor: optionalNumber(scaling.factor, 'rope_scaling.factor') ?? 8,
-      lowFreqFactor: optionalNumber(scaling.low_freq_factor, 'rope_scaling.low_freq_factor') ?? 1,
-      highFreqFactor: optionalNumber(scaling.high_freq_factor, 'rope_scaling.high_freq_factor') ?? 4,
-      originalContextLength: optionalNumber(scaling.original_max_position_embeddings, 'rope_scaling.original_max_position_embeddings') ?? 8192,
-    };
-  } else if (scaling && scalingType === 'linear') {
-    ropeScaling = { type: 'linear', factor: optionalNumber(scaling.factor, 'rope_scaling.factor') ?? 1 };
-  } else if (scaling && (scalingType === 'longrope' || scalingType === 'su')) {
-    const contextLength = positiveInt(config.max_position_embeddings ?? 4096, 'max_position_embeddings');
-    const original = positiveInt(config.original_max_position_embeddings ?? scaling.original_max_position_embeddings ?? contextLength, 'original_max_position_embeddings');
-    const scale = contextLength / original;
-    const factors = (v: unknown, what: string) => {
-      if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isFinite(x) && x > 0)) throw new Error(`Model config: rope_scaling.${what} must be a list of positive numbers`);
-      return v as number[];
-    };
-    ropeScaling = {
-      type: 'longrope',
-      originalContextLength: original,
-      // As llama.cpp's converter and transformers compute it when the config gives none.
-      attnFactor: optionalNumber(scaling.attention_factor, 'rope_scaling.attention_factor') ?? (scale > 1 ? Math.sqrt(1 + Math.log(scale) / Math.log(original)) : 1),
-      shortFactors: factors(scaling.short_factor, 'short_factor'),
-      longFactors: factors(scaling.long_factor, 'long_factor'),
-    };
-  } else if (scaling && scalingType !== undefined && scalingType !== 'default') {
-    throw new Error(`Model config: unsupported RoPE scaling "${String(scalingType)}"`);
-  }
-  const ids = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : typeof v === 'number' ? [v] : []);
-  const eos = [...new Set([...ids(config.eos_token_id), ...ids(options.generationConfig?.eos_token_id)])];
-  const bos = ids(config.bos_token_id)[0] ?? ids(options.generationConfig?.bos_token_id)[0] ?? null;
+  const ropeScaling = hfRopeScaling(config, (config.rope_scaling ?? ropeParameters ?? null) as Record<string, unknown> | null);
+  const { bos, eos } = hfTokenIds(config, options.generationConfig);
   const tied = names ? !names.has('lm_head.weight') : config.tie_word_embeddings === true;
   const qkvBias = names ? names.has('model.layers.0.self_attn.q_proj.bias') : arch === 'qwen2' || config.attention_bias === true;
   const headDim = config.head_dim === undefined || config.head_dim === null ? hidden / heads : positiveInt(config.head_dim, 'head_dim');
   const layers = positiveInt(config.num_hidden_layers, 'num_hidden_layers');
-  const rotary = optionalNumber(config.partial_rotary_factor, 'partial_rotary_factor');
-  const ropeDims = rotary !== undefined && rotary < 1 ? Math.round(headDim * rotary) : undefined;
-  if (ropeDims !== undefined && (ropeDims % 2 !== 0 || ropeDims <= 0)) throw new Error(`Model config: partial_rotary_factor ${rotary} gives ${ropeDims} rotary dimensions (must be even and positive)`);
-  // SmolLM3: no_rope_layers[l] is 1 where layer l uses RoPE, 0 where it does not.
-  const noRope = Array.isArray(config.no_rope_layers)
-    ? (config.no_rope_layers as unknown[]).flatMap((v, l) => (v === 0 ? [l] : []))
-    : arch === 'smollm3' ? smollm3NoRopeLayers(layers, typeof config.no_rope_layer_interval === 'number' ? config.no_rope_layer_interval : 4) : [];
+  const { ropeDims, noRope } = hfRopeLayers(config, arch, headDim, layers);
   return {
     arch,
     format: 'safetensors',
