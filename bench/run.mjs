@@ -12,7 +12,7 @@
 // text back for the phase costs), per-kernel GPU time of decode steps; the read-every-byte roofline once per run.
 // `roofline_fraction` = weight bytes read per token × decode tok/s / roofline bytes/s.
 //
-// `--catalog id,id` (or `all`; `npm run check:real-sizes`): for each model of src/sw/remote-catalog.ts a random-weight
+// `--catalog id,id` (or `all`; `npm run check:real-sizes`): for each model of src/model-store/remote-catalog.ts a random-weight
 // model of exactly its shape and vocabulary, quantized by llama.cpp as the catalog's file is (bench/real-sizes/build.ts,
 // cached in .tmp/real-sizes/), loaded in this Chromium: the engine's logits at a few positions against llama.cpp's
 // (node-llama-cpp; within 0.25, argmax equal at >= 90% of the positions that are not near-ties of llama.cpp's own, top
@@ -116,7 +116,7 @@ for (const type of types) models.push(generatedModel(type));
 // each is measured, so that one big model is in memory at once.
 if (opt.catalog) {
   const realSizeShapes = JSON.parse(execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '-e',
-    "Promise.all([import('./bench/real-sizes/shapes.ts'), import('./src/sw/remote-catalog.ts')]).then(([s, c]) => console.log(JSON.stringify(s.REAL_SIZE_SHAPES.map((x) => ({ ...x, catalogBytes: c.remoteCatalog.find((e) => e.id === x.id)?.bytes ?? null })))))"], { cwd: ROOT, encoding: 'utf8' }));
+    "Promise.all([import('./bench/real-sizes/shapes.ts'), import('./src/model-store/remote-catalog.ts')]).then(([s, c]) => console.log(JSON.stringify(s.REAL_SIZE_SHAPES.map((x) => ({ ...x, catalogBytes: c.remoteCatalog.find((e) => e.id === x.id)?.bytes ?? null })))))"], { cwd: ROOT, encoding: 'utf8' }));
   const ids = opt.catalog === 'all' ? realSizeShapes.map((s) => s.id) : opt.catalog.split(',').filter(Boolean);
   for (const id of ids) {
     const shape = realSizeShapes.find((s) => s.id === id);

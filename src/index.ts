@@ -12,4 +12,4 @@ export { createIndexedDbStore, openIndexedDbStore } from './store/indexeddb-stor
 export { createMemoryStore } from './store/memory-store';
 export type { ResponseStore, StoredResponse } from './store/types';
 export { startEngineWorkerFallback, type EngineWorkerFallback } from './sw/worker-fallback-client';
-export { modelEventsChannelName, type ManagedModel, type ModelEvent } from './sw/model-manager';
+export { modelEventsChannelName, type ManagedModel, type ModelEvent } from './model-store/model-manager';

@@ -22,9 +22,9 @@ import { realTokenizerVocab } from '../../tools/make-test-model/real-tokenizer.t
 import { CHATML_TOOLS_TEMPLATE } from '../../tools/make-test-model/chatml-template.ts';
 import { readGguf } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf } from '../../src/model/model-config.ts';
-import { verifyHeader } from '../../src/sw/gguf-header-check.ts';
+import { verifyHeader } from '../../src/model-store/gguf-header-check.ts';
 import { WEIGHT_FORMATS } from '../../src/common/weight-formats.ts';
-import { remoteCatalog } from '../../src/sw/remote-catalog.ts';
+import { remoteCatalog } from '../../src/model-store/remote-catalog.ts';
 import { realSizeShape } from './shapes.ts';
 import { concatBytes, encodeGgufHeader, readGgufLayout, type GgufInfo } from '../gpu/models.ts';
 

@@ -1,4 +1,4 @@
-// The shapes of the models in src/sw/remote-catalog.ts (each model's config.json: layers, hidden, heads, kv heads,
+// The shapes of the models in src/model-store/remote-catalog.ts (each model's config.json: layers, hidden, heads, kv heads,
 // head dim, FFN, vocabulary, tied head, RoPE), and the llama-quantize file type its catalog file is. build.ts makes a
 // random-weight model of each: one layer generated in F32 at the real vocabulary, quantized by llama.cpp's own
 // llama_model_quantize to that file type, the layer then repeated to the real layer count (bench/gpu/models.ts's
@@ -8,7 +8,7 @@ import type { TestModelOptions } from '../../tools/make-test-model/build.ts';
 import type { LlamaFtype } from '../../test/support/ggml-oracle.ts';
 
 export interface RealSizeShape {
-  /** The catalog entry (src/sw/remote-catalog.ts id). */
+  /** The catalog entry (src/model-store/remote-catalog.ts id). */
   id: string;
   /** The published model. */
   name: string;

@@ -1,8 +1,8 @@
 // The demo's model panel: every model the service worker knows (bundled, downloadable by URL, imported) with its
 // size, license and status, download buttons with live progress bars (resumable: the worker keeps stored parts),
 // delete, import of a local GGUF file (picker or drag and drop), and the origin's storage use.
-// It speaks only to the worker's /v1/models routes (src/sw/model-manager.ts).
-import type { ManagedModel } from '../sw/model-manager';
+// It speaks only to the worker's /v1/models routes (src/model-store/model-manager.ts).
+import type { ManagedModel } from '../model-store/model-manager';
 import { readServerSentEvents } from './sse';
 
 interface CatalogResponse {

@@ -2,7 +2,7 @@
 // precache-manifest.json into a cache named after the build's content hash; at activate it deletes the caches of
 // older builds. Every same-origin GET of the app is then answered cache-first, so the demo loads with no network.
 // A page it answers carries the app's Content-Security-Policy header (frame-ancestors can only be a header).
-import { appContentSecurityPolicy } from './remote-catalog';
+import { appContentSecurityPolicy } from '../model-store/remote-catalog';
 
 const shellPrefix = 'webgpu-responses-shell-';
 

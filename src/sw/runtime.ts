@@ -12,7 +12,7 @@ import { createIndexedDbStore } from '../store/indexeddb-store';
 import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine';
 import type { Engine } from '../engine/types';
 import { progressChannelName, type ShimProgress } from './progress-channel';
-import { createModelManager, type ModelManager } from './model-manager';
+import { createModelManager, type ModelManager } from '../model-store/model-manager';
 
 export interface Runtime {
   handle(request: Request): Promise<Response>;

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import demoHtml from '../../index.html?raw';
 import ideHtml from '../../examples/web-ide/index.html?raw';
 import { createAppShell } from '../../src/sw/app-shell.ts';
-import { appContentSecurityPolicy, catalogOrigins, remoteCatalog } from '../../src/sw/remote-catalog.ts';
+import { appContentSecurityPolicy, catalogOrigins, remoteCatalog } from '../../src/model-store/remote-catalog.ts';
 
 const pages = { 'index.html': demoHtml as string, 'examples/web-ide/index.html': ideHtml as string };
 

@@ -18,7 +18,7 @@ let ranges: (string | null)[] = [];
 let headerProbes: string[] = [];
 /** Bytes sent for the header check's ranges (the download keeps them and continues after them). */
 let probedBytes = 0;
-/** The body after the header check's first MiB (src/sw/gguf-header-check.ts), which the download fetches itself. */
+/** The body after the header check's first MiB (src/model-store/gguf-header-check.ts), which the download fetches itself. */
 const bodyAfterProbe = () => modelBytes.byteLength - Math.min(1 << 20, modelBytes.byteLength);
 /** When set, the next GET of the model sends this many bytes and then destroys the socket. */
 let cutNextAfter: number | null = null;
@@ -36,7 +36,7 @@ test.beforeAll(async () => {
     if (req.method === 'OPTIONS') return void res.writeHead(204).end();
     if (req.url !== '/model.gguf') return void res.writeHead(404).end('not found');
     const range = req.headers.range ?? null;
-    // A closed range (bytes=N-M) is the header check before a download (src/sw/gguf-header-check.ts): answered
+    // A closed range (bytes=N-M) is the header check before a download (src/model-store/gguf-header-check.ts): answered
     // exactly, never cut, and counted apart from the body's requests.
     const probe = range ? /^bytes=(\d+)-(\d+)$/.exec(range) : null;
     if (probe) headerProbes.push(range!);

@@ -1,5 +1,5 @@
 // Fakes the service-worker download tests share: Cache Storage in memory, a file server that answers HTTP Range and
-// counts the bytes it sends, and a small GGUF whose header the header check reads (src/sw/gguf-header-check.ts).
+// counts the bytes it sends, and a small GGUF whose header the header check reads (src/model-store/gguf-header-check.ts).
 import { encodeGguf, gv, type GgufWriteValue } from '../../tools/make-test-model/gguf-writer.ts';
 
 export function concat(parts: Uint8Array[]): Uint8Array {

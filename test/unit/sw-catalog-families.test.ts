@@ -2,9 +2,9 @@
 // Llama 3.2 beside Qwen, each entry noting its architecture (one the loader supports) and the chat format its
 // template should write; the model manager's catalog rows carry both.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { catalogEntrySchema } from '../../src/sw/model-catalog.ts';
-import { catalogOrigins, remoteCatalog } from '../../src/sw/remote-catalog.ts';
-import { createModelManager } from '../../src/sw/model-manager.ts';
+import { catalogEntrySchema } from '../../src/model-store/model-catalog.ts';
+import { catalogOrigins, remoteCatalog } from '../../src/model-store/remote-catalog.ts';
+import { createModelManager } from '../../src/model-store/model-manager.ts';
 import { SUPPORTED_ARCHITECTURES } from '../../src/model/model-config.ts';
 import { CHAT_FORMATS } from '../../src/common/chat-format.ts';
 

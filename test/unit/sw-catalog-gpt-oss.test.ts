@@ -3,9 +3,9 @@
 // that need (min_gpu_memory_bytes, what the model panel shows) only for it, and a download whose size the quota cannot
 // hold is refused before any byte of the file is fetched, the message naming the bytes needed and available.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { catalogEntrySchema } from '../../src/sw/model-catalog.ts';
-import { remoteCatalog } from '../../src/sw/remote-catalog.ts';
-import { createModelManager } from '../../src/sw/model-manager.ts';
+import { catalogEntrySchema } from '../../src/model-store/model-catalog.ts';
+import { remoteCatalog } from '../../src/model-store/remote-catalog.ts';
+import { createModelManager } from '../../src/model-store/model-manager.ts';
 import { SUPPORTED_ARCHITECTURES } from '../../src/model/model-config.ts';
 import { fakeCaches } from '../support/sw-fakes.ts';
 

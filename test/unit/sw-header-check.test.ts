@@ -3,10 +3,10 @@
 // refused before its body is fetched; a server that ignores Range is read only as far as the header. What was
 // verified (architecture, tensor types present, chat format) is kept on the stored record and shown on model rows.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ModelFileStore } from '../../src/sw/model-files.ts';
-import { probeGgufHeader } from '../../src/sw/gguf-header-check.ts';
+import { ModelFileStore } from '../../src/model-store/model-files.ts';
+import { probeGgufHeader } from '../../src/model-store/gguf-header-check.ts';
 import { GGUF_LIMITS } from '../../src/model/gguf.ts';
-import { createModelManager } from '../../src/sw/model-manager.ts';
+import { createModelManager } from '../../src/model-store/model-manager.ts';
 import { fakeCaches, headerCheckGguf, rangeFileServer, rangeOf } from '../support/sw-fakes.ts';
 
 const MIB = 1 << 20;

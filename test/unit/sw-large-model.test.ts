@@ -8,8 +8,8 @@
 //   4-byte read), opened as one Blob over its parts, and read back by range at any offset past 4 GiB
 //   (StoredModelFileSource, what the engine reads through): no single read larger than the range asked.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { checkQuota, ModelFileError, ModelFileStore } from '../../src/sw/model-files.ts';
-import { StoredModelFileSource } from '../../src/sw/model-cache.ts';
+import { checkQuota, ModelFileError, ModelFileStore } from '../../src/model-store/model-files.ts';
+import { StoredModelFileSource } from '../../src/model-store/model-cache.ts';
 import { headerCheckGguf } from '../support/sw-fakes.ts';
 
 const GB = 1_000_000_000;

@@ -1,10 +1,10 @@
-// The bundled model's file as the engine opens it (StoredModelFileSource, src/sw/model-cache.ts): its first read
-// downloads the file with the same quota and header checks as the model manager's downloads (src/sw/gguf-header-check.ts), so a
+// The bundled model's file as the engine opens it (StoredModelFileSource, src/model-store/model-cache.ts): its first read
+// downloads the file with the same quota and header checks as the model manager's downloads (src/model-store/gguf-header-check.ts), so a
 // file the runtime cannot serve is refused (400 unsupported_model_file) after its header only, and a served file's
 // stored record says what the check verified.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { StoredModelFileSource } from '../../src/sw/model-cache.ts';
-import { ModelFileStore } from '../../src/sw/model-files.ts';
+import { StoredModelFileSource } from '../../src/model-store/model-cache.ts';
+import { ModelFileStore } from '../../src/model-store/model-files.ts';
 import { fakeCaches, headerCheckGguf, rangeFileServer, rangeOf } from '../support/sw-fakes.ts';
 
 const MIB = 1 << 20;

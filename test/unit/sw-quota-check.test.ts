@@ -3,7 +3,7 @@
 // (In Chromium the DevTools quota override is enforced on writes but not reflected by estimate(), so the e2e test
 // sees the write-time refusal; this is the estimate path.)
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { checkQuota, ModelFileError } from '../../src/sw/model-files.ts';
+import { checkQuota, ModelFileError } from '../../src/model-store/model-files.ts';
 
 afterEach(() => vi.unstubAllGlobals());
 

@@ -1,7 +1,7 @@
 // The incremental SHA-256 used to check downloaded model files equals Node's, for any split of the input.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Sha256, sha256OfBlob } from '../../src/sw/sha256.ts';
+import { Sha256, sha256OfBlob } from '../../src/model-store/sha256.ts';
 
 function bytes(n: number, seed: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(n);

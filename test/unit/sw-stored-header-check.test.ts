@@ -1,11 +1,11 @@
 // Files stored without the header check (downloaded before the runtime had one, or imported) are checked from their
-// stored bytes on first open (src/sw/model-files.ts open, src/sw/gguf-header-check.ts checkStoredHeader): one the
+// stored bytes on first open (src/model-store/model-files.ts open, src/model-store/gguf-header-check.ts checkStoredHeader): one the
 // runtime cannot serve is refused with 400 unsupported_model_file naming the tensor and type, the file and what to
 // do (it stays stored); a served one gets the same `verified` record as a checked download, shown on the model rows.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { StoredModelFileSource } from '../../src/sw/model-cache.ts';
-import { ModelFileStore } from '../../src/sw/model-files.ts';
-import { createModelManager } from '../../src/sw/model-manager.ts';
+import { StoredModelFileSource } from '../../src/model-store/model-cache.ts';
+import { ModelFileStore } from '../../src/model-store/model-files.ts';
+import { createModelManager } from '../../src/model-store/model-manager.ts';
 import { fakeCaches, headerCheckGguf } from '../support/sw-fakes.ts';
 
 const URL_ = 'https://files.example/old.gguf';

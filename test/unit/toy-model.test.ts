@@ -11,7 +11,7 @@ import type { ChatMessage, ChatTool } from '../../src/engine/types.ts';
 import { ChatTemplate } from '../../src/model/chat-template.ts';
 import { readGguf, type GgufFile } from '../../src/model/gguf.ts';
 import { ModelTokenizer } from '../../src/model/tokenizer.ts';
-import { catalogEntrySchema } from '../../src/sw/model-catalog.ts';
+import { catalogEntrySchema } from '../../src/model-store/model-catalog.ts';
 import { CHATML_TOOLS_TEMPLATE } from '../../tools/make-test-model/chatml-template.ts';
 import { referenceForward, referenceGreedy, referenceModelFromGguf, type ReferenceModel } from '../support/cpu-forward.ts';
 

@@ -3,7 +3,7 @@
 // throughout, so the size follows from the shape) about the catalog's file size.
 import { describe, expect, test } from 'vitest';
 import { REAL_SIZE_SHAPES } from '../../../bench/real-sizes/shapes.ts';
-import { remoteCatalog } from '../../../src/sw/remote-catalog.ts';
+import { remoteCatalog } from '../../../src/model-store/remote-catalog.ts';
 import { WEIGHT_FORMATS } from '../../../src/common/weight-formats.ts';
 
 describe('real-size shapes', () => {

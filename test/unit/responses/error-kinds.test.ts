@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DomainError, ERROR_KINDS, EngineError, type ErrorKind } from '../../../src/common/engine-error.ts';
 import { KIND_ANSWERS, MESSAGE_MAX_CHARS, errorResponse, isClientError, toApiError } from '../../../src/responses/errors.ts';
 import { StoreError } from '../../../src/store/types.ts';
-import { ModelFileError } from '../../../src/sw/model-files.ts';
+import { ModelFileError } from '../../../src/model-store/model-files.ts';
 
 /** Written out by hand (not read from KIND_ANSWERS): the wire contract. */
 const EXPECTED: Record<ErrorKind, [status: number, type: string, code: string | null]> = {

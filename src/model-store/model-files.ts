@@ -54,7 +54,7 @@ export interface DownloadOptions {
   checkQuota?: boolean;
   /**
    * Fetches the GGUF header by Range first and refuses (400 unsupported_model_file) a file the runtime cannot serve
-   * before its body is fetched (src/sw/gguf-header-check.ts); what it verified goes on the completion record.
+   * before its body is fetched (src/model-store/gguf-header-check.ts); what it verified goes on the completion record.
    */
   checkHeader?: boolean;
 }

@@ -20,7 +20,7 @@
 //   POST   /v1/models/import?name=<file name>[&id=<id>]   body = the GGUF file's bytes (a File/Blob as fetch body);
 //                                      stores it, checks it, registers it: 201 with the ManagedModel. 409 when the
 //                                      id exists, 400 when it is not GGUF, 507 when it does not fit.
-// Downloads resume: parts already stored stay (src/sw/model-files.ts), a cut connection is retried from there, and
+// Downloads resume: parts already stored stay (src/model-store/model-files.ts), a cut connection is retried from there, and
 // a download the worker did not finish (it was stopped) continues on the next POST .../download.
 // Every download's progress is also broadcast on BroadcastChannel `modelEventsChannelName` (all tabs see it).
 import { remoteCatalog } from './remote-catalog';

@@ -1,5 +1,5 @@
 // A stored model file as a random-access ByteSource for the engine: the first read opens the file from the model
-// file store (src/sw/model-files.ts), downloading it first when it has a URL and is not stored yet (the bundled
+// file store (src/model-store/model-files.ts), downloading it first when it has a URL and is not stored yet (the bundled
 // model on first use); every later read — also offline, also after a browser restart — is served from the stored
 // parts as one Blob, which the browser keeps on disk, so a model is never held whole in the JS heap.
 import { BlobSource, type ByteSource } from '../model/byte-source';
@@ -29,7 +29,7 @@ export class StoredModelFileSource implements ByteSource {
       const { key, url } = this.file;
       // With the quota and header checks, as the model manager's downloads: a file that would not fit is refused
       // (507 insufficient_storage) before any byte is fetched, one the runtime cannot serve (400
-      // unsupported_model_file, src/sw/gguf-header-check.ts) before its body is.
+      // unsupported_model_file, src/model-store/gguf-header-check.ts) before its body is.
       const blob = url
         ? await this.store.download(key, url, { expectedBytes: this.file.expectedBytes, sha256: this.file.sha256, checkQuota: true, checkHeader: true, onProgress: this.onProgress })
         : await this.store.open(key);

@@ -1,6 +1,6 @@
 // The model catalog: `models/catalog.json` next to the app lists the bundled model (and may list others by URL),
-// each with its size and license; src/sw/remote-catalog.ts adds real published models by URL. Bundled models ship
-// with the app and are stored on first use; the others are downloaded on request (src/sw/model-manager.ts).
+// each with its size and license; src/model-store/remote-catalog.ts adds real published models by URL. Bundled models ship
+// with the app and are stored on first use; the others are downloaded on request (src/model-store/model-manager.ts).
 import { z } from 'zod';
 
 export const catalogEntrySchema = z.object({
