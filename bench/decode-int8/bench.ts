@@ -107,8 +107,8 @@ async function benchModel(gpu: Awaited<ReturnType<typeof acquireGpu>>, dir: stri
   }
   for (const d of decoders.values()) d.destroy();
   uploaded.destroy();
-  const of = (v: Variant, key: 'wall_ms_per_token' | 'cpu_ms_per_token') => runs.filter((r) => r.variant === v).map((r) => r[key]);
-  const ratios = (key: 'wall_ms_per_token' | 'cpu_ms_per_token') => Array.from({ length: o.rounds }, (_, r) => runs.find((x) => x.round === r && x.variant === 'f32')![key] / runs.find((x) => x.round === r && x.variant === 'int8')![key]);
+  const wall = paired(runs, 'wall_ms_per_token');
+  const cpu = paired(runs, 'cpu_ms_per_token');
   return {
     id: ref.id,
     ftype: ref.ftype,
@@ -116,9 +116,9 @@ async function benchModel(gpu: Awaited<ReturnType<typeof acquireGpu>>, dir: stri
     hidden: config.hidden,
     vocab: config.vocabSize,
     decode_tokens_per_round: o.tokens,
-    median_wall_ms_per_token: { f32: median(of('f32', 'wall_ms_per_token')), int8: median(of('int8', 'wall_ms_per_token')) },
-    median_cpu_ms_per_token: { f32: median(of('f32', 'cpu_ms_per_token')), int8: median(of('int8', 'cpu_ms_per_token')) },
-    paired_speedup_median: { wall: round3(median(ratios('wall_ms_per_token'))), cpu: round3(median(ratios('cpu_ms_per_token'))) },
+    median_wall_ms_per_token: wall.medians,
+    median_cpu_ms_per_token: cpu.medians,
+    paired_speedup_median: { wall: wall.speedup, cpu: cpu.speedup },
     logits_vs_llama_cpp: logits,
     gpu_ms_per_op_decode_step: profiles,
     runs,
@@ -163,19 +163,30 @@ async function benchPrefill(gpu: Awaited<ReturnType<typeof acquireGpu>>, dir: st
   const maxBatch = decoders.get('f32')!.maxBatch;
   for (const d of decoders.values()) d.destroy();
   uploaded.destroy();
-  const of = (v: Variant, key: 'wall_ms' | 'cpu_ms') => runs.filter((r) => r.variant === v).map((r) => r[key]);
-  const ratios = (key: 'wall_ms' | 'cpu_ms') => Array.from({ length: o.rounds }, (_, r) => runs.find((x) => x.round === r && x.variant === 'f32')![key] / runs.find((x) => x.round === r && x.variant === 'int8')![key]);
+  const wall = paired(runs, 'wall_ms');
+  const cpu = paired(runs, 'cpu_ms');
   return {
     id: ref.id,
     ftype: ref.ftype,
     layers: config.layers,
     prefill_tokens: count,
     max_batch: maxBatch,
-    median_wall_ms: { f32: median(of('f32', 'wall_ms')), int8: median(of('int8', 'wall_ms')) },
-    median_cpu_ms: { f32: median(of('f32', 'cpu_ms')), int8: median(of('int8', 'cpu_ms')) },
-    paired_speedup_median: { wall: round3(median(ratios('wall_ms'))), cpu: round3(median(ratios('cpu_ms'))) },
+    median_wall_ms: wall.medians,
+    median_cpu_ms: cpu.medians,
+    paired_speedup_median: { wall: wall.speedup, cpu: cpu.speedup },
     runs,
   };
+}
+
+/**
+ * Paired rounds summarised for one measure: each variant's median, and the median over rounds of f32 / int8 (each
+ * round ran both variants, so the ratio cancels what the machine was doing in that round).
+ */
+function paired<K extends string>(runs: readonly ({ round: number; variant: Variant } & Record<K, number>)[], key: K): { medians: Record<Variant, number>; speedup: number } {
+  const of = (v: Variant) => runs.filter((r) => r.variant === v).map((r) => r[key]);
+  const rounds = [...new Set(runs.map((r) => r.round))];
+  const value = (round: number, v: Variant) => runs.find((x) => x.round === round && x.variant === v)![key];
+  return { medians: { f32: median(of('f32')), int8: median(of('int8')) }, speedup: round3(median(rounds.map((r) => value(r, 'f32') / value(r, 'int8')))) };
 }
 
 function median(values: number[]): number {

@@ -9,13 +9,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { option as readOption } from '../support/node-dawn.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : fallback;
-};
+const option = (name, fallback) => readOption(argv, name, fallback);
 const types = option('types', 'F32,F16,Q8_0,Q4_0').split(',');
 const maxTokens = option('max-tokens', '48');
 const backend = option('backend', 'chromium');
