@@ -34,6 +34,9 @@ if (!existsSync('tools/llama-oracle/node_modules/node-llama-cpp')) {
   // llama.cpp is the numerical oracle; kept apart so its optional CUDA/Vulkan builds are never fetched.
   if (!run('llama.cpp oracle', 'npm', ['install', '--no-save', '--omit=optional', '--no-audit', '--no-fund', '--prefix', 'tools/llama-oracle'])) process.exit(1);
 }
+// One CPU build of llama.cpp on every host: ggml would pick the best for the CPU, and their numerics differ by more
+// than the F16 tolerances (tools/llama-oracle/pin-cpu-variant.mjs).
+if (!run('llama.cpp oracle CPU build', 'node', ['tools/llama-oracle/pin-cpu-variant.mjs'])) process.exit(1);
 
 rmSync('.tmp/test-results', { recursive: true, force: true });
 mkdirSync('.tmp/test-results', { recursive: true });

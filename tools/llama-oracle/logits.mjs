@@ -13,6 +13,7 @@
 // Greedy decoding here is argmax over the raw logits (ties broken by the lowest id, like the engine's argmax).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { getLlama } from 'node-llama-cpp';
+import { pinCpuVariant } from './pin-cpu-variant.mjs';
 
 function parseArgs(argv) {
   const args = {};
@@ -90,6 +91,7 @@ async function main() {
       throw new Error('each job needs "model" (a GGUF path) and a non-empty "tokens" array');
     }
   }
+  pinCpuVariant(); // the same CPU build of llama.cpp on every host (see pin-cpu-variant.mjs)
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error', progressLogs: false });
   const models = new Map();
   const results = [];

@@ -42,6 +42,8 @@ interface Case {
   broken2?: (c: ModelConfig) => ModelConfig;
   /** Expected config fields. */
   expect: Partial<ModelConfig>;
+  /** The bound against llama.cpp where the type's TOLERANCE is too tight for this model (say why). */
+  tolerance?: number;
 }
 
 const CASES: Case[] = [
@@ -102,6 +104,11 @@ const CASES: Case[] = [
     options: { arch: 'smollm3', type: 'F16', seed: 35, hidden: 128, heads: 4, kvHeads: 1, layers: 8, tiedEmbeddings: true },
     broken: (c) => ({ ...c, noRopeLayers: [3] }),
     expect: { arch: 'smollm3', noRopeLayers: [3, 7], tiedEmbeddings: true },
+    // Eight random F16 layers amplify llama.cpp's own rounding (it converts every product's activations to f16):
+    // its haswell and zen4 CPU builds differ from each other by 2.8e-2 on this model, and the engine (f32
+    // activations) is 2.7e-2 from the pinned haswell build (tools/llama-oracle/pin-cpu-variant.mjs), so 1e-2
+    // failed or passed by the CI host's CPU. Without the feature the miss is 3.4.
+    tolerance: 5e-2,
   },
 ];
 
@@ -149,7 +156,7 @@ describe.each(CASES)('$name', (c) => {
     const brokenDiff = maxAbsDiff(broken, theirs);
     const broken2Diff = c.broken2 ? maxAbsDiff(await logitsOf(c.broken2(config), sources, sequence), theirs) : Infinity;
     console.log(`${c.name}: max |GPU - llama.cpp| = ${diff.toExponential(2)} over ${sequence.length} positions; HF vs GGUF ${hfDiff.toExponential(2)}; without the feature ${brokenDiff.toFixed(3)}${c.broken2 ? `, ${broken2Diff.toFixed(3)}` : ''}`);
-    expect(diff).toBeLessThan(TOLERANCE[c.options.type]!);
+    expect(diff).toBeLessThan(c.tolerance ?? TOLERANCE[c.options.type]!);
     expect(hfDiff).toBeLessThan(HF_TOLERANCE[c.options.type]!);
     expect(brokenDiff).toBeGreaterThan(BROKEN_MIN[c.options.type]!);
     expect(broken2Diff).toBeGreaterThan(BROKEN_MIN[c.options.type]!);
