@@ -1,4 +1,4 @@
-// The one place that says which Chromium the tests drive and with which flags (see DESIGN.md).
+// The one place that says which Chromium the tests drive and with which flags (README.md, "GPU facts on these machines").
 import { existsSync } from 'node:fs';
 import { chromiumArgs as flags } from '../tools/chromium-flags.mjs';
 

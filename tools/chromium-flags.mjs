@@ -1,4 +1,4 @@
-// Chromium flags for WebGPU in headless Chromium on machines like these (see DESIGN.md); shared by the tools and
+// Chromium flags for WebGPU in headless Chromium on machines like these (README.md, "GPU facts on these machines"); shared by the tools and
 // by test/chromium.ts.
 export function chromiumArgs(extra = []) {
   return [

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One prepared GPU run (bench/README.md, "GPU machine"): unpacks .gpu-carry (made here by bench/gpu/prepare.sh),
+# One prepared GPU run (bench/README.md, "gpu/: one prepared run on a lent GPU machine"): unpacks .gpu-carry (made here by bench/gpu/prepare.sh),
 # finds a Vulkan driver (NVIDIA's where there is one, installing the carried Vulkan loader if the machine has none;
 # else Chromium's SwiftShader, for a test run on a CPU), runs the bundled bench under a total time cap and prints
 # its JSON, then a one-line summary per model. Files: $OUT/gpu-bench.json (rewritten after each model, so a capped
