@@ -19,7 +19,19 @@
 // two within 0.02: a failure makes the exit status 1), the largest GPU buffer
 // against the adapter's binding limit, load time, GPU bytes / file bytes, decode and prefill tok/s and wllama's.
 // The 3-4B shapes run fewer positions and tokens; gpt-oss-20b (12 GB) gets only its header and limits check
-// (bench/real-sizes/header-check.ts). No TTFT or per-kernel profile for these (minutes each on SwiftShader).
+// (bench/real-sizes/header-check.ts). No TTFT or per-kernel profile for these (minutes each on SwiftShader; the
+// default run's 0.5B row below gets one decode step's per-kernel profile).
+//
+// Issue 19's targets in the default run (not with --catalog): the catalog's Qwen2.5-0.5B Q4_0 shape as one more
+// `models[]` row through the catalog path above (`name`, `type`, `decode_tok_s`, `prefill_tok_s`, `roofline_fraction`,
+// `wllama_decode_tok_s` first; `--catalog-row-decode-tokens` decode tokens, `--catalog-row-paired-rounds` paired
+// rounds with wllama, GPU ms per kernel of one decode step; `--no-catalog-row` skips it); every other row's decode
+// paired with wllama's (`--paired-models headline`: the headline model only, as before); `sampling_152k`: the GPU
+// sampler in this page at 151936 logits (bench/sampling/steps.ts: greedy, temperature, top-k + top-p, top-p, min-p;
+// median ms per step read back, GPU ms per kernel) and the slowest case's fraction of the 0.5B row's decode step;
+// `prefill_8k_bundled`: an 8192-token prefill of the bundled model in this page (bench/prefill/long.ts: the decoder
+// alone, its KV cache sized past the 2048-token context as bench/prefill does; wall seconds, GPU ms per op of the
+// last chunk); `targets`: each target's measured value, goal and `met`, with the top kernels where one is not met.
 // Chromium runs with --enable-dawn-features=allow_unsafe_apis,disable_robustness (benchmarks only, never in the
 // product; `--robust` leaves it off). Options:
 //   --size 20m|100m  --types F16,Q8_0,Q4_0  --no-bundled  --decode-tokens 32  --prefill 128,512  --ttft-tokens 16
@@ -27,7 +39,9 @@
 //   --positions N (catalog runs: logit positions; default 8, 3 for the 1B-4B shapes)  --binding-limit-mib 128 (catalog runs: the engine's device capped at WebGPU's default binding size, so weights split)
 //   --no-transformers  --transformers-device webgpu|wasm|both  --transformers-models bundled,headline|all|ids  --transformers-decode-tokens 8  --transformers-prefill 128
 //     (the WebGPU peer: @huggingface/transformers on the model exported to ONNX, bench/transformers; skipped when not installed)
-//   --paired-rounds 3 (headline: engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
+//   --no-catalog-row  --catalog-row qwen2.5-0.5b-instruct-q4_0  --catalog-row-decode-tokens 4  --catalog-row-paired-rounds 2  --paired-models all|headline
+//   --sampling-vocab 151936 (0: none)  --sampling-rounds 7  --prefill-long 8192 (0: none; smaller for a smoke run)
+//   --paired-rounds 3 (engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
@@ -68,6 +82,14 @@ const { values: opt } = parseArgs({
     'transformers-models': { type: 'string', default: 'bundled,headline' },
     'transformers-decode-tokens': { type: 'string', default: '8' },
     'transformers-prefill': { type: 'string', default: '128' },
+    'paired-models': { type: 'string', default: 'all' },
+    'no-catalog-row': { type: 'boolean', default: false },
+    'catalog-row': { type: 'string', default: 'qwen2.5-0.5b-instruct-q4_0' },
+    'catalog-row-decode-tokens': { type: 'string', default: '4' },
+    'catalog-row-paired-rounds': { type: 'string', default: '2' },
+    'sampling-vocab': { type: 'string', default: '151936' },
+    'sampling-rounds': { type: 'string', default: '7' },
+    'prefill-long': { type: 'string', default: '8192' },
   },
 });
 
@@ -114,15 +136,26 @@ for (const type of types) models.push(generatedModel(type));
 
 // The catalog's real shapes (bench/real-sizes): built (and llama.cpp's logits taken) one at a time, just before
 // each is measured, so that one big model is in memory at once.
+const realSizeShapes = () => JSON.parse(execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '-e',
+  "Promise.all([import('./bench/real-sizes/shapes.ts'), import('./src/model-store/remote-catalog.ts')]).then(([s, c]) => console.log(JSON.stringify(s.REAL_SIZE_SHAPES.map((x) => ({ ...x, catalogBytes: c.remoteCatalog.find((e) => e.id === x.id)?.bytes ?? null })))))"], { cwd: ROOT, encoding: 'utf8' }));
+function catalogEntry(shapes, id, option) {
+  const shape = shapes.find((s) => s.id === id);
+  if (!shape) throw new Error(`${option}: no real-size shape "${id}" (bench/real-sizes/shapes.ts has ${shapes.map((s) => s.id).join(', ')})`);
+  if (shape.scope === 'header') throw new Error(`${option}: "${id}" gets only a header check, no speed`);
+  return { id, kind: 'catalog', type: shape.ftype, name: shape.name, shape, url: `/__real_sizes/${id}/model.gguf`, path: join(REAL_SIZES_DIR, id, 'model.gguf') };
+}
 if (opt.catalog) {
-  const realSizeShapes = JSON.parse(execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '-e',
-    "Promise.all([import('./bench/real-sizes/shapes.ts'), import('./src/model-store/remote-catalog.ts')]).then(([s, c]) => console.log(JSON.stringify(s.REAL_SIZE_SHAPES.map((x) => ({ ...x, catalogBytes: c.remoteCatalog.find((e) => e.id === x.id)?.bytes ?? null })))))"], { cwd: ROOT, encoding: 'utf8' }));
-  const ids = opt.catalog === 'all' ? realSizeShapes.map((s) => s.id) : opt.catalog.split(',').filter(Boolean);
+  const shapes = realSizeShapes();
+  const ids = opt.catalog === 'all' ? shapes.map((s) => s.id) : opt.catalog.split(',').filter(Boolean);
   for (const id of ids) {
-    const shape = realSizeShapes.find((s) => s.id === id);
-    if (!shape) throw new Error(`--catalog: no real-size shape "${id}" (bench/real-sizes/shapes.ts has ${realSizeShapes.map((s) => s.id).join(', ')})`);
+    const shape = shapes.find((s) => s.id === id);
+    if (!shape) throw new Error(`--catalog: no real-size shape "${id}" (bench/real-sizes/shapes.ts has ${shapes.map((s) => s.id).join(', ')})`);
     models.push({ id, kind: 'catalog', type: shape.ftype, name: shape.name, shape, url: `/__real_sizes/${id}/model.gguf`, path: join(REAL_SIZES_DIR, id, 'model.gguf') });
   }
+} else if (!opt['no-catalog-row'] && !opt['no-engine']) {
+  // Issue 19's 0.5B row in the default run: the same catalog path, fewer decode tokens, paired rounds with wllama
+  // and a per-kernel profile of one decode step.
+  models.push({ ...catalogEntry(realSizeShapes(), opt['catalog-row'], '--catalog-row'), row: true });
 }
 
 /** Builds a catalog model (and llama.cpp's reference logits) unless cached; returns its ref.json. */
@@ -279,10 +312,12 @@ const server = await createServer({
 await server.listen();
 const origin = `http://127.0.0.1:${server.httpServer.address().port}`;
 // The catalog shapes (hundreds of MB to GBs) need Cache Storage on disk: a launched browser's context keeps it in
-// memory, under a small quota, so those runs use a persistent profile in .tmp/bench-profile-<pid> (removed after).
+// memory, under a small quota, so those runs (and the default run's 0.5B row) use a persistent profile in
+// .tmp/bench-profile-<pid> (removed after).
 const PROFILE_DIR = join(ROOT, '.tmp', `bench-profile-${process.pid}`);
-if (opt.catalog) rmSync(PROFILE_DIR, { recursive: true, force: true });
-const browser = opt.catalog
+const persistent = models.some((m) => m.kind === 'catalog');
+if (persistent) rmSync(PROFILE_DIR, { recursive: true, force: true });
+const browser = persistent
   ? await chromium.launchPersistentContext(PROFILE_DIR, { executablePath, args: flags, headless: true }).then((context) => ({
       version: () => context.browser()?.version() ?? 'chromium (persistent context)',
       newPage: () => context.newPage(),
@@ -375,8 +410,9 @@ try {
       }
       entry.decode_vs_wllama = entry.decode_tok_s && entry.wllama_decode_tok_s ? round(entry.decode_tok_s / entry.wllama_decode_tok_s, 3) : null;
     }
-    // The headline model: engine and wllama decoding in alternation (the fair ratio on a machine whose load moves).
-    if (!opt['no-wllama'] && !opt['no-engine'] && m.type === opt.headline && Number(opt['paired-rounds']) > 0) {
+    // Engine and wllama decoding in alternation (the fair ratio on a machine whose load moves): every model by
+    // default (issue 19's targets are paired medians), the headline model only with --paired-models headline.
+    if (!opt['no-wllama'] && !opt['no-engine'] && (opt['paired-models'] === 'all' || m.type === opt.headline) && Number(opt['paired-rounds']) > 0) {
       try {
         entry.paired_decode = await page.evaluate((cfg) => window.__bench.paired(cfg), {
           id: `${m.id}-paired`, url: m.url, tokens: Number(opt['decode-tokens']), rounds: Number(opt['paired-rounds']), contextLength, threads: Number(opt['wllama-threads']),
@@ -389,6 +425,8 @@ try {
     entry.load_average_after = loadavg();
     report.models.push(entry);
   }
+  // Issue 19's other targets, measured in this page: the sampler at a 152k vocabulary and an 8k prefill.
+  if (!opt.catalog && !opt['no-engine']) await extraTargets(page, report);
   // The roofline again at the end (the machine is shared: its load changes); the best of both is the roofline.
   const again = await page.evaluate(() => window.__bench.roofline());
   report.roofline_end = { gb_per_s: again.gb_per_s, variants: again.variants };
@@ -408,18 +446,20 @@ try {
     report.wllama_decode_tok_s = headline.wllama_decode_tok_s ?? null;
     report.decode_vs_wllama_paired = headline.paired_decode?.median_engine_over_wllama ?? null;
   }
+  if (!opt.catalog) report.targets = targetsOf(report);
 } catch (error) {
   report.error = String(error?.stack ?? error).slice(0, 1000);
   exitCode = 1;
 } finally {
   await browser.close().catch(() => {});
   await server.close().catch(() => {});
-  if (opt.catalog) rmSync(PROFILE_DIR, { recursive: true, force: true });
+  if (persistent) rmSync(PROFILE_DIR, { recursive: true, force: true });
 }
 report.load_average_end = loadavg();
 report.wall_s = Math.round((Date.now() - started) / 1000);
 // The headline fields first.
-const ordered = { decode_tok_s: report.decode_tok_s, roofline_fraction: report.roofline_fraction, wllama_decode_tok_s: report.wllama_decode_tok_s, decode_vs_wllama_paired: report.decode_vs_wllama_paired, ...report };
+const ordered = { decode_tok_s: report.decode_tok_s, roofline_fraction: report.roofline_fraction, wllama_decode_tok_s: report.wllama_decode_tok_s, decode_vs_wllama_paired: report.decode_vs_wllama_paired, targets: report.targets, ...report };
+if (report.targets) log(`targets: ${targetsLine(report.targets)}`);
 const json = JSON.stringify(ordered, null, 2);
 mkdirSync(join(ROOT, '.tmp', 'bench'), { recursive: true });
 if (opt.catalog) {
@@ -447,13 +487,15 @@ async function catalogModel(page, m, roofBytesPerS, contextLength) {
     }
     const ref = buildRealSize(m);
     Object.assign(entry, { file: m.path.slice(ROOT.length + 1), file_bytes: ref.file_bytes, catalog_file_bytes_approximate: m.shape.catalogBytes, tensor_types: ref.tensor_types, build_s: ref.build_s, load_average_before: loadavg() });
-    const decodeTokens = full ? 8 : 3;
+    const decodeTokens = m.row ? Number(opt['catalog-row-decode-tokens']) : full ? 8 : 3;
     const prefillFor = full ? [32] : [12];
+    const pairedRounds = m.row && !opt['no-wllama'] ? Number(opt['catalog-row-paired-rounds']) : 0;
     entry.measured = full
       ? `logits at ${ref.tokens.length} positions, ${decodeTokens} decode tokens after a 4-token warm-up, a prefill of ~32 tokens; wllama the same`
       : `reduced (3-4B on a 2-core CPU adapter): logits at ${ref.tokens.length} positions, ${decodeTokens} decode tokens from a one-word chat prompt (its prefill is the prefill speed); wllama ${decodeTokens} tokens and a prefill of ~12`;
+    if (m.row) entry.measured += `; the default run's row (--no-catalog-row skips it): GPU ms per kernel of one decode step${pairedRounds > 0 ? `, ${pairedRounds} paired rounds of ${decodeTokens} tokens (engine, wllama alternating)` : ''}`;
     const r = await page.evaluate((cfg) => window.__bench.model(cfg), {
-      id: m.id, url: m.url, decodeTokens, prefillTokens: prefillFor, ttftTokens: 0, ttftWithTools: false, noTtft: true, profileSteps: 0, contextLength, quick: !full, logitsOnly: opt['logits-only'],
+      id: m.id, url: m.url, decodeTokens, prefillTokens: prefillFor, ttftTokens: 0, ttftWithTools: false, noTtft: true, profileSteps: m.row ? 1 : 0, noOpsProfile: true, contextLength, quick: !full, logitsOnly: opt['logits-only'],
       bindingLimitBytes: opt['binding-limit-mib'] ? Number(opt['binding-limit-mib']) * 2 ** 20 : undefined,
       logitsCheck: { tokens: ref.tokens, refUrl: `/__real_sizes/${ref.dir}/ref-logits.f32`, vocab: ref.vocab },
     });
@@ -469,6 +511,7 @@ async function catalogModel(page, m, roofBytesPerS, contextLength) {
     entry.logits_check = r.logits_check;
     entry.max_abs_logit_diff = r.logits_check?.max_abs_diff ?? null;
     entry.largest_buffer = r.largest_buffer;
+    if (r.decode_profile) entry.decode_profile = r.decode_profile;
     if (!opt['no-wllama'] && !opt['logits-only']) {
       try {
         log(`${m.id}: wllama ...`);
@@ -478,6 +521,15 @@ async function catalogModel(page, m, roofBytesPerS, contextLength) {
         entry.wllama_prefill_tok_s = w.prefill?.[0]?.prefill_tok_s ?? null;
       } catch (error) {
         entry.wllama = { error: String(error?.message ?? error).slice(0, 500) };
+      }
+      entry.decode_vs_wllama = entry.decode_tok_s && entry.wllama_decode_tok_s ? round(entry.decode_tok_s / entry.wllama_decode_tok_s, 3) : null;
+    }
+    if (pairedRounds > 0 && !opt['logits-only']) {
+      try {
+        log(`${m.id}: paired rounds with wllama ...`);
+        entry.paired_decode = await page.evaluate((cfg) => window.__bench.paired(cfg), { id: `${m.id}-paired`, url: m.url, tokens: decodeTokens, rounds: pairedRounds, contextLength, threads: Number(opt['wllama-threads']) });
+      } catch (error) {
+        entry.paired_decode = { error: String(error?.message ?? error).slice(0, 500) };
       }
     }
   } catch (error) {
@@ -490,6 +542,108 @@ async function catalogModel(page, m, roofBytesPerS, contextLength) {
     log(`${m.id}: ${JSON.stringify({ decode_tok_s: entry.decode_tok_s, prefill_tok_s: entry.prefill_tok_s, wllama_decode_tok_s: entry.wllama_decode_tok_s, max_abs_logit_diff: entry.max_abs_logit_diff, error: entry.error })}`);
   }
   return entry;
+}
+
+// ---------------------------------------------------------------- issue 19's targets
+
+/**
+ * The sampler at `--sampling-vocab` logits (151936: Qwen2.5's vocabulary) and a `--prefill-long`-token prefill of the
+ * bundled model, both in this page (bench/sampling/steps.ts, bench/prefill/long.ts); 0 skips either.
+ */
+async function extraTargets(page, report) {
+  const vocab = Number(opt['sampling-vocab']);
+  if (vocab > 0) {
+    log(`sampling at ${vocab} logits ...`);
+    try {
+      const r = await page.evaluate((cfg) => window.__bench.sampling(cfg), { vocab, rounds: Number(opt['sampling-rounds']) });
+      const cases = Object.fromEntries(r.rows.map((row) => [row.name, row.median_ms]));
+      const worst = r.rows.reduce((a, b) => (b.median_ms > a.median_ms ? b : a));
+      // The step it is a fraction of: the 0.5B-shape row's decode step (1000 / decode_tok_s).
+      const row = report.models.find((m) => m.kind === 'catalog' && m.decode_tok_s > 0);
+      const stepMs = row ? round(1000 / row.decode_tok_s, 1) : null;
+      const fraction = stepMs ? round(worst.median_ms / stepMs, 4) : null;
+      report.sampling_152k = {
+        vocab,
+        method: `in this page (Chromium's WebGPU), bench/sampling/steps.ts: logits already on the GPU, one step encoded, submitted and its token read back; median of ${r.rounds} steps after one untimed; GPU ms per kernel of one more step`,
+        cases,
+        worst_case: worst.name,
+        worst_ms: worst.median_ms,
+        step_ms: stepMs,
+        step_from: row ? `${row.name} decode_tok_s ${row.decode_tok_s}` : 'no 0.5B row in this run (--no-catalog-row)',
+        fraction,
+        target: 0.05,
+        met: fraction === null ? null : fraction < 0.05,
+        kernel_ms: Object.fromEntries(r.rows.map((x) => [x.name, x.kernel_ms ?? null])),
+        rows: r.rows,
+      };
+      log(`sampling at ${vocab}: worst ${worst.name} ${worst.median_ms} ms${fraction !== null ? `, ${fraction} of a ${stepMs} ms step` : ''}`);
+    } catch (error) {
+      report.sampling_152k = { vocab, error: String(error?.message ?? error).slice(0, 500), target: 0.05, met: null };
+    }
+  }
+  const tokens = Number(opt['prefill-long']);
+  const bundled = models.find((m) => m.kind === 'bundled');
+  if (tokens > 0 && bundled) {
+    log(`prefill of ${tokens} tokens on the bundled model ...`);
+    try {
+      const r = await page.evaluate((cfg) => window.__bench.prefillLong(cfg), { url: bundled.url, tokens });
+      report.prefill_8k_bundled = {
+        tokens,
+        seconds: r.seconds,
+        target_s: 60,
+        met: r.seconds < 60,
+        tok_s: r.tok_s,
+        method: `in this page (Chromium's WebGPU), bench/prefill/long.ts as bench/prefill does it: the decoder alone on ${tokens} seeded random ids (no tokenizer), the KV cache sized to ${r.model.kv_cache_positions} positions${r.model.kv_cache_positions > r.model.context ? ` (past the model's ${r.model.context}-token context: speed only)` : ''}, chunks of ${r.chunk_tokens}, after a one-chunk warm-up; GPU ms per op of one more chunk after the prompt`,
+        seconds_at_quarters: r.seconds_at_quarters,
+        gpu_ms_per_op_last_chunk: r.gpu_ms_per_op_last_chunk,
+        model: { file: bundled.path.slice(ROOT.length + 1), ...r.model },
+      };
+    } catch (error) {
+      report.prefill_8k_bundled = { tokens, error: String(error?.message ?? error).slice(0, 500), target_s: 60, met: null };
+    }
+  }
+}
+
+/** Issue 19's done-when, each target with its measured value, the target and whether it is met (null: not measured). */
+function targetsOf(report) {
+  const topKernels = (profile) => profile?.kernels?.slice(0, 6).map((k) => ({ kernel: k.kernel, ms_per_token: k.ms_per_token, share: k.share, dispatches_per_token: k.dispatches_per_token })) ?? null;
+  const rows = report.models.filter((m) => m.kind !== 'catalog' || m.decode_tok_s !== null || m.paired_decode).map((m) => {
+    const p = m.paired_decode && !m.paired_decode.error ? m.paired_decode : null;
+    const ratio = p ? p.median_engine_over_wllama : (m.decode_vs_wllama ?? null);
+    const met = typeof ratio === 'number' && ratio > 0 ? ratio >= 1 : null;
+    const row = {
+      model: m.id ?? m.name, type: m.type, value: ratio, paired: Boolean(p),
+      engine_decode_tok_s: p ? p.median_engine_tok_s : (m.decode_tok_s ?? null),
+      wllama_decode_tok_s: p ? p.median_wllama_tok_s : (m.wllama_decode_tok_s ?? null),
+      met,
+    };
+    if (p) row.rounds = `${p.rounds} x ${p.tokens} tokens`;
+    if (met === false) {
+      row.gpu_ms_per_token = m.decode_profile?.gpu_ms_per_token ?? null;
+      row.where_time_goes = topKernels(m.decode_profile);
+    }
+    return row;
+  });
+  const s = report.sampling_152k;
+  const pf = report.prefill_8k_bundled;
+  const targets = {
+    decode_vs_wllama: { target: 1.0, what: "engine decode tok/s over wllama's on the same file: the median of paired rounds where the row has them, else one run each", met: rows.length && rows.every((r) => r.met !== null) ? rows.every((r) => r.met) : null, rows },
+    sampling_152k: s ? { value: s.fraction ?? null, target: 0.05, what: `the slowest sampler case (${s.worst_case ?? '?'}: ${s.worst_ms ?? '?'} ms at ${s.vocab} logits) over the 0.5B row's decode step (${s.step_ms ?? '?'} ms)`, met: s.met ?? null } : { value: null, target: 0.05, met: null, what: 'not measured (--sampling-vocab 0 or --no-engine)' },
+    prefill_8k_bundled: pf ? { value: pf.seconds ?? null, target: 60, unit: 's', tokens: pf.tokens, met: pf.met ?? null } : { value: null, target: 60, unit: 's', met: null, what: 'not measured (--prefill-long 0, --no-bundled or --no-engine)' },
+  };
+  if (s?.met === false) {
+    const worst = s.rows?.find((r) => r.name === s.worst_case);
+    targets.sampling_152k.where_time_goes = worst?.kernel_ms ?? null;
+  }
+  if (pf?.met === false) targets.prefill_8k_bundled.where_time_goes = { gpu_ms_per_op_last_chunk: pf.gpu_ms_per_op_last_chunk?.slice(0, 6) ?? null, seconds_at_quarters: pf.seconds_at_quarters };
+  const all = [targets.decode_vs_wllama.met, targets.sampling_152k.met, targets.prefill_8k_bundled.met];
+  targets.all_met = all.includes(null) ? (all.includes(false) ? false : null) : all.every(Boolean);
+  return targets;
+}
+
+function targetsLine(t) {
+  const rows = t.decode_vs_wllama.rows.map((r) => `${r.model} ${r.value ?? 'n/a'}x${r.paired ? ' paired' : ''}`).join(', ');
+  return `decode vs wllama (>= 1): ${rows || 'n/a'}; sampling ${t.sampling_152k.value ?? 'n/a'} of a step (< 0.05); prefill ${t.prefill_8k_bundled.tokens ?? ''} tokens ${t.prefill_8k_bundled.value ?? 'n/a'} s (< 60); all met: ${t.all_met}`;
 }
 
 function round(x, digits) {

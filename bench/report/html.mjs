@@ -37,7 +37,7 @@ export function writeHtmlReport(report, path) {
     barChart(
       'Decode tokens/s (blue: this engine on WebGPU, orange: wllama = llama.cpp wasm, same GGUF, same browser)',
       models.map((m) => ({
-        label: m.id,
+        label: m.id ?? m.name,
         bars: [
           { value: m.decode_tok_s ?? null, color: ENGINE, text: m.decode_tok_s != null ? `${m.decode_tok_s} tok/s (${Math.round((m.roofline_fraction ?? 0) * 100)}% of roofline)` : m.error ?? 'n/a' },
           { value: m.wllama_decode_tok_s ?? null, color: WLLAMA, text: m.wllama_decode_tok_s != null ? `${m.wllama_decode_tok_s} tok/s` : 'n/a' },
@@ -51,7 +51,7 @@ export function writeHtmlReport(report, path) {
       barChart(
         `Prefill tokens/s at ~${target} prompt tokens`,
         models.map((m) => ({
-          label: m.id,
+          label: m.id ?? m.name,
           bars: [
             { value: m.prefill?.find((p) => p.target === target)?.prefill_tok_s ?? null, color: ENGINE, text: undefined },
             { value: m.wllama?.prefill?.find((p) => p.target === target)?.prefill_tok_s ?? null, color: WLLAMA, text: undefined },
@@ -99,12 +99,21 @@ export function writeHtmlReport(report, path) {
       ),
     );
   }
+  const t = report.targets;
+  const targetsTable = t
+    ? `<h2>Issue 19's targets (all met: ${esc(t.all_met)})</h2><table border="1" cellpadding="4" style="border-collapse:collapse;font-size:13px"><tr><th>target</th><th>measured</th><th>goal</th><th>met</th></tr>${[
+        ...t.decode_vs_wllama.rows.map((r) => [`decode vs wllama: ${r.model}`, `${r.value ?? 'n/a'}x (${r.engine_decode_tok_s} / ${r.wllama_decode_tok_s} tok/s${r.paired ? `, paired ${r.rounds}` : ', unpaired'})`, '>= 1.0x', r.met]),
+        ['sampling at 152k, slowest case / 0.5B decode step', String(t.sampling_152k.value ?? 'n/a'), '< 0.05', t.sampling_152k.met],
+        [`prefill of ${t.prefill_8k_bundled.tokens ?? '?'} tokens, bundled model`, `${t.prefill_8k_bundled.value ?? 'n/a'} s`, '< 60 s', t.prefill_8k_bundled.met],
+      ].map((cells) => `<tr>${cells.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('')}</table>`
+    : '';
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>webgpu-responses bench ${esc(report.date ?? '')}</title>
 <style>body{font-family:sans-serif;margin:16px}pre{background:#f4f4f4;padding:8px;font-size:11px;overflow:auto}</style></head><body>
 <h1>webgpu-responses benchmark</h1>
 <p>${esc(report.date ?? '')} — ${esc(report.adapter ? `${report.adapter.vendor} ${report.adapter.architecture} ${report.adapter.description} (fallback: ${report.adapter.isFallbackAdapter})` : 'no adapter')}
 — roofline ${esc(report.roofline?.gb_per_s ?? 'n/a')} GB/s — load average ${esc((report.load_average_start ?? []).join(' '))} → ${esc((report.load_average_end ?? []).join(' '))}</p>
 <p>Headline (${esc(report.headline_model ?? 'n/a')}): decode ${esc(report.decode_tok_s ?? 'n/a')} tok/s, ${esc(report.roofline_fraction ?? 'n/a')} of the roofline; wllama ${esc(report.wllama_decode_tok_s ?? 'n/a')} tok/s.</p>
+${targetsTable}
 ${parts.join('\n<br>\n')}
 <h2>JSON</h2><pre>${esc(JSON.stringify(report, null, 2))}</pre></body></html>\n`;
   mkdirSync(dirname(path), { recursive: true });

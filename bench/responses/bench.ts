@@ -10,7 +10,11 @@
 //   - GPU time of decode steps per kernel (timestamp-query; every dispatch gets its own timed compute pass, patched
 //     into ComputeBatch from the bench, which also gives the products' own bandwidth) and per op (engine.profile).
 //     Timed steps run slower than untimed ones: read them as shares of GPU time.
-// `window.__bench.roofline()` measures the read-every-byte roofline (the kernel of bench/kernels).
+// `window.__bench.roofline()` measures the read-every-byte roofline (the kernel of bench/kernels);
+// `window.__bench.sampling({ vocab, rounds })` the GPU sampler per step on logits already on the GPU (bench/sampling/
+// steps.ts: greedy, temperature, top-k + top-p, top-p alone, min-p; median wall ms of a step read back, GPU ms per
+// kernel); `window.__bench.prefillLong({ url, tokens })` one long prefill of the decoder alone, the KV cache sized
+// past the model's context as bench/prefill does (bench/prefill/long.ts: wall seconds, GPU ms per op of the last chunk).
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
@@ -23,6 +27,8 @@ import { createResponsesHandler } from '../../src/responses/handler.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { q8Dot4Experiment } from './q8-dot4-experiment.ts';
 import { openWllama } from '../wllama/bench.ts';
+import { CASES as SAMPLING_CASES, timeSamplingSteps } from '../sampling/steps.ts';
+import { longPrefill } from '../prefill/long.ts';
 
 // ---------------------------------------------------------------- GPU buffer accounting (from outside)
 
@@ -336,6 +342,9 @@ export interface ModelBenchConfig {
   logitsOnly?: boolean;
   /** Cap the engine's device at this binding and buffer size (see bindingCap). */
   bindingLimitBytes?: number;
+  /** With profileSteps > 0: the per-dispatch decode profile only, not engine.profile's per-op one (its 32-token
+   * prefill costs most of a minute on the 0.5B shape on a CPU adapter). */
+  noOpsProfile?: boolean;
 }
 
 const NEAR_TIE = 0.02;
@@ -565,7 +574,7 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
 
     // The engine's own per-op profile (engine.profile: each op of one decode step in its own timed pass, after a
     // 32-token prefill), averaged over a few calls.
-    if (cfg.profileSteps > 0 && typeof engine.profile === 'function') {
+    if (cfg.profileSteps > 0 && !cfg.noOpsProfile && typeof engine.profile === 'function') {
       const prompt = await engine.tokenizePrompt({ model: cfg.id, messages: [{ role: 'user', content: 'Profile the decoder step by step, please.' }], tools: [], enableThinking: false });
       const byOp = new Map<string, { ms: number; count: number }>();
       let calls = 0;
@@ -640,9 +649,47 @@ async function pairedDecode(cfg: { id: string; url: string; tokens: number; roun
   }
 }
 
+/** The sampler cases issue 19 names (greedy, temperature, top-k + top-p, top-p alone, min-p) at `vocab` logits. */
+async function samplingBench(cfg: { vocab: number; rounds: number; cases?: string[] }): Promise<Record<string, unknown>> {
+  const wanted = cfg.cases ?? ['greedy', 'temperature 0.8', 'top-k 40, top-p 0.95, temperature 0.7', 'top-p 0.9, temperature 1', 'min-p 0.05, temperature 1'];
+  const gpu = await acquireGpu({ label: 'bench sampling' });
+  try {
+    const rows = await timeSamplingSteps(gpu, cfg.vocab, cfg.rounds, { cases: SAMPLING_CASES.filter((c) => wanted.includes(c.name)) });
+    for (const r of rows) log(`sampling at ${cfg.vocab}: ${r.name} ${r.median_ms} ms`);
+    return { vocab: cfg.vocab, rounds: cfg.rounds, rows };
+  } finally {
+    gpu.destroy();
+  }
+}
+
+/** One prefill of `tokens` random ids on the GGUF at `url` (decoder alone, KV cache past the context if need be). */
+async function prefillLongBench(cfg: { url: string; tokens: number }): Promise<Record<string, unknown>> {
+  const cache = await caches.open('bench-models');
+  if (!(await cache.match(cfg.url))) await cache.add(cfg.url);
+  const blob = await (await cache.match(cfg.url))!.blob();
+  const gpu = await acquireGpu({ label: 'bench long prefill' });
+  try {
+    let lastLog = performance.now();
+    const r = await longPrefill(gpu, blob, cfg.tokens, {
+      onProgress: (done, total) => {
+        if (performance.now() - lastLog > 15_000) {
+          lastLog = performance.now();
+          log(`prefill ${cfg.tokens}: ${done}/${total} tokens`);
+        }
+      },
+    });
+    log(`prefill ${cfg.tokens}: ${r.seconds} s (${r.tok_s} tok/s)`);
+    return { ...r };
+  } finally {
+    gpu.destroy();
+  }
+}
+
 declare global {
   interface Window {
     __bench?: {
+      sampling: (cfg: { vocab: number; rounds: number; cases?: string[] }) => Promise<Record<string, unknown>>;
+      prefillLong: (cfg: { url: string; tokens: number }) => Promise<Record<string, unknown>>;
       roofline: () => Promise<Record<string, unknown>>;
       model: (cfg: ModelBenchConfig) => Promise<Record<string, unknown>>;
       q8Dot4: () => Promise<Record<string, unknown>>;
@@ -651,5 +698,5 @@ declare global {
   }
 }
 
-window.__bench = { roofline, model: modelBench, q8Dot4: () => q8Dot4Experiment(), paired: pairedDecode };
+window.__bench = { roofline, model: modelBench, q8Dot4: () => q8Dot4Experiment(), paired: pairedDecode, sampling: samplingBench, prefillLong: prefillLongBench };
 document.getElementById('out')!.textContent = 'ready';

@@ -1,0 +1,74 @@
+// One long prefill of the decoder alone, as bench/prefill/bench.ts times it (no tokenizer, no sampler; seeded random
+// token ids; the KV cache sized past the model's context where asked, for speed only; the current default
+// attention kernels), but on a GpuContext and a GGUF the caller brings: `npm run bench` runs it in its Chromium page
+// on the bundled model at 8192 tokens (issue 19's "prefill of an 8k prompt on the bundled model under 60 s").
+// Wall seconds of the whole prefill (Decoder.forward in chunks of maxBatch, the last token's logits read back),
+// and the GPU ms per op of one more 64-token chunk at the end of the prompt (Decoder.profile: the chunk where
+// attention costs most). Imports nothing Node- or browser-specific.
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
+import { Decoder } from '../../src/model/decoder.ts';
+import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
+import { readGguf } from '../../src/model/gguf.ts';
+import { modelConfigFromGguf } from '../../src/model/model-config.ts';
+import { uploadTensors } from '../../src/model/upload-weights.ts';
+import { ggufTensorSources } from '../../src/model/weight-loader.ts';
+
+export interface LongPrefillResult {
+  tokens: number;
+  seconds: number;
+  tok_s: number;
+  chunk_tokens: number;
+  chunks: number;
+  model: { architecture: string; layers: number; hidden: number; heads: number; kv_heads: number; head_dim: number; context: number; kv_cache_positions: number };
+  /** GPU ms per op of one more 64-token chunk after the prompt (timestamp queries), largest first. */
+  gpu_ms_per_op_last_chunk: { op: string; ms: number; count: number }[] | null;
+  /** Wall seconds after each quarter of the prompt (where the time goes as the cached length grows). */
+  seconds_at_quarters: number[];
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, options: { onProgress?: (done: number, total: number) => void } = {}): Promise<LongPrefillResult> {
+  const file = await readGguf(gguf);
+  const config = modelConfigFromGguf(file);
+  const uploaded = await uploadTensors(gpu.device, ggufTensorSources(file));
+  try {
+    const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+    const maxSeq = tokens + 64; // past the model's context where asked: speed only
+    const decoder = await Decoder.create(gpu, config, weights, { maxSeq, pipelines: new PipelineCache(gpu.device) });
+    try {
+      let seed = 1;
+      const tokensOf = (n: number) => Array.from({ length: n }, () => (seed = (seed * 1103515245 + 12345) >>> 0) % config.vocabSize);
+      // Warm-up: one chunk compiles the prefill pipelines outside the timing (bench/prefill's first round pays it).
+      await decoder.forward(tokensOf(Math.min(64, decoder.maxBatch)), { logits: 'last' });
+      decoder.kv.clear();
+      const prompt = tokensOf(tokens);
+      const quarters: number[] = [];
+      const t0 = performance.now();
+      await decoder.forward(prompt, {
+        logits: 'last',
+        onProgress: (done, total) => {
+          if (quarters.length < 4 && done >= ((quarters.length + 1) * total) / 4) quarters.push(round3((performance.now() - t0) / 1000));
+          options.onProgress?.(done, total);
+        },
+      });
+      const seconds = (performance.now() - t0) / 1000;
+      const ops = await decoder.profile(tokensOf(Math.min(64, decoder.maxBatch)));
+      return {
+        tokens,
+        seconds: round3(seconds),
+        tok_s: round3(tokens / seconds),
+        chunk_tokens: decoder.maxBatch,
+        chunks: Math.ceil(tokens / decoder.maxBatch),
+        model: { architecture: config.arch, layers: config.layers, hidden: config.hidden, heads: config.heads, kv_heads: config.kvHeads, head_dim: config.headDim, context: config.contextLength, kv_cache_positions: maxSeq },
+        gpu_ms_per_op_last_chunk: ops ? [...ops].sort((a, b) => b.ms - a.ms).map((o) => ({ op: o.op, ms: round3(o.ms), count: o.count })) : null,
+        seconds_at_quarters: quarters,
+      };
+    } finally {
+      decoder.destroy();
+    }
+  } finally {
+    uploaded.destroy();
+  }
+}
