@@ -281,9 +281,15 @@ describe.skipIf(skipDawn)('webgpu-responses serve', () => {
     const controller = new AbortController();
     const pending = client.responses
       .create(
-        // Temperature 2 with this seed runs the full 900 tokens here (about 80 s on SwiftShader): far past the hang-up.
-        // (`seed` is this runtime's own field, not in the SDK's types; the SDK sends it as given.)
-        { model: 'toy-qwen3', input: 'Tell me a long story about caches.', max_output_tokens: 900, temperature: 2, seed: 8 } as OpenAI.Responses.ResponseCreateParamsNonStreaming,
+        // An answer that cannot end early: a JSON object whose string must reach 1,000 characters (the constraint masks
+        // the closing quote until then), so at least ~250 tokens whatever the sampled path (seconds on SwiftShader),
+        // far past the hang-up. (A seed that happened to run long broke when earlier tests' KV reuse moved the path.)
+        {
+          model: 'toy-qwen3',
+          input: 'Tell me a long story about caches.',
+          max_output_tokens: 900,
+          text: { format: { type: 'json_schema', name: 'story', strict: true, schema: { type: 'object', properties: { story: { type: 'string', minLength: 1000 } }, required: ['story'], additionalProperties: false } } },
+        },
         { signal: controller.signal },
       )
       .catch((e: unknown) => e);
