@@ -96,19 +96,48 @@ interface BatchInternals {
 }
 let profiling = false;
 const profileTimers = new Map<GPUDevice, GpuTimer>();
+let ownPass = false;
 {
-  const dispatch = ComputeBatch.prototype.dispatch;
-  ComputeBatch.prototype.dispatch = function (this: ComputeBatch, pipeline, bindings, workgroups) {
-    if (profiling) {
-      const self = this as unknown as BatchInternals;
-      if (self.gpu.features.timestamps) {
-        let timer = profileTimers.get(self.gpu.device);
-        if (!timer) profileTimers.set(self.gpu.device, (timer = new GpuTimer(self.gpu.device, 2048)));
-        self.timer = timer;
-        this.beginPass(pipeline.label.split(':')[0] || 'unlabelled');
+  const timePass = (batch: ComputeBatch, pipeline: GPUComputePipeline) => {
+    if (!profiling) return;
+    const self = batch as unknown as BatchInternals;
+    if (self.gpu.features.timestamps) {
+      let timer = profileTimers.get(self.gpu.device);
+      if (!timer) profileTimers.set(self.gpu.device, (timer = new GpuTimer(self.gpu.device, 2048)));
+      self.timer = timer;
+      ownPass = true;
+      try {
+        batch.beginPass(pipeline.label.split(':')[0] || 'unlabelled');
+      } finally {
+        ownPass = false;
       }
     }
+  };
+  // Passes the engine opens itself once the batch is timed (the forward plan's per-op passes) stay untimed while
+  // profiling: each dispatch gets its own timed pass above, and an empty op pass would count as one more dispatch.
+  const beginPass = ComputeBatch.prototype.beginPass;
+  ComputeBatch.prototype.beginPass = function (this: ComputeBatch, label?: string) {
+    const self = this as unknown as BatchInternals;
+    if (!profiling || ownPass || !self.timer) return beginPass.call(this, label);
+    const timer = self.timer;
+    self.timer = null;
+    try {
+      return beginPass.call(this, label);
+    } finally {
+      self.timer = timer;
+    }
+  };
+  const dispatch = ComputeBatch.prototype.dispatch;
+  ComputeBatch.prototype.dispatch = function (this: ComputeBatch, pipeline, bindings, workgroups) {
+    timePass(this, pipeline);
     return dispatch.call(this, pipeline, bindings, workgroups);
+  };
+  // The forward plan's steps dispatch prebuilt bind groups (dispatchGroup): without this the decode profile was
+  // empty (steps 0) once decode went through src/model/forward-plan.ts.
+  const dispatchGroup = ComputeBatch.prototype.dispatchGroup;
+  ComputeBatch.prototype.dispatchGroup = function (this: ComputeBatch, pipeline, bindGroup, workgroups) {
+    timePass(this, pipeline);
+    return dispatchGroup.call(this, pipeline, bindGroup, workgroups);
   };
 }
 
@@ -531,38 +560,49 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
     // Per-kernel GPU time of a few decode steps (each dispatch its own timed pass).
     if (cfg.profileSteps > 0) {
       const perKernel = new Map<string, { ns: number; count: number }>();
-      let steps = 0;
+      let callbacks = 0;
+      let timedDispatches = 0;
       let wallMs = 0;
       let last = 0;
+      const collect = async (keep: boolean) => {
+        for (const timer of profileTimers.values()) {
+          for (const t of await timer.read()) {
+            if (!keep) continue;
+            timedDispatches++;
+            const e = perKernel.get(t.label) ?? { ns: 0, count: 0 };
+            e.ns += t.nanoseconds;
+            e.count++;
+            perKernel.set(t.label, e);
+          }
+        }
+      };
       profiling = true;
       try {
         await generateTimed(engine, cfg.id, 'Profile: count from one to ten.', cfg.profileSteps + 1, async () => {
           const now = performance.now();
-          for (const timer of profileTimers.values()) {
-            const times = await timer.read();
-            if (last && times.length) {
-              steps++;
-              wallMs += now - last;
-              for (const t of times) {
-                const e = perKernel.get(t.label) ?? { ns: 0, count: 0 };
-                e.ns += t.nanoseconds;
-                e.count++;
-                perKernel.set(t.label, e);
-              }
-            }
+          // The first token's read holds the prefill (and maybe a decode step already in flight): dropped.
+          await collect(last > 0);
+          if (last) {
+            callbacks++;
+            wallMs += now - last;
           }
           last = performance.now();
         });
+        await collect(true);
       } finally {
         profiling = false;
       }
+      // Steps kept: timed dispatches over the dispatches of one decode step (with steps in flight a token's read
+      // can hold zero, one or two steps, so the reads themselves do not count steps).
+      const perStep = Number(out.dispatches_per_token) || 0;
+      const steps = perStep > 0 ? timedDispatches / perStep : callbacks;
       const totalNs = [...perKernel.values()].reduce((s, e) => s + e.ns, 0);
       const productNs = [...perKernel.entries()].filter(([k]) => /^mat(mul|vec)/.test(k)).reduce((s, [, e]) => s + e.ns, 0);
       out.decode_profile = {
         method: 'timestamp-query, one compute pass per dispatch (patched into ComputeBatch from the bench), summed over decode steps',
-        steps,
+        steps: round(steps, 2),
         gpu_ms_per_token: steps ? round(totalNs / 1e6 / steps) : null,
-        wall_ms_per_token_while_profiling: steps ? round(wallMs / steps) : null,
+        wall_ms_per_token_while_profiling: callbacks ? round(wallMs / callbacks) : null,
         products_ms_per_token: steps ? round(productNs / 1e6 / steps, 3) : null,
         /** Weight bytes per token over the GPU time of the matmul/matvec dispatches: the products' own bandwidth. */
         products_weight_gb_s: steps && productNs ? round(stats.weightBytesPerToken / (productNs / steps), 4) : null,
