@@ -39,7 +39,7 @@
 //   --positions N (catalog runs: logit positions; default 8, 3 for the 1B-4B shapes)  --binding-limit-mib 128 (catalog runs: the engine's device capped at WebGPU's default binding size, so weights split)
 //   --no-transformers  --transformers-device webgpu|wasm|both  --transformers-models bundled,headline|all|ids  --transformers-decode-tokens 8  --transformers-prefill 128
 //     (the WebGPU peer: @huggingface/transformers on the model exported to ONNX, bench/transformers; skipped when not installed)
-//   --no-catalog-row  --catalog-row qwen2.5-0.5b-instruct-q4_0  --catalog-row-decode-tokens 4  --catalog-row-paired-rounds 2  --paired-models all|headline
+//   --no-catalog-row  --catalog-row qwen2.5-0.5b-instruct-q4_0  --catalog-row-decode-tokens 4  --catalog-row-paired-rounds 3  --paired-models all|headline
 //   --sampling-vocab 151936 (0: none)  --sampling-rounds 7  --prefill-long 8192 (0: none; smaller for a smoke run)
 //   --paired-rounds 3 (engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
@@ -86,7 +86,7 @@ const { values: opt } = parseArgs({
     'no-catalog-row': { type: 'boolean', default: false },
     'catalog-row': { type: 'string', default: 'qwen2.5-0.5b-instruct-q4_0' },
     'catalog-row-decode-tokens': { type: 'string', default: '4' },
-    'catalog-row-paired-rounds': { type: 'string', default: '2' },
+    'catalog-row-paired-rounds': { type: 'string', default: '3' },
     'sampling-vocab': { type: 'string', default: '151936' },
     'sampling-rounds': { type: 'string', default: '7' },
     'prefill-long': { type: 'string', default: '8192' },
