@@ -141,21 +141,18 @@ const realSizeShapes = () => JSON.parse(execFileSync(process.execPath, [join(ROO
 function catalogEntry(shapes, id, option) {
   const shape = shapes.find((s) => s.id === id);
   if (!shape) throw new Error(`${option}: no real-size shape "${id}" (bench/real-sizes/shapes.ts has ${shapes.map((s) => s.id).join(', ')})`);
-  if (shape.scope === 'header') throw new Error(`${option}: "${id}" gets only a header check, no speed`);
   return { id, kind: 'catalog', type: shape.ftype, name: shape.name, shape, url: `/__real_sizes/${id}/model.gguf`, path: join(REAL_SIZES_DIR, id, 'model.gguf') };
 }
 if (opt.catalog) {
   const shapes = realSizeShapes();
   const ids = opt.catalog === 'all' ? shapes.map((s) => s.id) : opt.catalog.split(',').filter(Boolean);
-  for (const id of ids) {
-    const shape = shapes.find((s) => s.id === id);
-    if (!shape) throw new Error(`--catalog: no real-size shape "${id}" (bench/real-sizes/shapes.ts has ${shapes.map((s) => s.id).join(', ')})`);
-    models.push({ id, kind: 'catalog', type: shape.ftype, name: shape.name, shape, url: `/__real_sizes/${id}/model.gguf`, path: join(REAL_SIZES_DIR, id, 'model.gguf') });
-  }
+  for (const id of ids) models.push(catalogEntry(shapes, id, '--catalog'));
 } else if (!opt['no-catalog-row'] && !opt['no-engine']) {
   // Issue 19's 0.5B row in the default run: the same catalog path, fewer decode tokens, paired rounds with wllama
   // and a per-kernel profile of one decode step.
-  models.push({ ...catalogEntry(realSizeShapes(), opt['catalog-row'], '--catalog-row'), row: true });
+  const row = catalogEntry(realSizeShapes(), opt['catalog-row'], '--catalog-row');
+  if (row.shape.scope === 'header') throw new Error(`--catalog-row: "${row.id}" gets only a header check, no speed`);
+  models.push({ ...row, row: true });
 }
 
 /** Builds a catalog model (and llama.cpp's reference logits) unless cached; returns its ref.json. */
@@ -413,13 +410,7 @@ try {
     // Engine and wllama decoding in alternation (the fair ratio on a machine whose load moves): every model by
     // default (issue 19's targets are paired medians), the headline model only with --paired-models headline.
     if (!opt['no-wllama'] && !opt['no-engine'] && (opt['paired-models'] === 'all' || m.type === opt.headline) && Number(opt['paired-rounds']) > 0) {
-      try {
-        entry.paired_decode = await page.evaluate((cfg) => window.__bench.paired(cfg), {
-          id: `${m.id}-paired`, url: m.url, tokens: Number(opt['decode-tokens']), rounds: Number(opt['paired-rounds']), contextLength, threads: Number(opt['wllama-threads']),
-        });
-      } catch (error) {
-        entry.paired_decode = { error: String(error?.message ?? error).slice(0, 500) };
-      }
+      entry.paired_decode = await pairedDecode(page, m, Number(opt['decode-tokens']), Number(opt['paired-rounds']), contextLength);
     }
     if (m.kind !== 'catalog') await transformersPeer.measure(page, m, entry, contextLength);
     entry.load_average_after = loadavg();
@@ -525,12 +516,8 @@ async function catalogModel(page, m, roofBytesPerS, contextLength) {
       entry.decode_vs_wllama = entry.decode_tok_s && entry.wllama_decode_tok_s ? round(entry.decode_tok_s / entry.wllama_decode_tok_s, 3) : null;
     }
     if (pairedRounds > 0 && !opt['logits-only']) {
-      try {
-        log(`${m.id}: paired rounds with wllama ...`);
-        entry.paired_decode = await page.evaluate((cfg) => window.__bench.paired(cfg), { id: `${m.id}-paired`, url: m.url, tokens: decodeTokens, rounds: pairedRounds, contextLength, threads: Number(opt['wllama-threads']) });
-      } catch (error) {
-        entry.paired_decode = { error: String(error?.message ?? error).slice(0, 500) };
-      }
+      log(`${m.id}: paired rounds with wllama ...`);
+      entry.paired_decode = await pairedDecode(page, m, decodeTokens, pairedRounds, contextLength);
     }
   } catch (error) {
     entry.error = String(error?.message ?? error).slice(0, 800);
@@ -542,6 +529,15 @@ async function catalogModel(page, m, roofBytesPerS, contextLength) {
     log(`${m.id}: ${JSON.stringify({ decode_tok_s: entry.decode_tok_s, prefill_tok_s: entry.prefill_tok_s, wllama_decode_tok_s: entry.wllama_decode_tok_s, max_abs_logit_diff: entry.max_abs_logit_diff, error: entry.error })}`);
   }
   return entry;
+}
+
+/** Engine and wllama decoding `tokens` in alternation for `rounds` rounds on model `m` (bench/responses pairedDecode). */
+async function pairedDecode(page, m, tokens, rounds, contextLength) {
+  try {
+    return await page.evaluate((cfg) => window.__bench.paired(cfg), { id: `${m.id}-paired`, url: m.url, tokens, rounds, contextLength, threads: Number(opt['wllama-threads']) });
+  } catch (error) {
+    return { error: String(error?.message ?? error).slice(0, 500) };
+  }
 }
 
 // ---------------------------------------------------------------- issue 19's targets

@@ -14,6 +14,7 @@ import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import { readGguf } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf } from '../../src/model/model-config.ts';
 import { ggufTensorSources } from '../../src/model/weight-loader.ts';
+import { modelSummary, round3, seededTokens } from './long.ts';
 
 export interface PrefillBenchOptions {
   model: string;
@@ -51,8 +52,7 @@ export async function runPrefillBench(o: PrefillBenchOptions): Promise<unknown> 
   }
   const runs: Run[] = [];
   const profiles: Record<string, unknown> = {};
-  let seed = 1;
-  const tokensOf = (n: number) => Array.from({ length: n }, () => (seed = (seed * 1103515245 + 12345) >>> 0) % config.vocabSize);
+  const tokensOf = seededTokens(config.vocabSize);
   for (const n of o.lengths) {
     for (let round = 0; round < o.rounds; round++) {
       // Alternate which kernel goes first, so that a change in the machine's load hits both alike.
@@ -90,7 +90,7 @@ export async function runPrefillBench(o: PrefillBenchOptions): Promise<unknown> 
   gpu.destroy();
   return {
     bench: 'prefill',
-    model: { file: o.model, architecture: config.arch, layers: config.layers, hidden: config.hidden, heads: config.heads, kv_heads: config.kvHeads, head_dim: config.headDim, context: config.contextLength, kv_cache_positions: maxSeq },
+    model: { file: o.model, ...modelSummary(config, maxSeq) },
     adapter: { vendor: info.vendor, architecture: info.architecture, description: info.description },
     dawn_flags: o.dawnFlags,
     summary,
@@ -101,8 +101,4 @@ export async function runPrefillBench(o: PrefillBenchOptions): Promise<unknown> 
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 ? s[s.length >> 1] : round3((s[s.length / 2 - 1] + s[s.length / 2]) / 2);
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

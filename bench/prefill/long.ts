@@ -13,6 +13,7 @@ import { readGguf } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf } from '../../src/model/model-config.ts';
 import { uploadTensors } from '../../src/model/upload-weights.ts';
 import { ggufTensorSources } from '../../src/model/weight-loader.ts';
+import type { ModelConfig } from '../../src/model/model-config.ts';
 
 export interface LongPrefillResult {
   tokens: number;
@@ -27,7 +28,18 @@ export interface LongPrefillResult {
   seconds_at_quarters: number[];
 }
 
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
+export const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Seeded random token ids below `vocabSize` (an LCG from seed 1): `n` more at each call. */
+export function seededTokens(vocabSize: number): (n: number) => number[] {
+  let seed = 1;
+  return (n) => Array.from({ length: n }, () => (seed = (seed * 1103515245 + 12345) >>> 0) % vocabSize);
+}
+
+/** The model fields the prefill benches report, with the KV cache's positions. */
+export function modelSummary(config: ModelConfig, kvCachePositions: number): LongPrefillResult['model'] {
+  return { architecture: config.arch, layers: config.layers, hidden: config.hidden, heads: config.heads, kv_heads: config.kvHeads, head_dim: config.headDim, context: config.contextLength, kv_cache_positions: kvCachePositions };
+}
 
 export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, options: { onProgress?: (done: number, total: number) => void } = {}): Promise<LongPrefillResult> {
   const file = await readGguf(gguf);
@@ -38,8 +50,7 @@ export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, o
     const maxSeq = tokens + 64; // past the model's context where asked: speed only
     const decoder = await Decoder.create(gpu, config, weights, { maxSeq, pipelines: new PipelineCache(gpu.device) });
     try {
-      let seed = 1;
-      const tokensOf = (n: number) => Array.from({ length: n }, () => (seed = (seed * 1103515245 + 12345) >>> 0) % config.vocabSize);
+      const tokensOf = seededTokens(config.vocabSize);
       // Warm-up: one chunk compiles the prefill pipelines outside the timing (bench/prefill's first round pays it).
       await decoder.forward(tokensOf(Math.min(64, decoder.maxBatch)), { logits: 'last' });
       decoder.kv.clear();
@@ -61,7 +72,7 @@ export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, o
         tok_s: round3(tokens / seconds),
         chunk_tokens: decoder.maxBatch,
         chunks: Math.ceil(tokens / decoder.maxBatch),
-        model: { architecture: config.arch, layers: config.layers, hidden: config.hidden, heads: config.heads, kv_heads: config.kvHeads, head_dim: config.headDim, context: config.contextLength, kv_cache_positions: maxSeq },
+        model: modelSummary(config, maxSeq),
         gpu_ms_per_op_last_chunk: ops ? [...ops].sort((a, b) => b.ms - a.ms).map((o) => ({ op: o.op, ms: round3(o.ms), count: o.count })) : null,
         seconds_at_quarters: quarters,
       };

@@ -656,14 +656,19 @@ async function modelBench(cfg: ModelBenchConfig): Promise<Record<string, unknown
   return out;
 }
 
+/** The model file at `url` as a Blob from the bench's Cache Storage (fetched into it on first use). */
+async function cachedModelBlob(url: string): Promise<Blob> {
+  const cache = await caches.open('bench-models');
+  if (!(await cache.match(url))) await cache.add(url);
+  return (await (await cache.match(url))!.blob());
+}
+
 /**
  * The engine and wllama on the same Blob, both loaded, decoding in alternation (engine, wllama, engine, ...):
  * the machine's load changes by the minute, so the ratio of neighbouring runs is the fair comparison.
  */
 async function pairedDecode(cfg: { id: string; url: string; tokens: number; rounds: number; contextLength: number; threads: number }): Promise<Record<string, unknown>> {
-  const cache = await caches.open('bench-models');
-  if (!(await cache.match(cfg.url))) await cache.add(cfg.url);
-  const blob = await (await cache.match(cfg.url))!.blob();
+  const blob = await cachedModelBlob(cfg.url);
   const engine = createWebGpuEngine({ models: [{ id: cfg.id, gguf: blob, contextLength: cfg.contextLength }] });
   const wllama = await openWllama(blob, { threads: cfg.threads, contextLength: cfg.contextLength });
   try {
@@ -704,9 +709,7 @@ async function samplingBench(cfg: { vocab: number; rounds: number; cases?: strin
 
 /** One prefill of `tokens` random ids on the GGUF at `url` (decoder alone, KV cache past the context if need be). */
 async function prefillLongBench(cfg: { url: string; tokens: number }): Promise<Record<string, unknown>> {
-  const cache = await caches.open('bench-models');
-  if (!(await cache.match(cfg.url))) await cache.add(cfg.url);
-  const blob = await (await cache.match(cfg.url))!.blob();
+  const blob = await cachedModelBlob(cfg.url);
   const gpu = await acquireGpu({ label: 'bench long prefill' });
   try {
     let lastLog = performance.now();
