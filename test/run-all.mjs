@@ -6,8 +6,9 @@
 //      real clients (test/clients: AI SDK, Agents SDK, Codex CLI) against `webgpu-responses serve`;
 //   3. the production build, then end-to-end tests (Playwright) against it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { ensureChromium } from '../tools/ensure-chromium.mjs';
+import { summarizeResults } from './results-summary.mjs';
 
 ensureChromium();
 // Mesa's lavapipe (Mesa >= 25, with shader-f16) for the native-f16 Dawn test; installed where it can be (root on
@@ -49,55 +50,11 @@ const built = run('build', 'npm', ['run', 'build']);
 results.push(['build', built]);
 if (built) results.push(['playwright e2e', run('playwright', 'npx', ['playwright', 'test'])]);
 
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-for (const file of ['vitest.json', 'clients.json']) {
-  try {
-    const v = JSON.parse(readFileSync(`.tmp/test-results/${file}`, 'utf8'));
-    passed += v.numPassedTests;
-    failed += v.numFailedTests;
-    skipped += v.numPendingTests + v.numTodoTests;
-  } catch {
-    failed += 1;
-  }
-}
-try {
-  const e = JSON.parse(readFileSync('.tmp/test-results/e2e.json', 'utf8'));
-  passed += e.stats.expected;
-  failed += e.stats.unexpected;
-  skipped += e.stats.skipped;
-  // A test that passed only on its retry fails the run, unless known-flaky.json names it with a reason.
-  const known = JSON.parse(readFileSync('test/e2e/known-flaky.json', 'utf8'));
-  for (const title of flakyTitles(e.suites ?? [])) {
-    if (typeof known[title] === 'string' && known[title].length > 0) {
-      console.log(`flaky (listed: ${known[title]}): ${title}`);
-      passed += 1;
-    } else {
-      console.log(`FLAKY, not listed in test/e2e/known-flaky.json: ${title}`);
-      failed += 1;
-    }
-  }
-} catch (error) {
-  if (built) {
-    console.log(`e2e results unreadable: ${error instanceof Error ? error.message : String(error)}`);
-    failed += 1;
-  }
-}
-
-/** Titles ("file > describe > test") of tests Playwright reports as flaky (failed, then passed on a retry). */
-function flakyTitles(suites, path = []) {
-  const out = [];
-  for (const suite of suites) {
-    const here = suite.title ? [...path, suite.title] : path;
-    for (const spec of suite.specs ?? []) {
-      if ((spec.tests ?? []).some((t) => t.status === 'flaky')) out.push([...here, spec.title].join(' > '));
-    }
-    out.push(...flakyTitles(suite.suites ?? [], here));
-  }
-  return out;
-}
+const { passed, failed, skipped, failedNames, notes } = summarizeResults('.tmp/test-results', built);
+for (const line of notes) console.log(line);
 const ok = results.every(([, r]) => r);
 console.log('\n' + results.map(([t, r]) => `${r ? 'ok  ' : 'FAIL'} ${t}`).join('\n'));
+// The names of the failed tests go at the end, beside the summary: CI keeps only the tail of the output.
+for (const name of failedNames) console.log(`failed: ${name}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(ok && failed === 0 ? 0 : 1);
