@@ -27,8 +27,10 @@
 // - Mistral templates that write `[THINK]`…`[/THINK]` (Magistral, Ministral 3 Reasoning; mistral-common's v13+
 //   `thinking` chunks): the same format (v11, or v3/tekken) with those as its reasoning markers (withMistralThinking).
 //   A block leading the answer is reasoning (output-parser.ts reads it before the format's parser), forced calls
-//   may follow one (constraint-grammar.ts), stray markers are dropped. Earlier reasoning is dropped on replay: these
-//   templates render it only from `thinking` content chunks, which the runtime's string content has no place for.
+//   may follow one (constraint-grammar.ts), stray markers are dropped. These templates render earlier reasoning only
+//   from `thinking` content chunks, which the runtime's string content has no place for, so the replay writes the
+//   reasoning of the tool loop under way (after the last user message) into its turns' text as `[THINK]…[/THINK]`,
+//   as the model wrote it, and drops older reasoning (replay.reasoning 'markers').
 // - phi4: Phi-4-mini (`<|tool|>` in its template). Its own template (tokenizer_config.json) reads the tools as a
 //   JSON string in the system message's `tools` field, wrapped in `<|tool|>…<|/tool|>`, and renders neither calls
 //   nor results: the replay writes the calls into the assistant's text as the model writes them and the results as
@@ -81,8 +83,14 @@ export interface ChatFormat {
   controlTokens?: readonly string[];
   /** How history replays into this family's template (see replayMessagesFor). */
   replay: {
-    /** Reasoning of earlier turns: the template renders `reasoning_content`, or it is dropped. */
-    reasoning: 'template' | 'drop';
+    /**
+     * Reasoning of earlier turns: the template renders `reasoning_content`; or it is dropped; or (`markers`: a
+     * template that renders it only from content chunks the runtime's string content has no place for) the
+     * reasoning of the assistant turns after the last user message (the tool loop under way, as Qwen3's templates
+     * keep it) leads that turn's content between the format's think markers, as the model wrote it, and earlier
+     * reasoning is dropped.
+     */
+    reasoning: 'template' | 'drop' | 'markers';
     /** Tool-call ids the template accepts: any, or exactly 9 alphanumerics (Mistral). */
     callIds: 'any' | 'alnum9';
     /**
@@ -220,6 +228,7 @@ export function withMistralThinking(format: ChatFormat): ChatFormat {
     markers: { ...format.markers, thinkStart: MISTRAL_THINK, thinkEnd: MISTRAL_THINK_END },
     calls: { ...format.calls, dropped: [...format.calls.dropped, MISTRAL_THINK, MISTRAL_THINK_END] },
     controlTokens: [...(format.controlTokens ?? [format.calls.open]), MISTRAL_THINK, MISTRAL_THINK_END],
+    replay: { ...format.replay, reasoning: 'markers' },
   };
 }
 
@@ -313,7 +322,13 @@ function templateText(field: ChatTemplateField): string {
 export function replayMessagesFor(format: ChatFormat, messages: readonly ChatMessage[], tools: readonly ChatTool[] = []): ChatMessage[] {
   const { replay } = format;
   let out: ChatMessage[] = messages.map((m) => ({ ...m }));
-  if (replay.reasoning === 'drop') {
+  if (replay.reasoning === 'markers') {
+    const lastUser = out.findLastIndex((m) => m.role === 'user');
+    for (const [i, m] of out.entries()) {
+      if (i > lastUser && m.role === 'assistant' && m.reasoning_content) m.content = `${format.markers.thinkStart}${m.reasoning_content}${format.markers.thinkEnd}${m.content}`;
+    }
+  }
+  if (replay.reasoning !== 'template') {
     for (const m of out) delete m.reasoning_content;
   }
   if (replay.tools === 'convention') out = toConvention(format, out, tools);

@@ -2,10 +2,14 @@
 // templates with thinking chunks): detected as their Mistral format with those as reasoning markers; a block
 // leading the answer is reasoning, split across tokens anywhere, whatever follows read by the format's own parser;
 // a forced call may follow a reasoning block under the constraint; stray markers never reach the text. Templates
-// without `[THINK]` keep no reasoning. (The Responses flows with such a model: conformance-formats.test.ts.)
+// without `[THINK]` keep no reasoning. Replay: the reasoning of the tool loop under way leads its turns' text as
+// `[THINK]…[/THINK]` (these templates render reasoning only from content chunks); older reasoning is dropped.
+// (The Responses flows with such a model: conformance-formats.test.ts.)
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { detectChatFormat, MISTRAL_V11_FORMAT, type ChatFormat } from '../../../src/common/chat-format.ts';
+import type { ChatMessage } from '../../../src/common/chat.ts';
+import { detectChatFormat, MISTRAL_V11_FORMAT, replayMessagesFor, type ChatFormat } from '../../../src/common/chat-format.ts';
+import { ChatTemplate } from '../../../src/model/chat-template.ts';
 import type { ConstrainedTool } from '../../../src/engine/types.ts';
 import { OutputParser, type ParseEvent } from '../../../src/responses/output-parser.ts';
 import { compileConstraint, type Vocabulary } from '../../../src/sampling/constraints/index.ts';
@@ -55,6 +59,33 @@ describe('detection', () => {
     const format = detectChatFormat(fixture(name));
     expect(format.thinking).toBe(false);
     expect(format.markers.thinkStart).toBe('');
+  });
+});
+
+describe('replay', () => {
+  const call = (id: string, city: string) => ({ id, type: 'function' as const, function: { name: 'get_weather', arguments: { city } } });
+  const chat: ChatMessage[] = [
+    { role: 'user', content: 'Oslo?' },
+    { role: 'assistant', content: 'Cold.', reasoning_content: 'Old thoughts.' },
+    { role: 'user', content: 'And Rome, then Paris?' },
+    { role: 'assistant', content: '', reasoning_content: 'Rome first.', tool_calls: [call('call_1', 'Rome')] },
+    { role: 'tool', content: '20C', tool_call_id: 'call_1' },
+    { role: 'assistant', content: 'Now Paris.', reasoning_content: 'Then Paris.', tool_calls: [call('call_2', 'Paris')] },
+    { role: 'tool', content: '15C', tool_call_id: 'call_2' },
+  ];
+
+  it("the tool loop's reasoning leads its turns as [THINK]…[/THINK], as the model wrote it; older reasoning is dropped", () => {
+    const out = replayMessagesFor(THINKING, chat);
+    expect(out.map((m) => m.content)).toEqual(['Oslo?', 'Cold.', 'And Rome, then Paris?', '[THINK]Rome first.[/THINK]', '20C', '[THINK]Then Paris.[/THINK]Now Paris.', '15C']);
+    expect(out.some((m) => m.reasoning_content !== undefined)).toBe(false);
+    const prompt = new ChatTemplate(fixture('synthetic-mistral-v13-think.jinja')).render({ messages: out, bosToken: '<s>', eosToken: '</s>' });
+    expect(prompt).toContain('[INST]And Rome, then Paris?[/INST][THINK]Rome first.[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}</s>[TOOL_RESULTS]20C[/TOOL_RESULTS]');
+    expect(prompt).toContain('[THINK]Then Paris.[/THINK]Now Paris.[TOOL_CALLS]get_weather');
+    expect(prompt).not.toContain('Old thoughts.');
+  });
+
+  it('the same format without [THINK] drops all reasoning', () => {
+    expect(replayMessagesFor(MISTRAL_V11_FORMAT, chat).map((m) => m.content)).toEqual(['Oslo?', 'Cold.', 'And Rome, then Paris?', '', '20C', 'Now Paris.', '15C']);
   });
 });
 
