@@ -150,7 +150,7 @@ export class ForwardPlan {
   private readonly noRopeFreq: GPUBuffer | null;
   /** Per layer, the q, k and v biases as one vector (Qwen2), indexed like a qkv row; null without biases. */
   private readonly qkvBias: (GPUBuffer | null)[];
-  /** The attention scale: 1/sqrt(headDim), times YaRN's magnitude squared (it scales q and k both). */
+  /** The attention scale: 1/sqrt(headDim) (or attentionScaleDim), times YaRN's magnitude squared (it scales q and k both). */
   private readonly attentionScale: number;
   private readonly programs = new Map<number, Program>();
 
@@ -177,7 +177,7 @@ export class ForwardPlan {
     this.invFreq = inverseFrequencies(c.ropeTheta, 'rope inv_freq');
     this.invFreqSliding = c.ropeThetaSliding !== undefined && c.slidingWindow ? inverseFrequencies(c.ropeThetaSliding, 'rope inv_freq (sliding layers)') : null;
     this.noRopeFreq = c.noRopeLayers?.length ? createStorageBuffer(device, new Float32Array((c.ropeDims ?? c.headDim) / 2), 'no-rope inv_freq') : null;
-    this.attentionScale = (c.ropeScaling?.type === 'yarn' ? yarnMagnitude(c.ropeScaling.factor) ** 2 : 1) / Math.sqrt(c.headDim);
+    this.attentionScale = (c.ropeScaling?.type === 'yarn' ? yarnMagnitude(c.ropeScaling.factor) ** 2 : 1) / Math.sqrt(c.attentionScaleDim ?? c.headDim);
     this.qkvBias = this.qkvBiases();
   }
 

@@ -68,6 +68,11 @@ export interface ModelConfig extends RopeLayout {
   /** The looked-up embedding rows are multiplied by this (Gemma 3: sqrt(hidden); the tied LM head is not). */
   embeddingScale?: number;
   /**
+   * The attention scale is 1/sqrt(this) where it is not headDim (Gemma 3 27B: query_pre_attn_scalar = hidden/heads =
+   * 168 with head_dim 128). Absent: 1/sqrt(headDim).
+   */
+  attentionScaleDim?: number;
+  /**
    * Gemma 3's post norms: blk.N.post_attention_norm on the attention output and blk.N.post_ffw_norm on the
    * feed-forward output, each before its residual add.
    */
@@ -78,6 +83,8 @@ export interface ModelConfig extends RopeLayout {
 
 /** Gemma 3: five sliding-window layers, then one global (llama.cpp's swa pattern 6: layers 5, 11, ... global). */
 const GEMMA3_SWA_PATTERN = 6;
+/** The layer count by which llama.cpp knows a Gemma 3 27B (and gives it the attention scale 1/sqrt(hidden / heads)). */
+const GEMMA3_27B_LAYERS = 62;
 /** Gemma 3's RoPE base on its sliding-window layers (llama.cpp's rope_freq_base_train_swa; HF rope_local_base_freq). */
 const GEMMA3_ROPE_THETA_SLIDING = 10000;
 
@@ -191,18 +198,20 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
   const eos = optNum('tokenizer.ggml.eos_token_id');
   const eot = optNum('tokenizer.ggml.eot_token_id');
   const eom = optNum('tokenizer.ggml.eom_token_id');
+  const layers = positiveInt(num('block_count'), key('block_count'));
+  const headDim = optNum(key('attention.key_length')) ?? hidden / heads;
   const moe = arch === 'gpt-oss'
     ? { experts: positiveInt(num('expert_count'), key('expert_count')), expertsUsed: positiveInt(num('expert_used_count'), key('expert_used_count')) }
     : undefined;
   return {
     arch,
     format: 'gguf',
-    layers: positiveInt(num('block_count'), key('block_count')),
+    layers,
     hidden,
     intermediate: positiveInt(num(moe ? 'expert_feed_forward_length' : 'feed_forward_length'), key(moe ? 'expert_feed_forward_length' : 'feed_forward_length')),
     heads,
     kvHeads,
-    headDim: optNum(key('attention.key_length')) ?? hidden / heads,
+    headDim,
     vocabSize,
     contextLength: positiveInt(num('context_length'), key('context_length')),
     ropeTheta: optNum(key('rope.freq_base')) ?? 10000,
@@ -216,21 +225,24 @@ export function modelConfigFromGguf(file: Pick<GgufFile, 'metadata' | 'tensors' 
     qkNorm: names.has('blk.0.attn_q_norm.weight'),
     bosTokenId: optNum('tokenizer.ggml.bos_token_id') ?? null,
     eosTokenIds: [...new Set([eos, eot, eom].filter((x): x is number => x !== undefined))],
-    ...ggufRopeLayout(arch, optNum(key('rope.dimension_count')), optNum(key('attention.key_length')) ?? hidden / heads, positiveInt(num('block_count'), key('block_count'))),
+    ...ggufRopeLayout(arch, optNum(key('rope.dimension_count')), headDim, layers),
     ...(moe ? { moe, slidingWindow: { size: positiveInt(num('attention.sliding_window'), key('attention.sliding_window')), pattern: 2 }, attentionSinks: names.has('blk.0.attn_sinks.weight') } : {}),
-    ...(arch === 'gemma3' ? gemma3Features(hidden, optNum(key('attention.sliding_window')), optNum(key('rope.freq_base_swa'))) : {}),
+    ...(arch === 'gemma3' ? gemma3Features(hidden, heads, layers, headDim, optNum(key('attention.sliding_window')), optNum(key('rope.freq_base_swa'))) : {}),
   };
 }
 
 /**
  * What Gemma 3 adds to the decoder (llama.cpp's gemma3 graph): GeGLU, embeddings scaled by sqrt(hidden), the
  * post-attention and post-feed-forward norms, and (with a window) sliding-window layers in a pattern of 6 with
- * their own RoPE base. The attention scale stays 1/sqrt(headDim) (query_pre_attn_scalar = head_dim) and norm
- * weights are used as stored: GGUF holds 1 + w (the converter adds the 1; Hugging Face checkpoints hold w, and
- * their loading adds it: hfNormShift).
+ * their own RoPE base. Norm weights are used as stored: GGUF holds 1 + w (the converter adds the 1; Hugging Face
+ * checkpoints hold w, and their loading adds it: hfNormShift). The attention scale: GGUF has no key for
+ * query_pre_attn_scalar, and llama.cpp takes it from the model's size: 1/sqrt(hidden / heads) for the 27B (which it
+ * knows by its 62 layers), 1/sqrt(head_dim) for every other size, where the two agree with the checkpoints' configs.
  */
-function gemma3Features(hidden: number, window: number | undefined, ropeThetaSliding: number | undefined): Partial<ModelConfig> {
+function gemma3Features(hidden: number, heads: number, layers: number, headDim: number, window: number | undefined, ropeThetaSliding: number | undefined): Partial<ModelConfig> {
+  const scaleDim = layers === GEMMA3_27B_LAYERS ? Math.floor(hidden / heads) : headDim;
   return {
+    ...(scaleDim !== headDim ? { attentionScaleDim: scaleDim } : {}),
     ffnActivation: 'gelu',
     embeddingScale: Math.sqrt(hidden),
     postNorms: true,
@@ -356,8 +368,8 @@ export function modelConfigFromHf(
  * same model. The sliding pattern from `layer_types` (or `sliding_window_pattern`, 6 by default, as llama.cpp
  * fixes it), the global layers' RoPE base `rope_theta`, the sliding ones' `rope_local_base_freq` (transformers 5:
  * rope_parameters.full_attention / sliding_attention). Refused where the decoder would compute something else:
- * multimodal checkpoints (text_config), another activation, query_pre_attn_scalar other than head_dim (the
- * attention scale is 1/sqrt(head_dim)), logit soft-capping. The norms' 1 + w is applied at load (hfNormShift).
+ * multimodal checkpoints (text_config), another activation, logit soft-capping. The attention scale is
+ * 1/sqrt(query_pre_attn_scalar) (27B: 168 where head_dim is 128). The norms' 1 + w is applied at load (hfNormShift).
  */
 function gemma3HfFeatures(config: Record<string, unknown>, hidden: number, headDim: number, layers: number): Partial<ModelConfig> {
   const fail = (why: string) => {
@@ -368,7 +380,7 @@ function gemma3HfFeatures(config: Record<string, unknown>, hidden: number, headD
   if (activation !== 'gelu_pytorch_tanh') fail(`hidden_activation "${String(activation)}" is not supported (only gelu_pytorch_tanh)`);
   // transformers' default is 256.
   const scalar = optionalNumber(config.query_pre_attn_scalar, 'query_pre_attn_scalar') ?? 256;
-  if (scalar !== headDim) fail(`query_pre_attn_scalar ${scalar} differs from head_dim ${headDim} (the attention scale here is 1/sqrt(head_dim))`);
+  if (!(scalar > 0)) fail(`query_pre_attn_scalar ${scalar} must be positive`);
   for (const k of ['attn_logit_softcapping', 'final_logit_softcapping']) {
     if (config[k] !== undefined && config[k] !== null) fail(`${k} is not supported`);
   }
@@ -388,6 +400,7 @@ function gemma3HfFeatures(config: Record<string, unknown>, hidden: number, headD
     pattern = found!;
   }
   return {
+    ...(scalar !== headDim ? { attentionScaleDim: scalar } : {}),
     ffnActivation: 'gelu',
     embeddingScale: Math.sqrt(hidden),
     postNorms: true,

@@ -573,7 +573,8 @@ const GEMMA3_PATTERN = 6;
 
 /**
  * A Gemma3ForCausalLM config.json as transformers writes it (model_type gemma3_text): GELU-tanh GeGLU, head_dim and
- * query_pre_attn_scalar (= head_dim: the attention scale 1/sqrt(head_dim), as llama.cpp's converter assumes),
+ * query_pre_attn_scalar (the attention scale is 1/sqrt of it: head_dim, but hidden / heads for 62 layers, which is
+ * how llama.cpp knows the 27B, whose checkpoint has 168 where head_dim is 128),
  * sliding_window with both spellings of the pattern (layer_types; sliding_window_pattern of older releases),
  * rope_theta for the global layers and rope_local_base_freq 10000 for the sliding ones, no soft-capping.
  */
@@ -589,7 +590,7 @@ function gemma3HfConfig(o: TestModelInfo['options'], vocab: AnyVocab): Record<st
     num_key_value_heads: o.kvHeads,
     head_dim: o.headDim,
     hidden_activation: 'gelu_pytorch_tanh',
-    query_pre_attn_scalar: o.headDim,
+    query_pre_attn_scalar: o.layers === 62 ? Math.floor(o.hidden / o.heads) : o.headDim,
     max_position_embeddings: o.contextLength,
     rms_norm_eps: o.rmsEps,
     rope_theta: o.ropeTheta,

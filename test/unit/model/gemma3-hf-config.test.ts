@@ -78,9 +78,15 @@ describe('Gemma 3 Hugging Face folders', () => {
     expect(modelConfigFromHf(v5)).toMatchObject({ ropeTheta: 500000, ropeThetaSliding: 20000, ropeScaling: null });
   });
 
+  test('query_pre_attn_scalar sets the attention scale where it is not head_dim (the 27B: 168 for 128)', async () => {
+    const { configJson } = await both({ ...OPTIONS, type: 'F32', layers: 2 });
+    expect(modelConfigFromHf(configJson).attentionScaleDim).toBeUndefined();
+    expect(modelConfigFromHf({ ...configJson, query_pre_attn_scalar: 168 }).attentionScaleDim).toBe(168);
+  });
+
   test('checkpoints the decoder would compute differently are refused, saying why', async () => {
     const { configJson } = await both({ ...OPTIONS, type: 'F32', layers: 2 });
-    expect(() => modelConfigFromHf({ ...configJson, query_pre_attn_scalar: 168 })).toThrow(/query_pre_attn_scalar 168 differs from head_dim 32/);
+    expect(() => modelConfigFromHf({ ...configJson, query_pre_attn_scalar: 0 })).toThrow(/query_pre_attn_scalar 0 must be positive/);
     expect(() => modelConfigFromHf({ ...configJson, final_logit_softcapping: 30 })).toThrow(/final_logit_softcapping is not supported/);
     expect(() => modelConfigFromHf({ ...configJson, hidden_activation: 'gelu' })).toThrow(/hidden_activation "gelu"/);
     expect(() => modelConfigFromHf({ ...configJson, model_type: 'gemma3', text_config: {} })).toThrow(/multimodal Gemma3ForConditionalGeneration/);
