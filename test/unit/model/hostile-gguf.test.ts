@@ -58,9 +58,9 @@ describe('hostile GGUF files', () => {
       const source = new HostileSource(c);
       const first = await failureOf(openModel({ id: c.name, gguf: source }));
       const reads = source.bytesRead;
-      const t0 = performance.now();
+      // "At once": the same error object, and nothing read past the fingerprint (no header parsed again). A wall-clock
+      // bound here measured the machine's load and GC pauses, not the code.
       const again = await failureOf(openModel({ id: c.name, gguf: source }));
-      expect(performance.now() - t0).toBeLessThan(100);
       expect(again).toBe(first);
       expect(source.bytesRead - reads).toBeLessThanOrEqual(FINGERPRINT_BYTES);
     }
