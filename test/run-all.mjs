@@ -56,5 +56,7 @@ const ok = results.every(([, r]) => r);
 console.log('\n' + results.map(([t, r]) => `${r ? 'ok  ' : 'FAIL'} ${t}`).join('\n'));
 // The names of the failed tests go at the end, beside the summary: CI keeps only the tail of the output.
 for (const name of failedNames) console.log(`failed: ${name}`);
+// A stage can fail with no test to name (Playwright's web server not starting, a crash before the reporters wrote).
+if (failedNames.length === 0) for (const [t, r] of results) if (!r) console.log(`failed: ${t}: exited non-zero with no failed test recorded (its output is above)`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(ok && failed === 0 ? 0 : 1);
