@@ -17,8 +17,9 @@ export function ensureChromium() {
     process.exit(1);
   }
   console.error("Chromium is missing: installing Debian's chromium package (apt-get install -y chromium)...");
-  execFileSync('apt-get', ['update'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], {
+  // Acquire::Retries: apt tries a failed fetch from the archive again (a fresh CI machine installs this at test time).
+  execFileSync('apt-get', ['update', '-o', 'Acquire::Retries=5'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', '-o', 'Acquire::Retries=5', 'chromium'], {
     stdio: 'inherit',
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   });

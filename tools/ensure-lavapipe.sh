@@ -17,10 +17,10 @@ ensure_lavapipe() {
   local codename candidate list host
   codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
+  apt-get update -qq -o Acquire::Retries=5
   candidate=$(apt-cache policy mesa-vulkan-drivers | awk '/Candidate:/ { print $2 }')
   if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && dpkg --compare-versions "$candidate" ge 25; then
-    apt-get install -y -qq mesa-vulkan-drivers; return
+    retry apt-get install -y -qq -o Acquire::Retries=5 mesa-vulkan-drivers; return
   fi
   list="/etc/apt/sources.list.d/ci-$codename-backports.sources"
   if [ ! -e "$list" ]; then
@@ -37,7 +37,17 @@ ensure_lavapipe() {
     if [ -z "$host" ]; then echo "ci: no apt source for $codename to derive $codename-backports from" >&2; return 1; fi
     printf 'Types: deb\nURIs: %s\nSuites: %s-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$host" "$codename" >"$list"
   fi
-  apt-get update -qq -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
-  apt-get install -y -qq -t "$codename-backports" mesa-vulkan-drivers
+  retry apt-get update -qq -o Acquire::Retries=5 -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
+  retry apt-get install -y -qq -o Acquire::Retries=5 -t "$codename-backports" mesa-vulkan-drivers
+}
+# A fresh CI machine fetches Mesa from the archive at test time: a failed fetch or a held dpkg lock is tried again
+# (three times, 15 s apart) before the native-f16 test is left without its driver.
+retry() {
+  local attempt
+  for attempt in 1 2 3; do
+    "$@" && return 0
+    [ "$attempt" = 3 ] || { echo "ci: '$*' failed (attempt $attempt of 3); trying again in 15 s" >&2; sleep 15; }
+  done
+  return 1
 }
 ensure_lavapipe
