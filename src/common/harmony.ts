@@ -58,7 +58,7 @@ export type HarmonyEffort = 'low' | 'medium' | 'high';
 export interface HarmonyPromptOptions {
   /** `Reasoning:` in the system message (default medium). */
   reasoningEffort?: HarmonyEffort;
-  /** `Current date:` as YYYY-MM-DD (default: today, UTC). */
+  /** `Current date:` as YYYY-MM-DD (default: today in local time, as the template's strftime_now("%Y-%m-%d")). */
   date?: string;
   /** `Knowledge cutoff:` (default gpt-oss's, 2024-06). */
   knowledgeCutoff?: string;
@@ -137,8 +137,13 @@ export function renderHarmonyPrompt(messages: readonly ChatMessage[], tools: rea
   return `${out}${T.start}assistant`;
 }
 
+/** YYYY-MM-DD of `d` in local time (gpt-oss's template writes strftime_now("%Y-%m-%d"): the user's today, not UTC's). */
+function localDate(d: Date): string {
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
 export function harmonySystemMessage(withTools: boolean, options: HarmonyPromptOptions = {}): string {
-  const date = options.date ?? new Date().toISOString().slice(0, 10);
+  const date = options.date ?? localDate(new Date());
   let text =
     `${options.modelIdentity ?? HARMONY_MODEL_IDENTITY}\n` +
     `Knowledge cutoff: ${options.knowledgeCutoff ?? HARMONY_KNOWLEDGE_CUTOFF}\n` +

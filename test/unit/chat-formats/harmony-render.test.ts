@@ -96,6 +96,21 @@ describe('Harmony prompt rendering', () => {
     expect(renderHarmonyPrompt(bare, [], { date: DATE })).toBe(reference(bare, [], 'medium'));
   });
 
+  it("without a date given, today as the template's strftime_now writes it: local time, not UTC's date", () => {
+    const bare: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
+    const zone = process.env.TZ;
+    try {
+      // At any hour one of these zones is on another calendar day than UTC (UTC+14 from 10:00 UTC, UTC-12 before 12:00).
+      for (const tz of ['Etc/GMT-14', 'Etc/GMT+12']) {
+        process.env.TZ = tz;
+        expect(renderHarmonyPrompt(bare, [])).toBe(reference(bare, [], 'medium'));
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
   it('tools and earlier final answers: the same text as the template', () => {
     const messages: ChatMessage[] = [
       { role: 'developer', content: 'Use metric units.' },
