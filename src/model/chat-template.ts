@@ -263,10 +263,12 @@ function strftime(date: Date, format: string): string {
         return pad2(date.getMonth() + 1);
       case '%d':
         return pad2(date.getDate());
+      // English month names whatever the browser's language: Python's strftime in the C locale, as the templates
+      // were written and the models trained ("Today Date: 02 Dec 2026", never "02 Dez. 2026").
       case '%b':
-        return new Intl.DateTimeFormat(undefined, { month: 'short' }).format(date);
+        return new Intl.DateTimeFormat('en-US', { month: 'short' }).format(date);
       case '%B':
-        return new Intl.DateTimeFormat(undefined, { month: 'long' }).format(date);
+        return new Intl.DateTimeFormat('en-US', { month: 'long' }).format(date);
       case '%H':
         return pad2(date.getHours());
       case '%M':

@@ -171,6 +171,20 @@ describe('chat template', () => {
     );
   });
 
+  test("strftime_now writes English month names in any locale (Llama 3.x's 'Today Date: 02 Dec 2026')", () => {
+    const real = Intl.DateTimeFormat;
+    const english = (month: 'short' | 'long') => new real('en-US', { month }).format(new Date());
+    try {
+      // A German browser: Intl's default locale would give "Dez." and "Dezember".
+      Intl.DateTimeFormat = function (locales?: string | string[], options?: Intl.DateTimeFormatOptions) {
+        return new real(locales ?? 'de-DE', options);
+      } as unknown as typeof Intl.DateTimeFormat;
+      expect(new ChatTemplate('{{ strftime_now("%b|%B") }}').render({ messages: [] })).toBe(`${english('short')}|${english('long')}`);
+    } finally {
+      Intl.DateTimeFormat = real;
+    }
+  });
+
   test('string arguments pass through; raise_exception and missing templates give clear errors', () => {
     const template = ChatTemplate.select(fromGguf.chatTemplate, false);
     const prompt = template.render({
