@@ -22,6 +22,7 @@
 // Where the template and this renderer mean the same, they write the same text (test/unit/chat-formats/
 // harmony-render.test.ts renders both). Plain functions over the shared chat vocabulary only.
 import type { ChatMessage, ChatTool } from './chat.ts';
+import { strftime } from './strftime.ts';
 
 /** Harmony's special tokens (o200k_harmony ids in the comments). */
 export const HARMONY_TOKENS = {
@@ -137,13 +138,9 @@ export function renderHarmonyPrompt(messages: readonly ChatMessage[], tools: rea
   return `${out}${T.start}assistant`;
 }
 
-/** YYYY-MM-DD of `d` in local time (gpt-oss's template writes strftime_now("%Y-%m-%d"): the user's today, not UTC's). */
-function localDate(d: Date): string {
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
-}
-
 export function harmonySystemMessage(withTools: boolean, options: HarmonyPromptOptions = {}): string {
-  const date = options.date ?? localDate(new Date());
+  // As gpt-oss's template writes it: strftime_now("%Y-%m-%d"), the user's today (local time), not UTC's.
+  const date = options.date ?? strftime(new Date(), '%Y-%m-%d');
   let text =
     `${options.modelIdentity ?? HARMONY_MODEL_IDENTITY}\n` +
     `Knowledge cutoff: ${options.knowledgeCutoff ?? HARMONY_KNOWLEDGE_CUTOFF}\n` +
