@@ -1,0 +1,261 @@
+"""Copy drills: short chats whose answer copies text from the prompt exactly, for the bundled model's weakest skill.
+
+The held-out eval's misses are copies: "Asia/Karachi" comes back as "Asia/Kary", "Bonjour" as "Cheers", a quoted
+"4 April" as "4 June". The tool tasks hold few copied tokens among many others, and a conversation with the demo's
+775-token system block costs ~30 times a drill, so these drills give the copying (induction) circuit most of the
+gradient for little compute. Every drill is a ChatML chat (a short system prompt or none, a user turn, a trained
+assistant turn with a one-line think block) in which the answer copies one or two made-up values of the shapes the
+tools need (IANA-like zones, en-GB dates and times, identifiers, quoted literals, code lines with one substitution,
+list items, JSON strings), never a held-out value of demo_corpus.py's or corpus.py's eval.
+
+Small talk: the eval's other miss is a tool call on chat it never saw ("Lovely, cheers." became an apply_patch that
+removes cheese). Training had ~40 fixed small-talk lines; --small-talk adds groups of chats made from parts
+(greetings, thanks, reactions, feelings, questions about the assistant, goodbyes, each with its kind of reply) in the
+demo's own context (its tools and notes.txt, small talk first or after finished tool turns) and in other clients'
+(their tools or none). The held-out small talk of both evals is never generated, nor its distinctive words.
+
+python3 drills.py --seed 7 --train 24000 --small-talk 400 --out .tmp/drills
+"""
+import argparse
+import json
+import os
+import random
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus as C  # noqa: E402
+import demo_corpus as D  # noqa: E402
+
+# Values the held-out evals use (demo_corpus.py and corpus.py): never in a drill.
+HELD = {s.lower() for s in (D.ZONES_HELD + C.ZONES_HELD + C.CITIES_HELD + D.ITEMS_HELD + D.IDENT_HELD + D.WORDS_HELD
+                            + [z.split("/")[-1] for z in D.ZONES_HELD + C.ZONES_HELD] + C.FILES_HELD + D.TITLES_HELD)}
+HELD |= {a.lower() for a, _ in C.EDITS_HELD} | {b.lower() for _, b in C.EDITS_HELD}
+HELD_NUMS = {str(n) for n in D.NUMS_HELD}
+
+
+def clean(s):
+    low = s.lower()
+    if any(h in low for h in HELD if len(h) > 3):
+        return False
+    return not any(n in HELD_NUMS for n in re.findall(r"\d+", s))
+
+
+def zone(r):
+    return r.choice(["Europe", "Asia", "America", "Africa", "Australia", "Pacific", "Atlantic", "Indian"]) + "/" + C.novel_city(r).replace(" ", "_")
+
+
+def ident(r):
+    a = C.novel_word(r, 1, 3)
+    x = r.random()
+    if x < 0.4:
+        return a + C.novel_word(r, 1, 2).capitalize()
+    if x < 0.6:
+        return a + "_" + C.novel_word(r, 1, 2)
+    return a
+
+
+def word(r):
+    return C.novel_word(r, 1, 3).capitalize() if r.random() < 0.7 else r.choice(D.WORDS_TRAIN).replace("_", " ")
+
+
+def number(r):
+    return str(r.choice([r.randint(0, 20), r.randint(1, 999), r.randint(1, 99) * 100, r.randint(1000, 99999)]))
+
+
+def code_line(r):
+    x = r.random()
+    if x < 0.35:
+        return f"export const {ident(r)} = {number(r)};"
+    if x < 0.6:
+        return f'export const {ident(r)} = "{word(r)}";'
+    if x < 0.8:
+        p = r.choice(["name", "who", "user", "text", "value"])
+        return f"export function {ident(r)}({p}: string) {{"
+    return f"  return '{word(r)} ' + {r.choice(['name', 'who', 'user', 'text', 'value'])};"
+
+
+def value(r):
+    """(kind, text) of a value to copy."""
+    k = r.choices(["zone", "time", "ident", "word", "number", "line", "item", "phrase", "expr"],
+                  [0.2, 0.14, 0.1, 0.1, 0.06, 0.16, 0.08, 0.08, 0.08])[0]
+    if k == "zone":
+        return k, zone(r)
+    if k == "time":
+        return k, D.time_string(r)
+    if k == "ident":
+        return k, ident(r)
+    if k == "word":
+        return k, word(r)
+    if k == "number":
+        return k, number(r)
+    if k == "line":
+        return k, code_line(r)
+    if k == "item":
+        return k, C.novel_word(r, 1, 3) if r.random() < 0.6 else r.choice(D.ITEMS_TRAIN)
+    if k == "phrase":
+        return k, " ".join(C.novel_word(r, 1, 2) for _ in range(r.randint(2, 4)))
+    return k, C.expression(r)[0]
+
+
+ECHO_Q = ["Repeat exactly: {s}", "Say this back word for word: {s}", "Copy this: {s}", "Type {s}", "Echo: {s}",
+          "Please write {s} and nothing else.", "Can you repeat \"{s}\"?", "Write back: {s}", "{s}\nRepeat that exactly."]
+JSON_Q = ["Give me JSON with {k} set to {s}.", "Make a JSON object: {k} = {s}", "JSON please: the field {k} is {s}."]
+QUOTE_Q = ["The clock says: {s}. What does it say?", "The tool returned {s}. Tell me the result.", "Result: {s}\nWhat was the result?",
+           "I got this answer: {s}. Quote it back to me."]
+PICK_Q = ["{a} is {x} and {b} is {y}. What is {c}?", "Note: {a} = {x}; {b} = {y}. Which value does {c} have?",
+          "{a}: {x}\n{b}: {y}\nWhat is {c}?"]
+SUB_Q = ["Here is a line:\n{l}\nReplace {o} with {n}. Reply with the new line only.", "In the line {l} change {o} to {n}. Write the line.",
+         "Line: {l}\nSwap {o} for {n} and show me the line."]
+THINK = {"echo": "The user wants the text repeated exactly.", "json": "A JSON object with that one field.",
+         "quote": "I'll quote the result as it is.", "pick": "I look the value up in the message.",
+         "sub": "I copy the line and change that one part."}
+
+
+def drill(r):
+    """(user text, think, answer)"""
+    kind = r.choices(["echo", "json", "quote", "pick", "sub"], [0.3, 0.15, 0.2, 0.15, 0.2])[0]
+    if kind == "echo":
+        _, s = value(r)
+        return r.choice(ECHO_Q).format(s=s), THINK[kind], s
+    if kind == "json":
+        _, s = value(r)
+        k = r.choice(["timezone", "expression", "name", "input", "value", ident(r)])
+        return r.choice(JSON_Q).format(k=k, s=s), THINK[kind], json.dumps({k: s}, ensure_ascii=False)
+    if kind == "quote":
+        _, s = value(r) if r.random() < 0.4 else ("time", D.time_string(r))
+        return r.choice(QUOTE_Q).format(s=s), THINK[kind], r.choice(["{s}", "It says {s}.", "The result is {s}.", "{s}."]).format(s=s)
+    if kind == "pick":
+        a, b = ident(r), ident(r)
+        if a == b:
+            b += "2"
+        kx, x = value(r)
+        _, y = value(r)
+        c = r.choice([a, b])
+        return r.choice(PICK_Q).format(a=a, b=b, x=x, y=y, c=c), THINK[kind], x if c == a else y
+    line = code_line(r)
+    parts = [p for p in re.findall(r"[A-Za-z_]\w*|\d+", line) if p not in ("export", "const", "function", "return", "string")]
+    if not parts:
+        return drill(r)
+    o = r.choice(parts)
+    n = number(r) if o.isdigit() else (word(r) if o[0].isupper() else ident(r))
+    return r.choice(SUB_Q).format(l=line, o=o, n=n), THINK[kind], line.replace(o, n, 1)
+
+
+# ------------------------------------------------------------------ small talk from parts
+
+GREET = ["Hi", "Hello", "Hey", "Hiya", "Hey there", "Hi there", "Hello again", "Good morning", "Good afternoon", "Good evening",
+         "Morning", "Evening", "Yo", "Greetings, assistant", "Hi friend", "Hello, assistant"]
+THANKS = ["Thanks", "Thank you", "Many thanks", "Thanks so much", "Thank you very much", "Much obliged", "Thanks a bunch",
+          "Great, thanks", "Perfect, thank you", "Awesome, thanks", "Nice, thank you", "Super, thanks", "That helps, thanks",
+          "Brilliant, thank you", "Excellent, thanks", "Appreciate it", "Ta", "Thx", "ty"]
+REACT = ["ok", "okay", "OK then", "nice", "wow", "cool", "great", "neat", "sure", "got it", "I see", "alright", "fine", "lol", "haha",
+         "hmm", "interesting", "fair enough", "makes sense", "sounds good", "awesome", "perfect", "oh", "right", "yep", "nope", "no",
+         "yes", "maybe", "good", "not bad", "oops", "sweet", "fantastic", "splendid", "nice job", "well done", "good job"]
+FEEL = ["I'm tired", "I'm happy today", "I'm a bit sad", "This is fun", "I'm learning to code", "It's my birthday",
+        "I had a long day", "I'm excited", "I'm hungry", "It's raining here", "I just woke up", "I'm at work", "I like this page",
+        "I'm trying things out", "Just testing", "This is a test", "Testing, one two three", "I love tea"]
+ASK = ["How are you", "How are you doing", "How's it going", "How is your day", "Are you real", "Are you an AI", "Are you human",
+       "What are you", "Do you have feelings", "Where do you run", "Do you need the internet", "Are you smart", "What's new",
+       "Do you sleep", "Can you think", "How old are you", "Who made you", "Do you like your job", "Are you busy",
+       "Is anyone there", "Can you read this", "Do you understand me", "Are you online", "What is your purpose"]
+BYE = ["Bye", "Goodbye", "See you", "See ya", "Later", "Take care", "Catch you later", "Bye for now", "Good night", "Farewell",
+       "Talk soon", "That's all for today", "I'm done", "I have to go"]
+REPLY = {
+    "greet": ["Hello! What can I do for you?", "Hi! How can I help?", "Hey! What do you need?", "Hello! Ask me anything I can help with."],
+    "thanks": ["You're welcome!", "Happy to help!", "Glad I could help!", "Any time!", "You're welcome. Anything else?"],
+    "react": ["OK! Anything else?", "Great. What should I do next?", "Glad you like it! Anything else?", "Sure. Let me know what you need.",
+              "All right. I'm here if you need anything."],
+    "feel": ["Thanks for telling me! Can I help with anything?", "I hope your day goes well! What can I do for you?",
+             "That sounds nice. Let me know if you need anything."],
+    "ask": ["I'm a small language model running in your browser, here to help. What can I do for you?",
+            "I'm here and happy to help. What do you need?", "I'm a tiny assistant model. Ask me for a sum, the time somewhere or an edit."],
+    "bye": ["Goodbye! Have a nice day.", "See you! Take care.", "Bye! Come back any time."],
+}
+PARTS = {"greet": GREET, "thanks": THANKS, "react": REACT, "feel": FEEL, "ask": ASK, "bye": BYE}
+END = {"greet": ["!", ".", "", " :)", "!!"], "thanks": ["!", ".", "", " :)", " a lot!"], "react": ["", ".", "!", " :)", "..."],
+       "feel": [".", "!", "", " :)"], "ask": ["?", "?", " ?", "??"], "bye": ["!", ".", "", " :)"]}
+# The held-out small talk of demo_corpus.py's and corpus.py's evals, and its distinctive words: never generated.
+HELD_CHAT = {q.lower() for q, _ in D.SMALL_TALK["held"] + C.SMALL_TALK["held"]}
+HELD_CHAT_WORDS = ["howdy", "hear me", "meet you", "what's up", "good one", "lovely", "cheers", "for the help"]
+
+
+def small_talk(r):
+    """(question, reply) made from parts: one kind, or a greeting or a reaction before another kind."""
+    while True:
+        kind = r.choices(list(PARTS), [0.2, 0.22, 0.2, 0.12, 0.16, 0.1])[0]
+        body = r.choice(PARTS[kind])
+        body = body if r.random() < 0.6 else (body.lower() if r.random() < 0.7 else body.upper())
+        q = body + r.choice(END[kind])
+        if r.random() < 0.2 and kind not in ("greet", "react"):
+            q = r.choice(GREET + REACT).capitalize() + r.choice([", ", "! ", ". "]) + q[0].lower() + q[1:]
+        low = q.lower()
+        if low not in HELD_CHAT and not any(w in low for w in HELD_CHAT_WORDS):
+            return q, r.choice(REPLY[kind])
+
+
+def small_talk_group(r, group):
+    """A group of conversations that share a system block and end with generated small talk."""
+    rows = []
+    if r.random() < 0.7:
+        # The demo page: its tools and notes.txt, small talk first or after 1-3 finished turns.
+        initial = D.random_list(r, "train")
+        pool = [small_talk(r) for _ in range(64)]
+        saved = D.SMALL_TALK["train"]
+        D.SMALL_TALK["train"] = pool
+        try:
+            for _ in range(16):
+                before = r.choices([0, 1, 2, 3], [0.55, 0.25, 0.12, 0.08])[0]
+                kinds = [r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0] for _ in range(before)] + ["chat"]
+                msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds)
+                rows.append(D.line_of(msgs, D.DEMO_TOOLS, trained, ntl, {"group": group, "kind": "small-talk"}))
+        finally:
+            D.SMALL_TALK["train"] = saved
+        return rows
+    # Another client: its own system prompt or none, its tools or none.
+    variants = C.tool_variants()
+    names = list(variants)
+    tools = [] if r.random() < 0.4 else [r.choice(variants[n]) for n in r.sample(names, r.randint(1, len(names)))]
+    system = [] if r.random() < 0.4 else [{"role": "system", "content": r.choice(C.SYSTEM_PROMPTS)}]
+    for _ in range(16):
+        q, a = small_talk(r)
+        msgs = system + [{"role": "user", "content": q}, {"role": "assistant", "content": a, "reasoning_content": r.choice(C.SMALL_TALK_THINK)}]
+        rows.append(D.line_of(msgs, tools, {len(msgs) - 1}, False, {"group": group, "kind": "small-talk"}))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--train", type=int, default=24000)
+    ap.add_argument("--group", type=int, default=16)
+    ap.add_argument("--small-talk", type=int, default=400, help="groups of 16 small-talk conversations")
+    ap.add_argument("--out", default=".tmp/drills")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    r = random.Random(a.seed)
+    n = group = 0
+    with open(os.path.join(a.out, "train.jsonl"), "w") as f:
+        while n < a.train:
+            system = [] if r.random() < 0.5 else [{"role": "system", "content": r.choice(C.SYSTEM_PROMPTS)}]
+            for _ in range(a.group):
+                while True:
+                    q, think, ans = drill(r)
+                    if clean(q) and clean(ans):
+                        break
+                msgs = system + [{"role": "user", "content": q}, {"role": "assistant", "content": ans, "reasoning_content": think}]
+                segs = C.render_segments(msgs, [], {len(msgs) - 1}, False)
+                f.write(json.dumps({"prefix": segs[0][0], "segments": segs[1:], "group": group, "kind": "drill"}, ensure_ascii=False) + "\n")
+                n += 1
+            group += 1
+        talks = 0
+        for _ in range(a.small_talk):
+            for row in small_talk_group(r, group):
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                talks += 1
+            group += 1
+    print(f"wrote {n} copy drills and {talks} small-talk conversations in {group} groups to {a.out}")
+
+
+if __name__ == "__main__":
+    main()
