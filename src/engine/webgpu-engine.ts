@@ -9,7 +9,7 @@
 // penalties, logit bias, temperature/top-k/top-p/min-p with a seeded draw, logprobs) recorded into the same
 // command buffer through the decoder's TokenChooser, with the constraint's token mask (JSON schema, tool
 // calls, grammars) applied before sampling.
-import { acquireGpu, GpuError, type GpuContext } from '../gpu/device.ts';
+import { acquireGpu, GpuError, lostDeviceError, type GpuContext } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { Decoder, type LogitsMode, type StepResult, type TokenChooser } from '../model/decoder.ts';
@@ -372,7 +372,8 @@ export class WebGpuEngine implements Engine {
   private async guard<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
-    } catch (error) {
+    } catch (caught) {
+      const error = await lostDeviceError(caught, await this.gpuContext?.catch(() => null));
       if (error instanceof GpuError) {
         const ctx = await this.gpuContext?.catch(() => null);
         if (error.code === 'device-lost' || ctx?.isLost) {

@@ -270,6 +270,26 @@ class DeviceContext implements GpuContext {
   }
 }
 
+/**
+ * What a rejected GPU operation means: a WebGPU promise (mapAsync, onSubmittedWorkDone) rejects with a DOMException
+ * when its device is destroyed or lost, and the device's `lost` promise can settle a moment after that rejection. Such
+ * a rejection is the lost device's GpuError ('device-lost') once `lost` settles, waited for up to `waitMs`; any other
+ * error is returned as it is.
+ */
+export async function lostDeviceError(
+  error: unknown,
+  ctx: Pick<GpuContext, 'isLost' | 'lost'> | null | undefined,
+  waitMs = 1000,
+): Promise<unknown> {
+  if (error instanceof GpuError || typeof DOMException === 'undefined' || !(error instanceof DOMException) || !ctx) return error;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const lost =
+    ctx.isLost ||
+    (await Promise.race([ctx.lost.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)))]));
+  clearTimeout(timer);
+  return lost ? new GpuError('device-lost', `The GPU device was lost (${error.name}: ${error.message})`, { cause: error }) : error;
+}
+
 /** Converts a WebGPU `GPUError` into a `GpuError` with the matching code; `where` says what was being done. */
 export function gpuErrorFromWebGpu(error: GPUError, where: string): GpuError {
   const kind = error.constructor?.name ?? '';
