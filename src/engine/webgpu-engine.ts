@@ -373,9 +373,9 @@ export class WebGpuEngine implements Engine {
     try {
       return await work();
     } catch (caught) {
-      const error = await lostDeviceError(caught, await this.gpuContext?.catch(() => null));
+      const ctx = await this.gpuContext?.catch(() => null);
+      const error = await lostDeviceError(caught, ctx);
       if (error instanceof GpuError) {
-        const ctx = await this.gpuContext?.catch(() => null);
         if (error.code === 'device-lost' || ctx?.isLost) {
           await this.unloadAll();
           this.gpuContext = null;

@@ -324,8 +324,8 @@ def task_patch(r, split, file_text):
     return q, think, ("apply_patch", {"input": patch}), res, final.format(res=res), new_text
 
 
-def task_chat(r, split):
-    q, a = r.choice(SMALL_TALK[split])
+def task_chat(r, split, pool=None):
+    q, a = r.choice(pool or SMALL_TALK[split])
     return C.decorate(r, q) if split == "train" else q, r.choice(THINK_CHAT), None, None, a
 
 
@@ -341,8 +341,9 @@ AFTER = ["The tool answered. I can reply now and quote its result.", "I have the
          "Got the tool's answer; now the final reply."]
 
 
-def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None):
-    """messages, trained assistant indices, the last message generated without thinking, and the file per turn."""
+def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None, chat_pool=None):
+    """messages, trained assistant indices, the last message generated without thinking, and the file per turn.
+    chat_pool: (question, reply) pairs the small talk is drawn from, in place of SMALL_TALK[split]."""
     messages = [demo_file_message(initial_file)]
     file_text, sent = initial_file, initial_file
     trained, call_id = set(), 0
@@ -361,7 +362,7 @@ def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None):
         elif kind == "patch":
             q, think, call, res, final, new_text = task_patch(r, split, file_text)
         elif kind == "chat":
-            q, think, call, res, final = task_chat(r, split)
+            q, think, call, res, final = task_chat(r, split, chat_pool)
         else:
             q, think, call, res, final = task_unsupported(r, split)
         messages.append({"role": "user", "content": q})

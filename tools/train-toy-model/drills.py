@@ -201,16 +201,11 @@ def small_talk_group(r, group):
         # The demo page: its tools and notes.txt, small talk first or after 1-3 finished turns.
         initial = D.random_list(r, "train")
         pool = [small_talk(r) for _ in range(64)]
-        saved = D.SMALL_TALK["train"]
-        D.SMALL_TALK["train"] = pool
-        try:
-            for _ in range(16):
-                before = r.choices([0, 1, 2, 3], [0.55, 0.25, 0.12, 0.08])[0]
-                kinds = [r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0] for _ in range(before)] + ["chat"]
-                msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds)
-                rows.append(D.line_of(msgs, D.DEMO_TOOLS, trained, ntl, {"group": group, "kind": "small-talk"}))
-        finally:
-            D.SMALL_TALK["train"] = saved
+        for _ in range(16):
+            before = r.choices([0, 1, 2, 3], [0.55, 0.25, 0.12, 0.08])[0]
+            kinds = [r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0] for _ in range(before)] + ["chat"]
+            msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds, chat_pool=pool)
+            rows.append(D.line_of(msgs, D.DEMO_TOOLS, trained, ntl, {"group": group, "kind": "small-talk"}))
         return rows
     # Another client: its own system prompt or none, its tools or none.
     variants = C.tool_variants()
