@@ -329,21 +329,54 @@ def task_chat(r, split, pool=None):
     return C.decorate(r, q) if split == "train" else q, r.choice(THINK_CHAT), None, None, a
 
 
-def task_unsupported(r, split):
-    city = r.choice(C.CITIES_TRAIN if split == "train" else C.CITIES_HELD).replace("_", " ")
-    q = phrase(r, UNSUPPORTED, split, c=city, v=r.randint(2, 90), n=C.novel_word(r).capitalize())
+def task_unsupported(r, split, pool=None):
+    if pool:
+        q = r.choice(pool)
+    else:
+        city = r.choice(C.CITIES_TRAIN if split == "train" else C.CITIES_HELD).replace("_", " ")
+        q = phrase(r, UNSUPPORTED, split, c=city, v=r.randint(2, 90), n=C.novel_word(r).capitalize())
     return q, r.choice(THINK_UNSUPPORTED), None, None, r.choice(UNSUPPORTED_A)
+
+
+# Tool errors, as the page's tools word them (src/demo/demo-tools.ts: "Error: " + the exception's message; a zone
+# Intl does not know throws V8's RangeError "Invalid time zone specified: X"; the calculator knows + - * / and
+# parentheses). The answer quotes the error and says what would work; it does not call again.
+def task_time_error(r, split):
+    zone = novel_zone(r) if r.random() < 0.7 else C.novel_city(r)
+    q = phrase(r, TIME_Q, split, z=zone)
+    res = f"Error: Invalid time zone specified: {zone}"
+    think = r.choice([f"The user wants the current time in {zone}. I'll call get_time with {zone}.", f"I need the local time for {zone}. get_time can tell me."])
+    example = r.choice(ZONES_TRAIN)
+    final = r.choice([f"get_time does not know {zone}: {res}. Time zone names look like {example}.",
+                      f"I could not get the time. The tool said: {res}. Is {zone} spelled right? Try a name like {example}.",
+                      f"The clock tool answered {res}, so I have no time for {zone}. A zone such as {example} works."])
+    return q, think, ("get_time", {"timezone": zone}), res, final
+
+
+def task_math_error(r, split):
+    a, b = r.randint(2, 99), r.randint(2, 12)
+    e = r.choice([f"{a} ^ {b}", f"{a}^{b}", f"{a} % {b}", f"{a} mod {b}", f"sqrt({a})", f"{b}!", f"{a} x {b}", f"{a} to the power of {b}"])
+    q = phrase(r, MATH_Q, split, e=e)
+    res = f"Error: not an arithmetic expression: {e}"
+    think = r.choice([f"The user wants {e}. I'll use the calculator to get it exactly.", f"I need to compute {e}. The calculator tool can do it."])
+    final = r.choice([f"The calculator could not do that: {res}. It knows + - * / and parentheses.",
+                      f"The tool answered {res}. Write it with + - * / and parentheses, e.g. {a} * {a}, and I'll try again.",
+                      f"I couldn't compute {e}: {res}."])
+    return q, think, ("calculator", {"expression": e}), res, final
 
 
 DEMO_KINDS = ["math", "time", "patch", "chat", "unsupported"]
 DEMO_WEIGHTS = [0.27, 0.22, 0.23, 0.2, 0.08]
 AFTER = ["The tool answered. I can reply now and quote its result.", "I have the result, so I'll answer with it.",
          "Got the tool's answer; now the final reply."]
+AFTER_ERROR = ["The tool answered with an error. I'll tell the user what it said.", "That is an error, not a result; I'll say so."]
 
 
-def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None, chat_pool=None):
+def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None, chat_pool=None, unsupported_pool=None):
     """messages, trained assistant indices, the last message generated without thinking, and the file per turn.
-    chat_pool: (question, reply) pairs the small talk is drawn from, in place of SMALL_TALK[split]."""
+    chat_pool: (question, reply) pairs the small talk is drawn from, in place of SMALL_TALK[split];
+    unsupported_pool: requests no tool serves, in place of UNSUPPORTED[split]. kinds may also hold "time-error" and
+    "math-error" (a call whose tool answers with an error)."""
     messages = [demo_file_message(initial_file)]
     file_text, sent = initial_file, initial_file
     trained, call_id = set(), 0
@@ -363,8 +396,12 @@ def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None, c
             q, think, call, res, final, new_text = task_patch(r, split, file_text)
         elif kind == "chat":
             q, think, call, res, final = task_chat(r, split, chat_pool)
+        elif kind == "time-error":
+            q, think, call, res, final = task_time_error(r, split)
+        elif kind == "math-error":
+            q, think, call, res, final = task_math_error(r, split)
         else:
-            q, think, call, res, final = task_unsupported(r, split)
+            q, think, call, res, final = task_unsupported(r, split, unsupported_pool)
         messages.append({"role": "user", "content": q})
         keep = last or r.random() < 0.85
         if call is None:
@@ -386,7 +423,7 @@ def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None, c
         call_id += 1
         m2 = {"role": "assistant", "content": final}
         if keep:
-            m2["reasoning_content"] = r.choice(AFTER)
+            m2["reasoning_content"] = r.choice(AFTER_ERROR if res.startswith("Error:") else AFTER)
             trained.add(len(messages))
         messages.append(m2)
         if new_text is not None:

@@ -108,7 +108,11 @@ def run_tool(name, args, state, r):
         if name == "calculator":
             return D.js_num(evaluate_arithmetic(args["expression"]))
         if name == "get_time":
-            zoneinfo.ZoneInfo(args["timezone"])
+            try:
+                zoneinfo.ZoneInfo(args["timezone"])
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                # What the page shows: Intl's RangeError in V8.
+                raise ValueError(f"Invalid time zone specified: {args['timezone']}") from None
             return D.time_string(r)
         if name == "apply_patch":
             state["file"] = apply_patch(state["file"], args["input"])

@@ -142,6 +142,104 @@ def drill(r):
     return r.choice(SUB_Q).format(l=line, o=o, n=n), THINK[kind], line.replace(o, n, 1)
 
 
+# ------------------------------------------------------------------ made-up words from the whole vocabulary
+
+# corpus.py's made-up words are syllables, so they reach a few hundred of the 2,048 tokens; a held-out word can
+# hold a token no training answer ever had ("Howdy" is `How dy`, and `dy` was never in a trained body), whose
+# embedding the copy circuit has not learned to carry. With --vocab, half of the made-up words are soups of the
+# vocabulary's lowercase letter tokens instead (never a held-out value, see clean()).
+LETTER_TOKENS = []
+SYLLABLE_WORD = C.novel_word
+
+
+def soup_word(r, lo=2, hi=3):
+    while True:
+        w = "".join(r.choice(LETTER_TOKENS) for _ in range(r.randint(max(1, lo - 1), hi)))
+        if 2 < len(w) < 14 and clean(w):
+            return w
+
+
+def mixed_word(r, lo=2, hi=3):
+    return soup_word(r, lo, hi) if r.random() < 0.5 else SYLLABLE_WORD(r, lo, hi)
+
+
+def use_vocab(path):
+    """Every made-up word (corpus.novel_word, which demo_corpus's values use too) becomes mixed_word."""
+    with open(path) as f:
+        LETTER_TOKENS.extend(t for t in json.load(f)["tokens"] if re.fullmatch(r"[a-z]+", t))
+    C.novel_word = mixed_word
+
+
+# ------------------------------------------------------------------ requests no page tool serves
+
+# Generated from parts; the held-out phrasings ("Will it snow in {c} tomorrow?", "How many ounces are in {v} grams?")
+# and their distinctive words are never generated.
+UNSUP_WEATHER = ["What's the weather in {c}?", "Is it raining in {c}?", "What's the temperature in {c}?", "Do I need an umbrella in {c}?",
+                 "Forecast for {c}, please.", "How windy is it in {c}?", "Is it sunny in {c} right now?", "How hot is it in {c}?",
+                 "Weather report for {c}?", "Is it cold in {c} today?", "What's the humidity in {c}?", "Any storms in {c} this week?"]
+UNITS = ["km", "miles", "meters", "feet", "inches", "centimeters", "pounds", "kilograms", "liters", "gallons", "Celsius", "Fahrenheit", "cups", "yards"]
+UNSUP_UNITS = ["Convert {v} {a} to {b}.", "What is {v} {a} in {b}?", "{v} {a} to {b}?", "How much is {v} {a} in {b}?", "Turn {v} {a} into {b}.",
+               "{v} {a} is how many {b}?", "Change {v} {a} to {b}, please."]
+UNSUP_OTHER = ["Send an email to {n}.", "Text {n} that I'm late.", "Search the web for {w}.", "Look up {w} on the internet.", "What's the stock price of {N}?",
+               "Play some music.", "Play {w} by {N}.", "Set an alarm for {h} am.", "Remind me to call {n} at {h}.", "Set a timer for {v} minutes.",
+               "Book a table for {v}.", "Order a pizza.", "Translate '{w}' into French.", "What's in the news today?", "Call {n}.",
+               "Show me a picture of a {w}.", "How do I get to {c} by train?", "Open {w}.com.", "Who won the match yesterday?",
+               "Buy {w} online for me.", "Turn on the lights.", "Read my messages."]
+
+
+def unsupported(r):
+    while True:
+        x = r.random()
+        c = C.novel_city(r) if r.random() < 0.5 else r.choice(C.CITIES_TRAIN).replace("_", " ")
+        v = r.choice([r.randint(2, 20), r.randint(2, 500)])
+        if x < 0.35:
+            q = r.choice(UNSUP_WEATHER).format(c=c)
+        elif x < 0.6:
+            a, b = r.sample(UNITS, 2)
+            q = r.choice(UNSUP_UNITS).format(v=v, a=a, b=b)
+        else:
+            q = r.choice(UNSUP_OTHER).format(n=C.novel_word(r, 1, 2).capitalize(), N=C.novel_word(r, 1, 2).capitalize(), w=C.novel_word(r, 1, 3),
+                                             c=c, v=v, h=r.randint(1, 12))
+        if r.random() < 0.2:
+            q = r.choice(["Hey, ", "Please ", "Can you: ", "Quick one: "]) + q[0].lower() + q[1:]
+        low = q.lower()
+        if clean(q) and not any(w in low for w in ("snow", "ounce", "gram", "tomorrow")):
+            return q
+
+
+def page_group(r, group, size=8):
+    """The demo page's conversations with a turn the plain corpus lacks: a tool that answers with an error (an
+    unknown time zone, an expression the calculator cannot read), or a request no tool serves; 0-2 finished turns
+    before it, sometimes one after."""
+    initial = D.random_list(r, "train")
+    pool = [unsupported(r) for _ in range(32)]
+    rows = []
+    for _ in range(size):
+        before = r.choices([0, 1, 2], [0.5, 0.3, 0.2])[0]
+        kinds = [r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0] for _ in range(before)]
+        kinds.append(r.choices(["time-error", "math-error", "unsupported"], [0.3, 0.2, 0.5])[0])
+        if r.random() < 0.3:
+            kinds.append(r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0])
+        msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds, unsupported_pool=pool)
+        rows.append(D.line_of(msgs, D.DEMO_TOOLS, trained, ntl, {"group": group, "kind": "page", "kinds": kinds}))
+    return rows
+
+
+def ide_group(r, group, size=8):
+    """The web IDE's one-line patch tasks on a made-up file of the samples' shapes (values from mixed_word)."""
+    while True:
+        name, text = D.random_ide_file(r)
+        if clean(name + "\n" + text):
+            break
+    tools = D.ide_tools(name, text)
+    rows = []
+    while len(rows) < size:
+        c = D.ide_conversation(r, "train", name, text)
+        if c is not None and clean(json.dumps(c[0])):
+            rows.append(D.line_of(c[0], tools, c[1], False, {"group": group, "kind": "ide"}))
+    return rows
+
+
 # ------------------------------------------------------------------ small talk from parts
 
 GREET = ["Hi", "Hello", "Hey", "Hiya", "Hey there", "Hi there", "Hello again", "Good morning", "Good afternoon", "Good evening",
@@ -225,8 +323,13 @@ def main():
     ap.add_argument("--train", type=int, default=24000)
     ap.add_argument("--group", type=int, default=16)
     ap.add_argument("--small-talk", type=int, default=400, help="groups of 16 small-talk conversations")
+    ap.add_argument("--page", type=int, default=0, help="groups of 8 demo-page conversations with a tool error or a request no tool serves")
+    ap.add_argument("--ide", type=int, default=0, help="groups of 8 web-IDE patch conversations on made-up files")
+    ap.add_argument("--vocab", default=None, help="vocab.json: half of the made-up words become soups of its letter tokens")
     ap.add_argument("--out", default=".tmp/drills")
     a = ap.parse_args()
+    if a.vocab:
+        use_vocab(a.vocab)
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     n = group = 0
@@ -239,8 +342,7 @@ def main():
                     if clean(q) and clean(ans):
                         break
                 msgs = system + [{"role": "user", "content": q}, {"role": "assistant", "content": ans, "reasoning_content": think}]
-                segs = C.render_segments(msgs, [], {len(msgs) - 1}, False)
-                f.write(json.dumps({"prefix": segs[0][0], "segments": segs[1:], "group": group, "kind": "drill"}, ensure_ascii=False) + "\n")
+                f.write(json.dumps(D.line_of(msgs, [], {len(msgs) - 1}, False, {"group": group, "kind": "drill"}), ensure_ascii=False) + "\n")
                 n += 1
             group += 1
         talks = 0
@@ -249,7 +351,14 @@ def main():
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
                 talks += 1
             group += 1
-    print(f"wrote {n} copy drills and {talks} small-talk conversations in {group} groups to {a.out}")
+        extra = 0
+        for make, count in ((page_group, a.page), (ide_group, a.ide)):
+            for _ in range(count):
+                for row in make(r, group):
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    extra += 1
+                group += 1
+    print(f"wrote {n} copy drills, {talks} small-talk and {extra} page and IDE conversations in {group} groups to {a.out}")
 
 
 if __name__ == "__main__":
