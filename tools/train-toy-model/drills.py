@@ -170,6 +170,52 @@ def use_vocab(path):
     C.novel_word = mixed_word
 
 
+# ------------------------------------------------------------------ more phrasings of the tool tasks
+
+# The held-out eval asks in phrasings training never saw ("Retitle the readme as Hello world.", "Give greet the new
+# name toast.", "Could you jot down ginger in notes.txt?"), and the model that had a dozen phrasings per task copied
+# the old line or the wrong word. --phrasings adds these to demo_corpus's training tables. None is a held-out
+# phrasing or holds one of their distinctive words (HELD_PHRASE_WORDS, checked in add_phrasings()).
+EXTRA_PHRASINGS = [
+    (D.RENAME_Q, ["{a} -> {b}", "Change the function name from {a} to {b}.", "The function {a} should be named {b}.", "Name the function {b}, not {a}.",
+                  "Can you rename {a} into {b}?", "Use the name {b} for {a}.", "Replace the name {a} with {b}.", "{a} becomes {b}.",
+                  "Rename {a}; the name should be {b}.", "Change {a} into {b}.", "I'd rather have {b} than {a} as the name.", "Make {a} {b}.",
+                  "Rename function {a} => {b}", "Could you change {a} to {b} everywhere?", "Please use {b} instead of {a}."]),
+    (D.SET_Q, ["{n} = {v}", "Could you make {n} {v}?", "{n}: {v}", "Please set {n} to {v}.", "Increase {n} to {v}.", "Lower {n} to {v}.",
+               "Use {v} for {n}.", "Give {n} the value {v}.", "Raise {n} to {v}.", "{n} needs to be {v}.", "Make {n} equal {v}.",
+               "Can {n} be {v}?", "Change {n} so it is {v}.", "Put {v} in {n}."]),
+    (D.WORD_Q, ["Change the word '{a}' to '{b}'.", "'{a}' -> '{b}'", "Use the word '{b}' in place of '{a}'.", "Instead of '{a}', say '{b}'.",
+                "Greet with '{b}', not '{a}'.", "Make it say '{b}' rather than '{a}'.", "The greeting '{a}' should be '{b}'.",
+                "Exchange '{a}' for '{b}'.", "Replace the greeting '{a}' by '{b}'."]),
+    (D.TITLE_IDE_Q, ["Title: {b}", "Set the title to {b}.", "Rename the project to {b}.", "The README should be titled {b}.",
+                     "Make the heading read {b}.", "Call the project {b}.", "Change the README title to {b}.", "Use {b} as the title.",
+                     "Heading: {b}", "The title should be {b}, please."]),
+    (D.ADDLINE_Q, ["Below {a}, add {l}", "Add {l} under {a}.", "Insert the line {l} after {a}.", "After the {a} line, insert {l}",
+                   "Add {l} below {a}, please.", "Under {a}, write {l}", "Following {a}, add the line {l}"]),
+    (D.ADD_Q, ["Note {i} on the list.", "Make a note: {i}", "{i} goes on the list.", "Add {i}, please.", "Stick {i} on my list.",
+               "Could you add {i} to {f}?", "I need {i} too.", "List {i} as well.", "Put {i} in {f}.", "Remember {i} for me in {f}.",
+               "Write down {i}, please."]),
+    (D.REMOVE_Q, ["{i} is done, remove it.", "Delete the line with {i}.", "Scratch {i}.", "Erase {i} from {f}.", "Take {i} out of {f}.",
+                  "No more {i} on the list.", "Remove {i}, please."]),
+    (D.CHANGE_Q, ["{i} -> {j}", "Change {i} into {j}.", "Put {j} in place of {i}.", "Instead of {i}, write {j}.", "Replace {i} by {j} in {f}.",
+                  "Exchange {i} for {j}.", "Make it {j} rather than {i}.", "Write {j} where it says {i}."]),
+    (D.TITLE_Q, ["Set the title of {f} to {t}.", "The first line should be {t}.", "Name the list {t}.", "Title the list {t}.",
+                 "Change the title to {t}.", "Let the list be called {t}."]),
+    (D.TIME_Q, ["How late is it in {z}?", "Give me the local time in {z}.", "Time for {z}?", "Check the {z} time for me.",
+                "What is the time in the {z} zone right now?", "Tell me what time it is in {z}.", "{z}: what time is it?"]),
+]
+HELD_PHRASE_WORDS = ["jot", "include", "get rid", "strike", "turn ", "switch", "give {f} the heading", "retitle", "new name", "let's call", "from now on",
+                     "bump", "i'd like", "swap the word", "put a new line", "right after", "current hour", "clock time", "date and time",
+                     "could you tell me the hour"]
+
+
+def add_phrasings():
+    for table, extra in EXTRA_PHRASINGS:
+        for q in extra:
+            assert q not in table["held"] and not any(w in q.lower() for w in HELD_PHRASE_WORDS), q
+        table["train"].extend(q for q in extra if q not in table["train"])
+
+
 # ------------------------------------------------------------------ requests no page tool serves
 
 # Generated from parts; the held-out phrasings ("Will it snow in {c} tomorrow?", "How many ounces are in {v} grams?")
@@ -207,18 +253,19 @@ def unsupported(r):
             return q
 
 
-def page_group(r, group, size=8):
+def page_group(r, group, size=8, special=True):
     """The demo page's conversations with a turn the plain corpus lacks: a tool that answers with an error (an
     unknown time zone, an expression the calculator cannot read), or a request no tool serves; 0-2 finished turns
-    before it, sometimes one after."""
+    before it, sometimes one after. special=False: 1-3 ordinary turns (the phrasings and made-up words of this run)."""
     initial = D.random_list(r, "train")
     pool = [unsupported(r) for _ in range(32)]
     rows = []
     for _ in range(size):
         before = r.choices([0, 1, 2], [0.5, 0.3, 0.2])[0]
         kinds = [r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0] for _ in range(before)]
-        kinds.append(r.choices(["time-error", "math-error", "unsupported"], [0.3, 0.2, 0.5])[0])
-        if r.random() < 0.3:
+        if special:
+            kinds.append(r.choices(["time-error", "math-error", "unsupported"], [0.3, 0.2, 0.5])[0])
+        if r.random() < 0.3 or not kinds:
             kinds.append(r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0])
         msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds, unsupported_pool=pool)
         rows.append(D.line_of(msgs, D.DEMO_TOOLS, trained, ntl, {"group": group, "kind": "page", "kinds": kinds}))
@@ -324,12 +371,16 @@ def main():
     ap.add_argument("--group", type=int, default=16)
     ap.add_argument("--small-talk", type=int, default=400, help="groups of 16 small-talk conversations")
     ap.add_argument("--page", type=int, default=0, help="groups of 8 demo-page conversations with a tool error or a request no tool serves")
+    ap.add_argument("--demo", type=int, default=0, help="groups of 8 ordinary demo-page conversations of 1-3 turns")
     ap.add_argument("--ide", type=int, default=0, help="groups of 8 web-IDE patch conversations on made-up files")
     ap.add_argument("--vocab", default=None, help="vocab.json: half of the made-up words become soups of its letter tokens")
+    ap.add_argument("--phrasings", action="store_true", help="more training phrasings of the tool tasks (EXTRA_PHRASINGS)")
     ap.add_argument("--out", default=".tmp/drills")
     a = ap.parse_args()
     if a.vocab:
         use_vocab(a.vocab)
+    if a.phrasings:
+        add_phrasings()
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     n = group = 0
@@ -352,13 +403,13 @@ def main():
                 talks += 1
             group += 1
         extra = 0
-        for make, count in ((page_group, a.page), (ide_group, a.ide)):
+        for make, count in ((page_group, a.page), (lambda r, g: page_group(r, g, special=False), a.demo), (ide_group, a.ide)):
             for _ in range(count):
                 for row in make(r, group):
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
                     extra += 1
                 group += 1
-    print(f"wrote {n} copy drills, {talks} small-talk and {extra} page and IDE conversations in {group} groups to {a.out}")
+    print(f"wrote {n} copy drills, {talks} small-talk and {extra} page, demo and IDE conversations in {group} groups to {a.out}")
 
 
 if __name__ == "__main__":
