@@ -365,6 +365,29 @@ def task_math_error(r, split):
     return q, think, ("calculator", {"expression": e}), res, final
 
 
+def task_patch_error(r, split, file_text):
+    """A removal or change of an item that is not in the file: the patch the user asked for does not apply."""
+    items = list_items(file_text)
+    missing = item(r, split)
+    while missing in items:
+        missing = item(r, split)
+    f = DEMO_FILE
+    if r.random() < 0.5:
+        q = phrase(r, REMOVE_Q, split, i=missing, f=f)
+        patch = f"*** Begin Patch\n*** Update File: {f}\n@@\n-- {missing}\n*** End Patch"
+        think = f"The user wants {missing} removed from {f}. I'll delete the line '- {missing}' with apply_patch."
+    else:
+        new = item(r, split)
+        q = phrase(r, CHANGE_Q, split, i=missing, j=new, f=f)
+        patch = f"*** Begin Patch\n*** Update File: {f}\n@@\n-- {missing}\n+- {new}\n*** End Patch"
+        think = f"The user wants {missing} changed to {new} in {f}. I'll replace the line with apply_patch."
+    res = f"Error: hunk does not match the file: - {missing}"
+    final = r.choice([f"{missing} is not in {f}, so nothing changed. The tool said: {res}.",
+                      f"That edit did not apply ({res}): there is no line '- {missing}' in {f}.",
+                      f"I could not change {f}: {res}. The list has no {missing}."])
+    return q, think, ("apply_patch", {"input": patch}), res, final, None
+
+
 DEMO_KINDS = ["math", "time", "patch", "chat", "unsupported"]
 DEMO_WEIGHTS = [0.27, 0.22, 0.23, 0.2, 0.08]
 AFTER = ["The tool answered. I can reply now and quote its result.", "I have the result, so I'll answer with it.",
@@ -375,8 +398,8 @@ AFTER_ERROR = ["The tool answered with an error. I'll tell the user what it said
 def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None, chat_pool=None, unsupported_pool=None):
     """messages, trained assistant indices, the last message generated without thinking, and the file per turn.
     chat_pool: (question, reply) pairs the small talk is drawn from, in place of SMALL_TALK[split];
-    unsupported_pool: requests no tool serves, in place of UNSUPPORTED[split]. kinds may also hold "time-error" and
-    "math-error" (a call whose tool answers with an error)."""
+    unsupported_pool: requests no tool serves, in place of UNSUPPORTED[split]. kinds may also hold "time-error",
+    "math-error" and "patch-error" (a call whose tool answers with an error)."""
     messages = [demo_file_message(initial_file)]
     file_text, sent = initial_file, initial_file
     trained, call_id = set(), 0
@@ -396,6 +419,8 @@ def demo_conversation(r, split, held_exprs, initial_file, n_tasks, kinds=None, c
             q, think, call, res, final, new_text = task_patch(r, split, file_text)
         elif kind == "chat":
             q, think, call, res, final = task_chat(r, split, chat_pool)
+        elif kind == "patch-error":
+            q, think, call, res, final, new_text = task_patch_error(r, split, file_text)
         elif kind == "time-error":
             q, think, call, res, final = task_time_error(r, split)
         elif kind == "math-error":

@@ -31,6 +31,7 @@ import demo_corpus as D  # noqa: E402
 HELD = {s.lower() for s in (D.ZONES_HELD + C.ZONES_HELD + C.CITIES_HELD + D.ITEMS_HELD + D.IDENT_HELD + D.WORDS_HELD
                             + [z.split("/")[-1] for z in D.ZONES_HELD + C.ZONES_HELD] + C.FILES_HELD + D.TITLES_HELD)}
 HELD |= {a.lower() for a, _ in C.EDITS_HELD} | {b.lower() for _, b in C.EDITS_HELD}
+HELD |= {"hello world", "greeter kit", "demo repo", "strictmode", "cachesize"}  # demo_corpus.ide_task's held titles and lines
 HELD_NUMS = {str(n) for n in D.NUMS_HELD}
 
 
@@ -75,10 +76,25 @@ def code_line(r):
     return f"  return '{word(r)} ' + {r.choice(['name', 'who', 'user', 'text', 'value'])};"
 
 
+# --floats: quotients as String(number) prints them ("1.6666666666666667"). The bundled model looped on such a run of
+# one digit ("1.666666…" until max_output_tokens) and the unfinished answer then broke every later turn of the chat:
+# copying a run needs the position inside it, not just the previous token.
+VALUE_KINDS = ["zone", "time", "ident", "word", "number", "line", "item", "phrase", "expr"]
+VALUE_WEIGHTS = [0.2, 0.14, 0.1, 0.1, 0.06, 0.16, 0.08, 0.08, 0.08]
+
+
+def quotient(r):
+    while True:
+        a, b = r.randint(1, 999), r.choice([3, 6, 7, 9, 11, 12, 13, 15, 21, 30, r.randint(2, 99)])
+        if a % b:
+            return D.js_num(a / b)
+
+
 def value(r):
     """(kind, text) of a value to copy."""
-    k = r.choices(["zone", "time", "ident", "word", "number", "line", "item", "phrase", "expr"],
-                  [0.2, 0.14, 0.1, 0.1, 0.06, 0.16, 0.08, 0.08, 0.08])[0]
+    k = r.choices(VALUE_KINDS, VALUE_WEIGHTS)[0]
+    if k == "float":
+        return k, quotient(r)
     if k == "zone":
         return k, zone(r)
     if k == "time":
@@ -253,6 +269,10 @@ def unsupported(r):
             return q
 
 
+SPECIAL_WEIGHTS = {"time-error": 0.3, "math-error": 0.2, "unsupported": 0.5, "patch-error": 0.3}
+SPECIAL_KINDS = ["time-error", "math-error", "unsupported"]
+
+
 def page_group(r, group, size=8, special=True):
     """The demo page's conversations with a turn the plain corpus lacks: a tool that answers with an error (an
     unknown time zone, an expression the calculator cannot read), or a request no tool serves; 0-2 finished turns
@@ -264,7 +284,7 @@ def page_group(r, group, size=8, special=True):
         before = r.choices([0, 1, 2], [0.5, 0.3, 0.2])[0]
         kinds = [r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0] for _ in range(before)]
         if special:
-            kinds.append(r.choices(["time-error", "math-error", "unsupported"], [0.3, 0.2, 0.5])[0])
+            kinds.append(r.choices(SPECIAL_KINDS, [SPECIAL_WEIGHTS[k] for k in SPECIAL_KINDS])[0])
         if r.random() < 0.3 or not kinds:
             kinds.append(r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0])
         msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds, unsupported_pool=pool)
@@ -272,8 +292,20 @@ def page_group(r, group, size=8, special=True):
     return rows
 
 
+TITLE_WORDS = "my our the new first big small quick tiny little notes tools app project demo site page book list guide plan lab".split()
+IDE_OPTIONS = {"titles": False}
+
+
+def title(r):
+    """A README title of 1-3 words (demo_corpus's are a made-up word and project/app/demo)."""
+    words = [mixed_word(r, 1, 3) if r.random() < 0.6 else r.choice(TITLE_WORDS) for _ in range(r.choice([1, 2, 2, 3]))]
+    t = " ".join(w.capitalize() if i == 0 or r.random() < 0.4 else w for i, w in enumerate(words))
+    return t if clean(t) else title(r)
+
+
 def ide_group(r, group, size=8):
-    """The web IDE's one-line patch tasks on a made-up file of the samples' shapes (values from mixed_word)."""
+    """The web IDE's one-line patch tasks on a made-up file of the samples' shapes (values from mixed_word); with
+    --titles, half of the tasks on a Markdown file retitle it with a title of 1-3 words."""
     while True:
         name, text = D.random_ide_file(r)
         if clean(name + "\n" + text):
@@ -281,7 +313,11 @@ def ide_group(r, group, size=8):
     tools = D.ide_tools(name, text)
     rows = []
     while len(rows) < size:
-        c = D.ide_conversation(r, "train", name, text)
+        task = None
+        if IDE_OPTIONS["titles"] and text.startswith("# ") and r.random() < 0.5:
+            old, b = text.split("\n")[0], title(r)
+            task = (D.phrase(r, D.TITLE_IDE_Q, "train", b=b), old, [f"# {b}"])
+        c = D.ide_conversation(r, "train", name, text, task)
         if c is not None and clean(json.dumps(c[0])):
             rows.append(D.line_of(c[0], tools, c[1], False, {"group": group, "kind": "ide"}))
     return rows
@@ -371,6 +407,9 @@ def main():
     ap.add_argument("--group", type=int, default=16)
     ap.add_argument("--small-talk", type=int, default=400, help="groups of 16 small-talk conversations")
     ap.add_argument("--page", type=int, default=0, help="groups of 8 demo-page conversations with a tool error or a request no tool serves")
+    ap.add_argument("--page-kinds", default=",".join(SPECIAL_KINDS), help=f"the special turns of --page groups, of {list(SPECIAL_WEIGHTS)}")
+    ap.add_argument("--floats", action="store_true", help="values to copy include quotients with long decimals (1.6666666666666667)")
+    ap.add_argument("--titles", action="store_true", help="--ide retitles Markdown files with titles of 1-3 words")
     ap.add_argument("--demo", type=int, default=0, help="groups of 8 ordinary demo-page conversations of 1-3 turns")
     ap.add_argument("--ide", type=int, default=0, help="groups of 8 web-IDE patch conversations on made-up files")
     ap.add_argument("--vocab", default=None, help="vocab.json: half of the made-up words become soups of its letter tokens")
@@ -381,6 +420,12 @@ def main():
         use_vocab(a.vocab)
     if a.phrasings:
         add_phrasings()
+    IDE_OPTIONS["titles"] = a.titles
+    if a.floats:
+        VALUE_KINDS.append("float")
+        VALUE_WEIGHTS.append(0.12)
+    SPECIAL_KINDS[:] = a.page_kinds.split(",")
+    assert all(k in SPECIAL_WEIGHTS for k in SPECIAL_KINDS), a.page_kinds
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     n = group = 0
