@@ -14,6 +14,11 @@ removes cheese). Training had ~40 fixed small-talk lines; --small-talk adds grou
 demo's own context (its tools and notes.txt, small talk first or after finished tool turns) and in other clients'
 (their tools or none). The held-out small talk of both evals is never generated, nor its distinctive words.
 
+Later flags (stages 3g-3h; each only adds, so the corpora above regenerate as they were): --vocab (made-up words
+from the whole vocabulary), --phrasings (more training phrasings of every tool task), --page (tool errors and
+requests no tool serves on the demo page, --page-kinds), --demo and --ide (page and web-IDE conversations),
+--floats (quotients among the copied values), --titles (README titles of 1-3 words). See train-all.sh.
+
 python3 drills.py --seed 7 --train 24000 --small-talk 400 --out .tmp/drills
 """
 import argparse
@@ -274,8 +279,9 @@ SPECIAL_KINDS = ["time-error", "math-error", "unsupported"]
 
 
 def page_group(r, group, size=8, special=True):
-    """The demo page's conversations with a turn the plain corpus lacks: a tool that answers with an error (an
-    unknown time zone, an expression the calculator cannot read), or a request no tool serves; 0-2 finished turns
+    """The demo page's conversations with a turn the plain corpus lacks (SPECIAL_KINDS): a tool that answers with an
+    error (an unknown time zone, an expression the calculator cannot read, a patch for an item not in notes.txt), or a
+    request no tool serves; 0-2 finished turns
     before it, sometimes one after. special=False: 1-3 ordinary turns (the phrasings and made-up words of this run)."""
     initial = D.random_list(r, "train")
     pool = [unsupported(r) for _ in range(32)]
