@@ -273,6 +273,24 @@ def list_items(text):
     return [l[2:] for l in text.split("\n") if l.startswith("- ")]
 
 
+def fresh_item(r, split, items):
+    """A list item that is not among items."""
+    new = item(r, split)
+    while new in items:
+        new = item(r, split)
+    return new
+
+
+def item_edit(r, split, old, new=None):
+    """(question, patch, think) for removing the line '- old' of the demo file, or changing it to '- new'."""
+    f = DEMO_FILE
+    if new is None:
+        return (phrase(r, REMOVE_Q, split, i=old, f=f), f"*** Begin Patch\n*** Update File: {f}\n@@\n-- {old}\n*** End Patch",
+                f"The user wants {old} removed from {f}. I'll delete the line '- {old}' with apply_patch.")
+    return (phrase(r, CHANGE_Q, split, i=old, j=new, f=f), f"*** Begin Patch\n*** Update File: {f}\n@@\n-- {old}\n+- {new}\n*** End Patch",
+            f"The user wants {old} changed to {new} in {f}. I'll replace the line with apply_patch.")
+
+
 def task_patch(r, split, file_text):
     """An edit of the demo file; returns the task and the new file text (None when it cannot apply)."""
     lines = file_text.split("\n")
@@ -281,9 +299,7 @@ def task_patch(r, split, file_text):
     kind = r.choice(kinds)
     f = DEMO_FILE
     if kind == "add":
-        new = item(r, split)
-        while new in items:
-            new = item(r, split)
+        new = fresh_item(r, split, items)
         q = phrase(r, ADD_Q, split, i=new, f=f)
         last = max(i for i, l in enumerate(lines) if l)
         ctx = lines[last]
@@ -293,22 +309,16 @@ def task_patch(r, split, file_text):
         final = r.choice([f"I added {new} to {f}. {{res}}", f"Added {new}. {{res}}", f"{{res}} I put {new} on the list."])
     elif kind == "remove":
         old = r.choice(items)
-        q = phrase(r, REMOVE_Q, split, i=old, f=f)
-        patch = f"*** Begin Patch\n*** Update File: {f}\n@@\n-- {old}\n*** End Patch"
+        q, patch, think = item_edit(r, split, old)
         at = lines.index(f"- {old}")
         new_lines = lines[:at] + lines[at + 1:]
-        think = f"The user wants {old} removed from {f}. I'll delete the line '- {old}' with apply_patch."
         final = r.choice([f"I removed {old} from {f}. {{res}}", f"Removed {old}. {{res}}", f"{{res}} {old} is off the list."])
     elif kind == "change":
         old = r.choice(items)
-        new = item(r, split)
-        while new in items:
-            new = item(r, split)
-        q = phrase(r, CHANGE_Q, split, i=old, j=new, f=f)
-        patch = f"*** Begin Patch\n*** Update File: {f}\n@@\n-- {old}\n+- {new}\n*** End Patch"
+        new = fresh_item(r, split, items)
+        q, patch, think = item_edit(r, split, old, new)
         at = lines.index(f"- {old}")
         new_lines = lines[:at] + [f"- {new}"] + lines[at + 1:]
-        think = f"The user wants {old} changed to {new} in {f}. I'll replace the line with apply_patch."
         final = r.choice([f"I changed {old} to {new} in {f}. {{res}}", f"Done: {old} is now {new}. {{res}}"])
     else:
         title = r.choice(TITLES_TRAIN if split == "train" else TITLES_HELD) if r.random() < 0.7 or split == "held" else C.novel_word(r).capitalize()
@@ -367,20 +377,9 @@ def task_math_error(r, split):
 
 def task_patch_error(r, split, file_text):
     """A removal or change of an item that is not in the file: the patch the user asked for does not apply."""
-    items = list_items(file_text)
-    missing = item(r, split)
-    while missing in items:
-        missing = item(r, split)
+    missing = fresh_item(r, split, list_items(file_text))
     f = DEMO_FILE
-    if r.random() < 0.5:
-        q = phrase(r, REMOVE_Q, split, i=missing, f=f)
-        patch = f"*** Begin Patch\n*** Update File: {f}\n@@\n-- {missing}\n*** End Patch"
-        think = f"The user wants {missing} removed from {f}. I'll delete the line '- {missing}' with apply_patch."
-    else:
-        new = item(r, split)
-        q = phrase(r, CHANGE_Q, split, i=missing, j=new, f=f)
-        patch = f"*** Begin Patch\n*** Update File: {f}\n@@\n-- {missing}\n+- {new}\n*** End Patch"
-        think = f"The user wants {missing} changed to {new} in {f}. I'll replace the line with apply_patch."
+    q, patch, think = item_edit(r, split, missing, None if r.random() < 0.5 else item(r, split))
     res = f"Error: hunk does not match the file: - {missing}"
     final = r.choice([f"{missing} is not in {f}, so nothing changed. The tool said: {res}.",
                       f"That edit did not apply ({res}): there is no line '- {missing}' in {f}.",

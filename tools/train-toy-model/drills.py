@@ -84,8 +84,11 @@ def code_line(r):
 # --floats: quotients as String(number) prints them ("1.6666666666666667"). The bundled model looped on such a run of
 # one digit ("1.666666…" until max_output_tokens) and the unfinished answer then broke every later turn of the chat:
 # copying a run needs the position inside it, not just the previous token.
-VALUE_KINDS = ["zone", "time", "ident", "word", "number", "line", "item", "phrase", "expr"]
-VALUE_WEIGHTS = [0.2, 0.14, 0.1, 0.1, 0.06, 0.16, 0.08, 0.08, 0.08]
+VALUE_WEIGHTS = {"zone": 0.2, "time": 0.14, "ident": 0.1, "word": 0.1, "number": 0.06, "line": 0.16, "item": 0.08, "phrase": 0.08,
+                 "expr": 0.08, "float": 0.12}
+SPECIAL_WEIGHTS = {"time-error": 0.3, "math-error": 0.2, "unsupported": 0.5, "patch-error": 0.3}
+# The options of later stages' flags (set from the command line; their defaults write the earlier corpora).
+OPTIONS = {"floats": False, "titles": False, "page_kinds": ["time-error", "math-error", "unsupported"]}
 
 
 def quotient(r):
@@ -97,7 +100,8 @@ def quotient(r):
 
 def value(r):
     """(kind, text) of a value to copy."""
-    k = r.choices(VALUE_KINDS, VALUE_WEIGHTS)[0]
+    kinds = [k for k in VALUE_WEIGHTS if k != "float" or OPTIONS["floats"]]
+    k = r.choices(kinds, [VALUE_WEIGHTS[k] for k in kinds])[0]
     if k == "float":
         return k, quotient(r)
     if k == "zone":
@@ -274,12 +278,8 @@ def unsupported(r):
             return q
 
 
-SPECIAL_WEIGHTS = {"time-error": 0.3, "math-error": 0.2, "unsupported": 0.5, "patch-error": 0.3}
-SPECIAL_KINDS = ["time-error", "math-error", "unsupported"]
-
-
 def page_group(r, group, size=8, special=True):
-    """The demo page's conversations with a turn the plain corpus lacks (SPECIAL_KINDS): a tool that answers with an
+    """The demo page's conversations with a turn the plain corpus lacks (OPTIONS["page_kinds"]): a tool that answers with an
     error (an unknown time zone, an expression the calculator cannot read, a patch for an item not in notes.txt), or a
     request no tool serves; 0-2 finished turns
     before it, sometimes one after. special=False: 1-3 ordinary turns (the phrasings and made-up words of this run)."""
@@ -290,7 +290,7 @@ def page_group(r, group, size=8, special=True):
         before = r.choices([0, 1, 2], [0.5, 0.3, 0.2])[0]
         kinds = [r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0] for _ in range(before)]
         if special:
-            kinds.append(r.choices(SPECIAL_KINDS, [SPECIAL_WEIGHTS[k] for k in SPECIAL_KINDS])[0])
+            kinds.append(r.choices(OPTIONS["page_kinds"], [SPECIAL_WEIGHTS[k] for k in OPTIONS["page_kinds"]])[0])
         if r.random() < 0.3 or not kinds:
             kinds.append(r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0])
         msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds, unsupported_pool=pool)
@@ -299,7 +299,6 @@ def page_group(r, group, size=8, special=True):
 
 
 TITLE_WORDS = "my our the new first big small quick tiny little notes tools app project demo site page book list guide plan lab".split()
-IDE_OPTIONS = {"titles": False}
 
 
 def title(r):
@@ -320,7 +319,7 @@ def ide_group(r, group, size=8):
     rows = []
     while len(rows) < size:
         task = None
-        if IDE_OPTIONS["titles"] and text.startswith("# ") and r.random() < 0.5:
+        if OPTIONS["titles"] and text.startswith("# ") and r.random() < 0.5:
             old, b = text.split("\n")[0], title(r)
             task = (D.phrase(r, D.TITLE_IDE_Q, "train", b=b), old, [f"# {b}"])
         c = D.ide_conversation(r, "train", name, text, task)
@@ -413,7 +412,7 @@ def main():
     ap.add_argument("--group", type=int, default=16)
     ap.add_argument("--small-talk", type=int, default=400, help="groups of 16 small-talk conversations")
     ap.add_argument("--page", type=int, default=0, help="groups of 8 demo-page conversations with a tool error or a request no tool serves")
-    ap.add_argument("--page-kinds", default=",".join(SPECIAL_KINDS), help=f"the special turns of --page groups, of {list(SPECIAL_WEIGHTS)}")
+    ap.add_argument("--page-kinds", default=",".join(OPTIONS["page_kinds"]), help=f"the special turns of --page groups, of {list(SPECIAL_WEIGHTS)}")
     ap.add_argument("--floats", action="store_true", help="values to copy include quotients with long decimals (1.6666666666666667)")
     ap.add_argument("--titles", action="store_true", help="--ide retitles Markdown files with titles of 1-3 words")
     ap.add_argument("--demo", type=int, default=0, help="groups of 8 ordinary demo-page conversations of 1-3 turns")
@@ -426,12 +425,8 @@ def main():
         use_vocab(a.vocab)
     if a.phrasings:
         add_phrasings()
-    IDE_OPTIONS["titles"] = a.titles
-    if a.floats:
-        VALUE_KINDS.append("float")
-        VALUE_WEIGHTS.append(0.12)
-    SPECIAL_KINDS[:] = a.page_kinds.split(",")
-    assert all(k in SPECIAL_WEIGHTS for k in SPECIAL_KINDS), a.page_kinds
+    OPTIONS.update(floats=a.floats, titles=a.titles, page_kinds=a.page_kinds.split(","))
+    assert all(k in SPECIAL_WEIGHTS for k in OPTIONS["page_kinds"]), a.page_kinds
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
     n = group = 0
