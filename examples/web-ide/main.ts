@@ -6,7 +6,7 @@
 import OpenAI from 'openai';
 import { installResponsesShim } from '../../src/embed/install-responses-shim';
 import { applyPatch } from '../../src/demo/demo-tools';
-import { singleLineEditGrammar } from '../../src/demo/apply-patch-grammar';
+import { agentInstructions, agentTools } from './agent-tools';
 import { createEditor } from './editor';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -219,21 +219,6 @@ undoButton.onclick = undo;
 
 // ------------------------------------------------------------------ the agent
 
-/**
- * The agent's one tool. Its grammar is made from the open file at each step, so the runtime constrains the model
- * to patches that replace an existing line: every call parses and applies.
- */
-function tools(file: string): OpenAI.Responses.Tool[] {
-  return [
-    {
-      type: 'custom',
-      name: 'apply_patch',
-      description: `Edit the open file ${file}: replace one line with one or two lines (*** Update File: ${file}, @@, -old line, +new lines).`,
-      format: { type: 'grammar', syntax: 'lark', definition: singleLineEditGrammar(file, files.get(file) ?? '') },
-    },
-  ];
-}
-
 export interface AgentOptions {
   review?: Review;
   signal?: AbortSignal;
@@ -247,7 +232,7 @@ export async function runAgent(client: OpenAI, instruction: string, options: Age
   const file = openFile;
   let previous: string | undefined;
   let input: OpenAI.Responses.ResponseInput = [
-    { role: 'developer', content: `You are a coding agent. The open file is ${file}:\n${files.get(file)}` },
+    { role: 'developer', content: agentInstructions(file, files.get(file)!) },
     { role: 'user', content: instruction },
   ];
   let patches = 0;
@@ -257,7 +242,7 @@ export async function runAgent(client: OpenAI, instruction: string, options: Age
       {
         model: 'default',
         input,
-        tools: tools(file),
+        tools: agentTools(file, files.get(file) ?? ''),
         tool_choice: step === 0 ? { type: 'custom', name: 'apply_patch' } : 'auto',
         previous_response_id: previous,
         max_output_tokens: 256,
