@@ -558,8 +558,15 @@ async function converse(text: string) {
       if (sendFile) c.fileSent = fileSent;
       c.previousResponseId = settings.store ? turn.responseId : null;
       if (turn.calls.length === 0) {
-        if (turn.incompleteReason === 'max_output_tokens') note(`The answer was cut off at the output limit (${settings.maxOutputTokens} tokens). Raise Max output tokens in Settings and ask again.`);
-        else if (!turn.answered) note('The model ended without an answer. Try asking again in other words.');
+        if (turn.incompleteReason === 'max_output_tokens') {
+          // A cut-off answer is often a loop ("first first first ..."); kept in the chain, a small model goes on
+          // looping in every later turn. The next turn continues from before this one (the file is re-sent if a
+          // tool changed it); the bubble keeps what was written.
+          c.previousResponseId = before.head;
+          c.items.length = before.items;
+          c.fileSent = before.fileSent;
+          note(`The answer was cut off at the output limit (${settings.maxOutputTokens} tokens), so the next message continues from before it. Raise Max output tokens in Settings and ask again.`);
+        } else if (!turn.answered) note('The model ended without an answer. Try asking again in other words.');
         break;
       }
       if (round + 1 >= MAX_TOOL_ROUNDS) {

@@ -281,6 +281,32 @@ test('without stored history the page carries the items itself and a tool loop f
   for (const item of lastBody.input.filter((i: { type: string }) => i.type === 'reasoning')) expect(typeof item.encrypted_content).toBe('string');
 });
 
+test('an answer cut off at max_output_tokens is left out of the chain: the next message continues from before it', async ({ page }) => {
+  test.setTimeout(600_000);
+  const bodies: Record<string, any>[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/responses') bodies.push(request.postDataJSON() as Record<string, any>);
+  });
+  await openDemo(page);
+  const first = await send(page, 'What is 2 + 3?');
+  await expectAnsweredOrExplained(page, first, 'What is 2 + 3?');
+  const before = await demoState(page);
+  expect(before.previousResponseId).not.toBeNull();
+  // A small model's cut-off answer is often a loop; kept in the chain, every later turn loops on it.
+  await page.fill('#max-tokens', '3');
+  const cut = await send(page, 'Tell me about yourself.');
+  await expect(cut.locator('.note')).toContainText('continues from before it');
+  const after = await demoState(page);
+  expect(after.previousResponseId).toBe(before.previousResponseId);
+  expect(after.items.length).toBe(before.items.length);
+  await page.fill('#max-tokens', '128');
+  const next = await send(page, 'Hello!');
+  await expectAnsweredOrExplained(page, next, 'Hello!');
+  const hello = bodies.find((b) => JSON.stringify(b.input).includes('"Hello!"'))!;
+  expect(hello.previous_response_id).toBe(before.previousResponseId);
+  expect(JSON.stringify(hello.input)).not.toContain('Tell me about yourself.');
+});
+
 test('the web IDE at /examples/web-ide/: a patch shown as a diff, accepted into the file, undone; offline too', async ({ page, context }) => {
   test.setTimeout(600_000);
   await page.goto('examples/web-ide/');

@@ -6,8 +6,9 @@ then, given its own call and the tool's answer, a text reply, no further call, e
 tool's result verbatim. Small talk and requests no tool serves: a text reply, no call.
 Multi-turn: conversations of 8 user turns run as the demo page runs them: the model's calls are executed (calculator,
 get_time, apply_patch on notes.txt, ported from src/demo/demo-tools.ts), at most 4 tool rounds a turn, the file
-re-sent as a developer message after it changed, the oldest whole turns dropped when the prompt would not leave 300
-tokens of the context (truncation "auto"). A conversation finishes when every turn ends with a text answer.
+re-sent as a developer message after it changed, a turn cut off at the output limit left out of the chat, the oldest
+whole turns dropped when the prompt would not leave 300 tokens of the context (truncation "auto").
+A conversation finishes when every turn ends with a text answer.
 
 python3 demo_eval.py --data .tmp/toy2 [--checkpoint .tmp/toy2/model.pt | --safetensors public/models/toy-qwen3]
 """
@@ -177,6 +178,7 @@ def multi_turn(model, tok, stop, convs, show, budget):
             if state["file"] != sent:
                 messages.append(D.demo_file_message(state["file"]))
                 sent = state["file"]
+            before = (list(messages), sent)
             messages.append({"role": "user", "content": user})
             turns += 1
             ok = False
@@ -197,6 +199,9 @@ def multi_turn(model, tok, stop, convs, show, budget):
                 if not calls:
                     messages.append(m)
                     ok = bool(content.strip()) and out.endswith("<|im_end|>")
+                    if not out.endswith("<|im_end|>") and not out.endswith("<|endoftext|>"):
+                        # As the page does: an answer cut off at the output limit is left out of the chat.
+                        messages, sent = before
                     break
                 call = first_call(calls)
                 if call is None or not isinstance(call.get("arguments"), dict):

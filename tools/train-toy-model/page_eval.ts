@@ -9,7 +9,7 @@
 // Single turns are scored as demo_eval.py scores them (right tool, exact arguments, then given the expected tool
 // result a text answer that quotes it); multi-turn chats run the page's loop (its tools run by src/demo/demo-tools.ts,
 // at most 4 tool rounds a turn, the file re-sent at the next user turn after it changed, chained with
-// previous_response_id).
+// previous_response_id, a turn cut off at max_output_tokens left out of the chain).
 //
 //   npx tsx tools/train-toy-model/page_eval.ts --data .tmp/toy7 [--model public/models/toy-qwen3/model.gguf]
 //     [--limit N] [--multiturn N] [--json out.json]
@@ -197,6 +197,7 @@ async function multiTurn(client: OpenAI, convs: Conversation[]) {
     const log: string[] = [];
     for (const user of conv.users) {
       turns++;
+      const before: { previous: string | undefined; fileSent: string | null } = { previous, fileSent };
       let input: Item[] = [];
       if (state.file !== fileSent) {
         input.push({ type: 'message', role: 'developer', content: `The file ${demoFileName} holds:\n${state.file}` } as Item);
@@ -221,6 +222,8 @@ async function multiTurn(client: OpenAI, convs: Conversation[]) {
         const calls = callsOf(r);
         if (calls.length === 0) {
           ok = r.status === 'completed' && r.output_text.trim().length > 0;
+          // As the page does: a turn cut off at max_output_tokens is left out of the chain.
+          if (r.incomplete_details?.reason === 'max_output_tokens') ({ previous, fileSent } = before);
           log.push(`  user: ${user}\n  model: ${JSON.stringify(r.output_text.slice(0, 120))}${ok ? '' : ` (${r.status})`}`);
           break;
         }
