@@ -98,6 +98,7 @@ def main():
     ap.add_argument("--init", default=None, help="start from this checkpoint's weights (a fresh optimizer)")
     ap.add_argument("--init-hf", default=None, help="start from the weights of a Hugging Face model dir (e.g. the bundled model; its context may differ: RoPE has no learned positions)")
     ap.add_argument("--decay", action="store_true", help="after warmup, decay the rate linearly to 0 at --steps (a cooldown)")
+    ap.add_argument("--stop-after", type=int, default=None, help="end after this many steps (the rate schedule still runs to --steps)")
     ap.add_argument("--out", default="checkpoint.pt", help="checkpoint file name in --data")
     a = ap.parse_args()
 
@@ -158,7 +159,8 @@ def main():
     start = time.time()
     seen = 0
     ema = None
-    for step in range(a.steps):
+    last = a.steps if a.stop_after is None else min(a.steps, a.stop_after)
+    for step in range(last):
         if not order:
             order = list(range(len(data)))
             rng.shuffle(order)
@@ -172,15 +174,15 @@ def main():
         opt.step()
         seen += n
         ema = loss.item() if ema is None else 0.9 * ema + 0.1 * loss.item()
-        if step % 10 == 0 or step == a.steps - 1:
+        if step % 10 == 0 or step == last - 1:
             el = time.time() - start
             print(f"step {step} loss {loss.item():.4f} ema {ema:.4f} lr {lr_at(step):.2e} tokens {seen} "
                   f"{seen / el:.0f} tok/s elapsed {el:.0f}s", flush=True)
-        if (step + 1) % a.save_every == 0 or step == a.steps - 1:
+        if (step + 1) % a.save_every == 0 or step == last - 1:
             ck = {"config": cfg.to_dict(), "state_dict": model.state_dict(), "step": step + 1, "seed": a.seed, "args": vars(a)}
             torch.save(ck, os.path.join(a.data, a.out + ".tmp"))
             os.replace(os.path.join(a.data, a.out + ".tmp"), os.path.join(a.data, a.out))
-    print(f"done: {a.steps} steps in {time.time() - start:.0f}s", flush=True)
+    print(f"done: {last} steps in {time.time() - start:.0f}s", flush=True)
 
 
 if __name__ == "__main__":
