@@ -8,6 +8,19 @@ export interface DemoToolState {
   file: string;
 }
 
+/** Tool rounds in one turn before the page stops asking the model. */
+export const MAX_TOOL_ROUNDS = 4;
+
+/** The developer message that shows the model the demo file (demo_corpus.py trains on exactly this text). */
+export function demoFileItem(file: string) {
+  return { type: 'message' as const, role: 'developer' as const, content: `The file ${demoFileName} holds:\n${file}` };
+}
+
+/** The input item that answers a tool call with its output. */
+export function toolOutputItem(call: { type: string; call_id: string }, output: string) {
+  return { type: call.type === 'function_call' ? ('function_call_output' as const) : ('custom_tool_call_output' as const), call_id: call.call_id, output };
+}
+
 export const demoTools = [
   {
     type: 'function' as const,

@@ -7,7 +7,7 @@
 import { installResponsesShim } from '../embed/install-responses-shim';
 import { progressChannelName, type ShimProgress } from '../sw/progress-channel';
 import { deleteConversation, listConversations, newConversation, saveConversation, type Conversation, type Message, type Part } from './conversations';
-import { demoFileName, demoTools, runDemoTool, type DemoToolState } from './demo-tools';
+import { demoFileItem, demoFileName, demoTools, MAX_TOOL_ROUNDS, runDemoTool, toolOutputItem, type DemoToolState } from './demo-tools';
 import { markdownToHtml, renderMarkdown, stripMarkers } from './markdown';
 import { mountModelPanel } from './model-panel';
 import { readServerSentEvents } from './sse';
@@ -29,7 +29,6 @@ const announcer = $<HTMLDivElement>('announcer');
 const conversationList = $<HTMLUListElement>('conversations');
 const settingsForm = $<HTMLFormElement>('settings-form');
 
-const MAX_TOOL_ROUNDS = 4;
 const INITIAL_FILE = 'Shopping list\n- bread\n- milk\n';
 const toolState: DemoToolState = { file: INITIAL_FILE };
 let baseURL = '';
@@ -489,11 +488,6 @@ async function settleStopped(c: Conversation, responseId: string | null, input: 
   revert();
 }
 
-/** The developer message that shows the model the demo file (demo_corpus.py trains on exactly this text). */
-function fileItem(file: string) {
-  return { type: 'message', role: 'developer', content: `The file ${demoFileName} holds:\n${file}` };
-}
-
 /** Shows the user's message and a generating assistant message after it, both added to the conversation. */
 function showNewTurn(c: Conversation, text: string): { assistant: Message; view: HTMLElement } {
   const user: Message = { role: 'user', text };
@@ -519,7 +513,7 @@ function runToolCalls(c: Conversation, assistant: Message, calls: Call[], declar
     }
     const toolPart = [...assistant.parts!].reverse().find((p) => p.kind === 'tool' && p.name === call.name && p.output === undefined);
     if (toolPart) toolPart.output = output;
-    return { type: call.type === 'function_call' ? 'function_call_output' : 'custom_tool_call_output', call_id: call.call_id, output };
+    return toolOutputItem(call, output);
   });
 }
 
@@ -543,7 +537,7 @@ async function converse(text: string) {
   // The model sees the file apply_patch edits: sent (as a developer message) first and again after each change.
   const fileSent = c.file;
   const sendFile = settings.tools && c.fileSent !== c.file;
-  let input: unknown[] = sendFile ? [fileItem(c.file), userItem] : [userItem];
+  let input: unknown[] = sendFile ? [demoFileItem(c.file), userItem] : [userItem];
   let responseId: string | null = null;
   const note = (t: string, error = false) => {
     const part: Part = { kind: 'note', text: t, error };

@@ -25,6 +25,15 @@ async function shoot(page: Page, name: string, width: number, height: number) {
   await page.screenshot({ path: `${shots}/${name}-${width}x${height}.png` });
 }
 
+/** Every POST /v1/responses body the page sends from now on, in order. */
+function recordResponsesBodies(page: Page): Record<string, any>[] {
+  const bodies: Record<string, any>[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/responses') bodies.push(request.postDataJSON() as Record<string, any>);
+  });
+  return bodies;
+}
+
 /** Sends a message with Enter and waits until its turn has ended (answer, note or stop). */
 async function send(page: Page, text: string) {
   const before = await page.locator('.turn.assistant').count();
@@ -54,10 +63,7 @@ async function demoState(page: Page) {
 
 test('a 10-message conversation with tools and small talk, Stop, New chat, reload and offline', async ({ page, context }) => {
   test.setTimeout(1_500_000);
-  const bodies: Record<string, any>[] = [];
-  page.on('request', (request) => {
-    if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/responses') bodies.push(request.postDataJSON() as Record<string, any>);
-  });
+  const bodies = recordResponsesBodies(page);
   // Every text the model-load line shows, to check it says bytes, percent and time left.
   await page.addInitScript(() => {
     const seen: string[] = [];
@@ -253,10 +259,7 @@ test('the model panel downloads by URL, and a failed download is removed after a
 
 test('without stored history the page carries the items itself and a tool loop finishes', async ({ page }) => {
   test.setTimeout(600_000);
-  const bodies: Record<string, any>[] = [];
-  page.on('request', (request) => {
-    if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/responses') bodies.push(request.postDataJSON() as Record<string, any>);
-  });
+  const bodies = recordResponsesBodies(page);
   await openDemo(page);
   await page.uncheck('#store');
   const turn = await send(page, 'What is 12 * 7?');
@@ -283,10 +286,7 @@ test('without stored history the page carries the items itself and a tool loop f
 
 test('an answer cut off at max_output_tokens is left out of the chain: the next message continues from before it', async ({ page }) => {
   test.setTimeout(600_000);
-  const bodies: Record<string, any>[] = [];
-  page.on('request', (request) => {
-    if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/responses') bodies.push(request.postDataJSON() as Record<string, any>);
-  });
+  const bodies = recordResponsesBodies(page);
   await openDemo(page);
   const first = await send(page, 'What is 2 + 3?');
   await expectAnsweredOrExplained(page, first, 'What is 2 + 3?');

@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
-import { demoFileName, demoTools, runDemoTool } from '../../src/demo/demo-tools';
+import { demoFileItem, demoTools, MAX_TOOL_ROUNDS, runDemoTool, toolOutputItem } from '../../src/demo/demo-tools';
+import { DEVELOPER_LABEL } from '../../src/responses/translate';
 import { agentInstructions, agentTools } from '../../examples/web-ide/agent-tools';
 import { startServe, stopServe, TOY_MODEL } from '../../test/unit/node-host/serve-process';
 
@@ -53,11 +54,9 @@ interface Row {
   cut_off: number;
 }
 
-const DEVELOPER_LABEL = 'Developer instructions:\n';
 const MODEL_ID = 'toy';
 const DEMO_MAX_OUTPUT = 128;
 const IDE_MAX_OUTPUT = 256;
-const MAX_TOOL_ROUNDS = 4;
 const show = Number(opt.show);
 
 type Item = OpenAI.Responses.ResponseInputItem;
@@ -70,10 +69,6 @@ function callsOf(r: OpenAI.Responses.Response): Call[] {
     if (o.type === 'custom_tool_call') out.push({ type: o.type, call_id: o.call_id, name: o.name, input: o.input });
   }
   return out;
-}
-
-function outputOf(call: { type: string; call_id: string }, output: string): Item {
-  return { type: call.type === 'function_call' ? 'function_call_output' : 'custom_tool_call_output', call_id: call.call_id, output } as Item;
 }
 
 /** The output items as input items for the next request (store:false: the reasoning carries its encrypted content). */
@@ -98,8 +93,9 @@ function sameArgs(call: Call, expected: NonNullable<EvalItem['expected']>): bool
 /** The request a page sends for this eval item's first step. */
 function pageRequest(it: EvalItem) {
   const system = it.messages[0]!;
-  if (system.role !== 'system' || !system.content.startsWith(DEVELOPER_LABEL)) throw new Error(`eval item without the page's developer message: ${JSON.stringify(it.messages[0])}`);
-  const developer = system.content.slice(DEVELOPER_LABEL.length);
+  const label = `${DEVELOPER_LABEL}\n`;
+  if (system.role !== 'system' || !system.content.startsWith(label)) throw new Error(`eval item without the page's developer message: ${JSON.stringify(it.messages[0])}`);
+  const developer = system.content.slice(label.length);
   const user = it.messages.at(-1)!;
   if (it.messages.length !== 2 || user.role !== 'user') throw new Error('eval items are one developer and one user message');
   const ide = /^You are a coding agent\. The open file is (\S+):\n([\s\S]*)$/.exec(developer);
@@ -164,7 +160,7 @@ async function singleTurns(client: OpenAI, items: EvalItem[]): Promise<Record<st
       store: false,
       ...body,
       tool_choice: 'auto',
-      input: [...body.input, ...asInput({ ...first, output: kept }), call, outputOf({ type: (call as { type: string }).type, call_id: callId }, it.tool_result!)],
+      input: [...body.input, ...asInput({ ...first, output: kept }), call, toolOutputItem({ type: (call as { type: string }).type, call_id: callId }, it.tool_result!) as Item],
     });
     if (shown < show) console.log(`  [tool] ${it.tool_result}\n  ${JSON.stringify(second.output_text)}`);
     shown++;
@@ -200,7 +196,7 @@ async function multiTurn(client: OpenAI, convs: Conversation[]) {
       const before: { previous: string | undefined; fileSent: string | null } = { previous, fileSent };
       let input: Item[] = [];
       if (state.file !== fileSent) {
-        input.push({ type: 'message', role: 'developer', content: `The file ${demoFileName} holds:\n${state.file}` } as Item);
+        input.push(demoFileItem(state.file) as Item);
         fileSent = state.file;
       }
       input.push({ type: 'message', role: 'user', content: user } as Item);
@@ -231,7 +227,7 @@ async function multiTurn(client: OpenAI, convs: Conversation[]) {
           const out = runDemoTool(c.name, c.input, state);
           if (/^Error|^Unknown tool/.test(out)) toolErrors++;
           log.push(`  user: ${user}\n  call: ${c.name}(${c.input.slice(0, 100)}) -> ${out.slice(0, 80)}`);
-          return outputOf(c, out);
+          return toolOutputItem(c, out) as Item;
         });
       }
       turnsOk += Number(ok);
