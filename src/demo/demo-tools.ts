@@ -8,8 +8,41 @@ export interface DemoToolState {
   file: string;
 }
 
-/** Tool rounds in one turn before the page stops asking the model. */
+/** Rounds of tool calls in one turn; after them the model answers in words. */
 export const MAX_TOOL_ROUNDS = 4;
+
+/** A tool output that reports a failure (runDemoTool's errors, or a call of a tool the page does not run). */
+export const isToolError = (output: string) => /^(Error\b|Unknown tool)/.test(output);
+
+/**
+ * One user turn's tool loop, as the demo page runs it: the model may call tools for MAX_TOOL_ROUNDS rounds; after
+ * the last one, or as soon as it repeats a call that already failed in this turn (a small model retries the same
+ * bad patch), the next request must answer in words. That request keeps the tools in the prompt (the cached
+ * prefix stays valid) and sends `max_tool_calls: 0`, so the decoder cannot start a call: every turn ends with an
+ * answer, never with a dangling call.
+ */
+export class ToolRounds {
+  private rounds = 0;
+  private readonly failed = new Set<string>();
+  /** The next request must answer without calling a tool. */
+  answerOnly = false;
+
+  /** Notes a round's calls and their outputs (in order). */
+  record(calls: readonly { name: string; input: string }[], outputs: readonly string[]): void {
+    this.rounds++;
+    calls.forEach((call, i) => {
+      const key = `${call.name}\u0000${call.input}`;
+      if (this.failed.has(key)) this.answerOnly = true;
+      if (isToolError(outputs[i] ?? '')) this.failed.add(key);
+    });
+    if (this.rounds >= MAX_TOOL_ROUNDS) this.answerOnly = true;
+  }
+
+  /** The fields the next request adds to its body. */
+  requestFields(): { max_tool_calls?: number } {
+    return this.answerOnly ? { max_tool_calls: 0 } : {};
+  }
+}
 
 /** The developer message that shows the model the demo file (demo_corpus.py trains on exactly this text). */
 export function demoFileItem(file: string) {

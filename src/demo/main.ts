@@ -7,7 +7,7 @@
 import { installResponsesShim } from '../embed/install-responses-shim';
 import { progressChannelName, type ShimProgress } from '../sw/progress-channel';
 import { deleteConversation, listConversations, newConversation, saveConversation, type Conversation, type Message, type Part } from './conversations';
-import { demoFileItem, demoFileName, demoTools, MAX_TOOL_ROUNDS, runDemoTool, toolOutputItem, type DemoToolState } from './demo-tools';
+import { demoFileItem, demoFileName, demoTools, runDemoTool, toolOutputItem, ToolRounds, type DemoToolState } from './demo-tools';
 import { markdownToHtml, renderMarkdown, stripMarkers } from './markdown';
 import { mountModelPanel } from './model-panel';
 import { readServerSentEvents } from './sse';
@@ -293,9 +293,10 @@ function carried(items: unknown[]): unknown[] {
 }
 
 /** The request body of one turn: chained to the stored response, or carrying the earlier items itself. */
-function turnBody(c: Conversation, input: unknown[], settings: Settings) {
+function turnBody(c: Conversation, input: unknown[], settings: Settings, rounds: ToolRounds) {
   const chained = settings.store && c.previousResponseId !== null;
   return {
+    ...rounds.requestFields(),
     model: modelSelect.value || undefined,
     input: chained ? input : [...carried(c.items), ...input],
     previous_response_id: chained ? c.previousResponseId : undefined,
@@ -414,8 +415,8 @@ function handleStreamEvent(state: StreamState, event: Record<string, any>) {
 }
 
 /** One request/stream: renders events into the assistant message as they come. */
-async function streamTurn(c: Conversation, message: Message, view: HTMLElement, input: unknown[], settings: Settings, signal: AbortSignal, onId: (id: string) => void): Promise<TurnResult> {
-  const body = turnBody(c, input, settings);
+async function streamTurn(c: Conversation, message: Message, view: HTMLElement, input: unknown[], settings: Settings, rounds: ToolRounds, signal: AbortSignal, onId: (id: string) => void): Promise<TurnResult> {
+  const body = turnBody(c, input, settings, rounds);
   const started = performance.now();
   const response = await fetch(`${baseURL}/responses`, {
     method: 'POST',
@@ -503,8 +504,8 @@ function showNewTurn(c: Conversation, text: string): { assistant: Message; view:
 }
 
 /** Runs a turn's tool calls and returns their outputs (the next request's input); only a tool this page declared is ever run. */
-function runToolCalls(c: Conversation, assistant: Message, calls: Call[], declared: Set<string>, tools: DemoToolState): unknown[] {
-  return calls.map((call) => {
+function runToolCalls(c: Conversation, assistant: Message, calls: Call[], declared: Set<string>, tools: DemoToolState, rounds: ToolRounds): unknown[] {
+  const outputs = calls.map((call) => {
     const output = declared.has(call.name) ? runDemoTool(call.name, call.input, tools) : `Error: there is no tool named ${call.name} here.`;
     c.file = tools.file;
     if (c === conversation) {
@@ -513,11 +514,13 @@ function runToolCalls(c: Conversation, assistant: Message, calls: Call[], declar
     }
     const toolPart = [...assistant.parts!].reverse().find((p) => p.kind === 'tool' && p.name === call.name && p.output === undefined);
     if (toolPart) toolPart.output = output;
-    return toolOutputItem(call, output);
+    return output;
   });
+  rounds.record(calls, outputs);
+  return calls.map((call, i) => toolOutputItem(call, outputs[i]!));
 }
 
-/** Sends the user's message and keeps going while the model calls declared tools (at most MAX_TOOL_ROUNDS rounds). */
+/** Sends the user's message and keeps going while the model calls declared tools (ToolRounds: then it answers in words). */
 async function converse(text: string) {
   if (run) return;
   await settling;
@@ -544,10 +547,11 @@ async function converse(text: string) {
     assistant.parts!.push(part);
     view.querySelector('.parts')!.append(partView(part));
   };
+  const rounds = new ToolRounds();
   try {
-    for (let round = 0; ; round++) {
+    for (;;) {
       responseId = null;
-      const turn = await streamTurn(c, assistant, view, input, settings, controller.signal, (id) => (responseId = id));
+      const turn = await streamTurn(c, assistant, view, input, settings, rounds, controller.signal, (id) => (responseId = id));
       c.items.push(...input, ...turn.output);
       if (sendFile) c.fileSent = fileSent;
       c.previousResponseId = settings.store ? turn.responseId : null;
@@ -563,11 +567,12 @@ async function converse(text: string) {
         } else if (!turn.answered) note('The model ended without an answer. Try asking again in other words.');
         break;
       }
-      if (round + 1 >= MAX_TOOL_ROUNDS) {
-        note(`Stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls without an answer.`);
+      if (rounds.answerOnly) {
+        // max_tool_calls 0 holds the decoder to text; a server that ignored it would loop here.
+        note('The model called a tool after it was asked to answer; the turn ends here.');
         break;
       }
-      input = runToolCalls(c, assistant, turn.calls, declared, tools);
+      input = runToolCalls(c, assistant, turn.calls, declared, tools, rounds);
       rerender(view, assistant);
       await persist(c);
     }

@@ -380,6 +380,26 @@ def page_group(r, group, size=8, special=True):
     return rows
 
 
+def long_group(r, group, size=4):
+    """--long: the demo page's chats of 5-8 turns (1,000-2,000 tokens, where the held-out 8-turn chats went wrong),
+    every kind of turn mixed: tools, their errors, small talk, requests no tool serves; the file re-sent after each
+    change, as the page does."""
+    initial = D.random_list(r, "train")
+    chat = [small_talk(r) for _ in range(32)]
+    pool = [unsupported(r) for _ in range(16)]
+    rows = []
+    for _ in range(size):
+        kinds = []
+        for _ in range(r.randint(5, 8)):
+            if r.random() < 0.2:
+                kinds.append(r.choices(OPTIONS["page_kinds"], [SPECIAL_WEIGHTS[k] for k in OPTIONS["page_kinds"]])[0])
+            else:
+                kinds.append(r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0])
+        msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds, chat_pool=chat, unsupported_pool=pool)
+        rows.append(D.line_of(msgs, D.DEMO_TOOLS, trained, ntl, {"group": group, "kind": "long", "kinds": kinds}))
+    return rows
+
+
 TITLE_WORDS = "my our the new first big small quick tiny little notes tools app project demo site page book list guide plan lab".split()
 
 
@@ -448,8 +468,32 @@ HELD_CHAT = {q.lower() for q, _ in D.SMALL_TALK["held"] + C.SMALL_TALK["held"]}
 HELD_CHAT_WORDS = ["howdy", "hear me", "meet you", "what's up", "good one", "lovely", "cheers", "for the help"]
 
 
+# --chat-words: more reactions and thanks, many of them adverbs and adjectives the patch tasks could read as a list
+# item ("Lovely, cheers." was taken for removing "-ly"); "lovely" and "cheers" themselves stay held out.
+REACT_MORE = ["splendid", "marvellous", "smashing", "terrific", "wonderful", "superb", "fabulous", "gorgeous", "brilliant",
+              "ace", "grand", "champion", "brill", "magic", "beautiful", "delightful", "nicely done", "neatly done", "jolly good",
+              "very nice", "really nice", "truly great", "simply perfect", "absolutely", "exactly", "precisely", "totally",
+              "certainly", "surely", "clearly", "wow, lively", "how friendly", "good stuff", "nice one", "top notch", "spot on",
+              "sweet as", "amazing", "incredible", "lush", "crisp", "tidy", "sorted", "cool beans", "rad", "stellar"]
+THANKS_MORE = ["ta very much", "thanks heaps", "thanks mate", "thanks, friend", "much appreciated", "kindly appreciated",
+               "kudos", "thank you kindly", "many thanks indeed", "thanks muchly", "bless you", "you're a star", "you rock",
+               "thanks ever so", "grateful", "thanks again", "thanks, truly", "thank you so much", "merci", "gracias", "danke"]
+
+
+def more_chat_words():
+    """--chat-words: the extra reactions and thanks join the parts, and a reaction before thanks ("Splendid, ta.")."""
+    REACT.extend(REACT_MORE)
+    THANKS.extend(THANKS_MORE)
+    OPTIONS["react_thanks"] = True
+
+
 def small_talk(r):
     """(question, reply) made from parts: one kind, or a greeting or a reaction before another kind."""
+    if OPTIONS.get("react_thanks") and r.random() < 0.3:
+        while True:
+            q = r.choice(REACT).capitalize() + r.choice([", ", "! ", ". ", " - "]) + r.choice(THANKS) + r.choice(END["thanks"])
+            if q.lower() not in HELD_CHAT and not any(w in q.lower() for w in HELD_CHAT_WORDS):
+                return q, r.choice(REPLY["thanks"])
     while True:
         kind = r.choices(list(PARTS), [0.2, 0.22, 0.2, 0.12, 0.16, 0.1])[0]
         body = r.choice(PARTS[kind])
@@ -504,6 +548,8 @@ def main():
     ap.add_argument("--lead-words", action="store_true", help="with --vocab, a third of the made-up words start with a word token")
     ap.add_argument("--compose", action="store_true", help="phrasings composed from parts for every tool task (COMPOSED_VERBS); "
                     "requests no tool serves are checked against the held-out phrasings' words too")
+    ap.add_argument("--chat-words", action="store_true", help="small talk also from REACT_MORE/THANKS_MORE, and reactions before thanks")
+    ap.add_argument("--long", type=int, default=0, help="groups of 4 demo-page chats of 5-8 turns of every kind")
     ap.add_argument("--out", default=".tmp/drills")
     a = ap.parse_args()
     if a.vocab:
@@ -512,6 +558,8 @@ def main():
         add_phrasings()
     if a.compose:
         add_composed(a.seed)
+    if a.chat_words:
+        more_chat_words()
     OPTIONS.update(floats=a.floats, titles=a.titles, page_kinds=a.page_kinds.split(","), held_check=a.compose)
     assert all(k in SPECIAL_WEIGHTS for k in OPTIONS["page_kinds"]), a.page_kinds
     os.makedirs(a.out, exist_ok=True)
@@ -536,7 +584,7 @@ def main():
                 talks += 1
             group += 1
         extra = 0
-        for make, count in ((page_group, a.page), (lambda r, g: page_group(r, g, special=False), a.demo), (ide_group, a.ide)):
+        for make, count in ((page_group, a.page), (lambda r, g: page_group(r, g, special=False), a.demo), (ide_group, a.ide), (long_group, a.long)):
             for _ in range(count):
                 for row in make(r, group):
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")

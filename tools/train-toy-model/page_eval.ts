@@ -8,7 +8,8 @@
 //   web IDE:   temperature 0, max_output_tokens 256, tool_choice apply_patch on the first step, auto after.
 // Single turns are scored as demo_eval.py scores them (right tool, exact arguments, then given the expected tool
 // result a text answer that quotes it); multi-turn chats run the page's loop (its tools run by src/demo/demo-tools.ts,
-// at most 4 tool rounds a turn, the file re-sent at the next user turn after it changed, chained with
+// ToolRounds: at most 4 rounds of calls a turn, then (or after a repeated failing call) an answer with
+// max_tool_calls 0; the file re-sent at the next user turn after it changed, chained with
 // previous_response_id, a turn cut off at max_output_tokens left out of the chain).
 //
 //   npx tsx tools/train-toy-model/page_eval.ts --data .tmp/toy7 [--model public/models/toy-qwen3/model.gguf]
@@ -18,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
-import { demoFileItem, demoTools, MAX_TOOL_ROUNDS, runDemoTool, toolOutputItem } from '../../src/demo/demo-tools';
+import { demoFileItem, demoTools, isToolError, runDemoTool, toolOutputItem, ToolRounds } from '../../src/demo/demo-tools';
 import { DEVELOPER_LABEL } from '../../src/responses/translate';
 import { agentInstructions, agentTools } from '../../examples/web-ide/agent-tools';
 import { startServe, stopServe, TOY_MODEL } from '../../test/unit/node-host/serve-process';
@@ -201,8 +202,10 @@ async function multiTurn(client: OpenAI, convs: Conversation[]) {
       }
       input.push({ type: 'message', role: 'user', content: user } as Item);
       let ok = false;
-      for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+      const rounds = new ToolRounds();
+      for (;;) {
         const r = await client.responses.create({
+          ...rounds.requestFields(),
           model: MODEL_ID,
           input,
           previous_response_id: previous,
@@ -223,12 +226,19 @@ async function multiTurn(client: OpenAI, convs: Conversation[]) {
           log.push(`  user: ${user}\n  model: ${JSON.stringify(r.output_text.slice(0, 120))}${ok ? '' : ` (${r.status})`}`);
           break;
         }
-        input = calls.map((c) => {
+        if (rounds.answerOnly) {
+          log.push(`  user: ${user}\n  model: a call after max_tool_calls 0 (the turn ends)`);
+          break;
+        }
+        const outputs = calls.map((c) => {
           const out = runDemoTool(c.name, c.input, state);
-          if (/^Error|^Unknown tool/.test(out)) toolErrors++;
+          if (isToolError(out)) toolErrors++;
           log.push(`  user: ${user}\n  call: ${c.name}(${c.input.slice(0, 100)}) -> ${out.slice(0, 80)}`);
-          return toolOutputItem(c, out) as Item;
+          return out;
         });
+        rounds.record(calls, outputs);
+        input = calls.map((c, i) => toolOutputItem(c, outputs[i]!) as Item);
+        if (rounds.answerOnly) log.push('  (next request: max_tool_calls 0, answer in words)');
       }
       turnsOk += Number(ok);
       all &&= ok;

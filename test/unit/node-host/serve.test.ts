@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { demoTools } from '../../../src/demo/demo-tools.ts';
 import { startServe, stopServe, TOY_MODEL, type Served } from './serve-process.ts';
 
 const API_KEY = 'sk-test-serve-key';
@@ -251,6 +252,27 @@ describe.skipIf(skipDawn)('webgpu-responses serve', () => {
     const items = await client.responses.inputItems.list(second.id);
     expect(items.data.some((i) => i.type === 'function_call_output')).toBe(true);
   }, 90_000);
+
+  test("the demo page's answer round: max_tool_calls 0 keeps the tools in the prompt but the reply is words", async () => {
+    // ToolRounds (src/demo/demo-tools.ts) sends max_tool_calls 0 after the last round or a repeated failing call.
+    const request = {
+      model: 'toy-qwen3',
+      input: 'What is 12 * 7?',
+      tools: demoTools as OpenAI.Responses.Tool[],
+      max_output_tokens: 128,
+      temperature: 0,
+      reasoning: { effort: 'medium' as const },
+    };
+    const free = await client.responses.create(request);
+    expect(free.output.map((o) => o.type)).toContain('function_call');
+    // This openai package's types predate max_tool_calls; the SDK sends the body as it is given.
+    const answer = await client.responses.create({ ...request, ...{ max_tool_calls: 0 } });
+    expect((answer as unknown as { max_tool_calls: number | null }).max_tool_calls).toBe(0);
+    expect(answer.output.filter((o) => o.type === 'function_call' || o.type === 'custom_tool_call')).toEqual([]);
+    expect(answer.output_text.length).toBeGreaterThan(0);
+    // The same prompt (tools offered as before), so a page's cached prefix stays valid.
+    expect(answer.usage?.input_tokens).toBe(free.usage?.input_tokens);
+  }, 120_000);
 
   test('a client that aborts mid-stream leaves a record that is not completed', async () => {
     const controller = new AbortController();
