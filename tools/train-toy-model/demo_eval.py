@@ -5,7 +5,7 @@ Single turns: the right tool; exact arguments (the expected call; patches compar
 then, given its own call and the tool's answer, a text reply, no further call, ending the turn, that quotes the
 tool's result verbatim. Small talk and requests no tool serves: a text reply, no call.
 Multi-turn: conversations of 8 user turns run as the demo page runs them: the model's calls are executed (calculator,
-get_time, apply_patch on notes.txt, ported from src/demo/demo-tools.ts), at most 4 tool rounds a turn, the file
+get_time, apply_patch on notes.txt, ported from src/demo/demo-tools.ts), at most 4 tool rounds a turn (then, or after a repeated failing call, an answer with the call token banned), the file
 re-sent as a developer message after it changed, a turn cut off at the output limit left out of the chat, the oldest
 whole turns dropped when the prompt would not leave 300 tokens of the context (truncation "auto").
 A conversation finishes when every turn ends with a text answer.
@@ -38,8 +38,8 @@ def prompt_ids(tok, messages, tools):
     return tok.encode("".join(t for t, _ in segs) + "<|im_start|>assistant\n")
 
 
-def generate(model, tok, stop, messages, tools):
-    return tok.decode(greedy(model, prompt_ids(tok, messages, tools), stop, MAX_NEW))
+def generate(model, tok, stop, messages, tools, banned=()):
+    return tok.decode(greedy(model, prompt_ids(tok, messages, tools), stop, MAX_NEW, banned))
 
 
 def first_call(calls):
@@ -182,7 +182,10 @@ def multi_turn(model, tok, stop, convs, show, budget):
             messages.append({"role": "user", "content": user})
             turns += 1
             ok = False
-            for _round in range(4):
+            # The page's ToolRounds: 4 rounds of calls, then (or once a call that failed comes again) an answer in
+            # words: the runtime's max_tool_calls 0 keeps the call marker out, here its token is banned.
+            failed, answer_only = set(), False
+            for _round in range(5):
                 # truncation "auto": drop the oldest whole turns (the file message sent last stays)
                 while len(prompt_ids(tok, messages, D.DEMO_TOOLS)) > budget - MAX_NEW:
                     users = [i for i, m in enumerate(messages) if m["role"] == "user" and "tool_call_id" not in m]
@@ -191,7 +194,7 @@ def multi_turn(model, tok, stop, convs, show, budget):
                     keep_file = [m for m in messages[:users[1]] if m["role"] == "system"][-1:]
                     messages = keep_file + messages[users[1]:]
                     dropped += 1
-                out = generate(model, tok, stop, messages, D.DEMO_TOOLS)
+                out = generate(model, tok, stop, messages, D.DEMO_TOOLS, tok.encode("<tool_call>") if answer_only else ())
                 reasoning, content, calls, _ = parse_output(out)
                 m = {"role": "assistant", "content": content}
                 if reasoning:
@@ -210,6 +213,10 @@ def multi_turn(model, tok, stop, convs, show, budget):
                 messages.append(m)
                 res = run_tool(call["name"], call["arguments"], state, r)
                 tool_errors += res.startswith("Error")
+                key = json.dumps([call["name"], call["arguments"]], sort_keys=True)
+                answer_only = answer_only or key in failed or _round + 1 >= 4
+                if res.startswith("Error"):
+                    failed.add(key)
                 messages.append({"role": "tool", "content": res, "tool_call_id": f"c{ui}_{_round}", "name": call["name"]})
             turns_ok += ok
             ok_all &= ok

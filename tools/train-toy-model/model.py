@@ -161,12 +161,16 @@ class ToyQwen3(nn.Module):
 
 
 @torch.no_grad()
-def greedy(model: ToyQwen3, prompt_ids, stop_ids, max_new: int = 200):
-    """Greedy decoding with a KV cache."""
+def greedy(model: ToyQwen3, prompt_ids, stop_ids, max_new: int = 200, banned=()):
+    """Greedy decoding with a KV cache; `banned` token ids are never chosen."""
     logits, kvs = model(torch.tensor([list(prompt_ids)]))
     out = []
     for _ in range(max_new):
-        nxt = int(logits[0, -1].argmax())
+        row = logits[0, -1]
+        if banned:
+            row = row.clone()
+            row[list(banned)] = float("-inf")
+        nxt = int(row.argmax())
         out.append(nxt)
         if nxt in stop_ids or len(prompt_ids) + len(out) >= model.cfg.max_position_embeddings:
             break
