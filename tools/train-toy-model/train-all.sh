@@ -108,8 +108,23 @@ cp $D/vocab.json $D3/eval.jsonl $D3/multiturn.jsonl $D8/
 $PY tools/train-toy-model/grow.py --checkpoint $D7/model-3h.pt --out $D8/model-grown.pt
 nice -n 19 $PY tools/train-toy-model/train.py --data $D8 --seed 4001 --init $D8/model-grown.pt --layers 8 --max-len 2048 --steps 3000 --stop-after 200 --lr 1.5e-3 --warmup 50 --decay --save-every 200 --out model-4a-200.pt
 nice -n 19 $PY tools/train-toy-model/train.py --data $D8 --seed 4002 --init $D8/model-4a-200.pt --layers 8 --max-len 2048 --steps 1900 --lr 1.2e-3 --warmup 20 --decay --save-every 100 --out model-4a.pt
+# Stage 4b: 4a's misses in the page's loop were long chats (loops and copy errors past ~1,500 tokens of prompt) and
+# small talk read as an edit ("Lovely, cheers." -> remove "-ly"). New drills (seed 13) with chats of 5-8 turns of
+# every kind (--long) and small talk of many more reactions and thanks (--chat-words), plus 300 groups of such small
+# talk (seed 14), mixed with 4a's corpus: 1200 steps from 4a, 8e-4 decayed to 0 (seed 4003).
+DD6=${DD6:-.tmp/drills6}
+DT7=${DT7:-.tmp/talk7}
+D9=${D9:-.tmp/toy8}
+nice -n 19 $PY tools/train-toy-model/drills.py --seed 13 --train 6000 --small-talk 300 --page 200 --demo 100 --ide 200 --long 400 --vocab $D/vocab.json --lead-words --phrasings --compose --floats --titles --chat-words --page-kinds time-error,math-error,patch-error,unsupported --out $DD6
+nice -n 19 $PY tools/train-toy-model/drills.py --seed 14 --train 0 --small-talk 300 --chat-words --out $DT7
+npx tsx tools/train-toy-model/check-render.ts $DD6/train.jsonl
+mkdir -p $D9
+$PY tools/train-toy-model/merge_groups.py "$D8/train.jsonl" "$DD6/train.jsonl" "$DT7/train.jsonl" "$D9/train.jsonl"
+cp $D/vocab.json $D3/eval.jsonl $D3/multiturn.jsonl $D9/
+nice -n 19 $PY tools/train-toy-model/train.py --data $D9 --seed 4003 --init $D8/model-4a.pt --layers 8 --max-len 2048 --steps 1200 --lr 8e-4 --warmup 20 --decay --save-every 100 --out model-4b.pt
+D8=$D9
 # Export, eval (the pages' prompts and, with --clients, other clients' prompts), fixture.
-$PY tools/train-toy-model/export.py --data $D8 --checkpoint $D8/model-4a.pt --out public/models/toy-qwen3
+$PY tools/train-toy-model/export.py --data $D8 --checkpoint $D8/model-4b.pt --out public/models/toy-qwen3
 npx tsx tools/train-toy-model/export.ts --vocab $D/vocab.json --dir public/models/toy-qwen3 --catalog public/models/catalog.json --sample $D/tok-sample.jsonl
 nice -n 19 $PY tools/train-toy-model/demo_eval.py --data $D8 --safetensors public/models/toy-qwen3 --multiturn 20 --clients $DM/eval.jsonl
 npx tsx tools/train-toy-model/page_eval.ts --data $D8 --model public/models/toy-qwen3/model.gguf
