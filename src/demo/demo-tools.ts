@@ -24,18 +24,22 @@ export const isToolError = (output: string) => /^(Error\b|Unknown tool)/.test(ou
 export class ToolRounds {
   private rounds = 0;
   private readonly failed = new Set<string>();
+  /** A call that had failed in this turn came again. */
+  private retriedFailure = false;
+
   /** The next request must answer without calling a tool. */
-  answerOnly = false;
+  get answerOnly(): boolean {
+    return this.retriedFailure || this.rounds >= MAX_TOOL_ROUNDS;
+  }
 
   /** Notes a round's calls and their outputs (in order). */
   record(calls: readonly { name: string; input: string }[], outputs: readonly string[]): void {
     this.rounds++;
     calls.forEach((call, i) => {
       const key = `${call.name}\u0000${call.input}`;
-      if (this.failed.has(key)) this.answerOnly = true;
+      if (this.failed.has(key)) this.retriedFailure = true;
       if (isToolError(outputs[i] ?? '')) this.failed.add(key);
     });
-    if (this.rounds >= MAX_TOOL_ROUNDS) this.answerOnly = true;
   }
 
   /** The fields the next request adds to its body. */

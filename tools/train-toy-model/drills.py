@@ -360,6 +360,11 @@ def unsupported(r):
             return q
 
 
+def special_kind(r):
+    """One of OPTIONS["page_kinds"] (a tool error or a request no tool serves), by SPECIAL_WEIGHTS."""
+    return r.choices(OPTIONS["page_kinds"], [SPECIAL_WEIGHTS[k] for k in OPTIONS["page_kinds"]])[0]
+
+
 def page_group(r, group, size=8, special=True):
     """The demo page's conversations with a turn the plain corpus lacks (OPTIONS["page_kinds"]): a tool that answers with an
     error (an unknown time zone, an expression the calculator cannot read, a patch for an item not in notes.txt), or a
@@ -372,7 +377,7 @@ def page_group(r, group, size=8, special=True):
         before = r.choices([0, 1, 2], [0.5, 0.3, 0.2])[0]
         kinds = [r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0] for _ in range(before)]
         if special:
-            kinds.append(r.choices(OPTIONS["page_kinds"], [SPECIAL_WEIGHTS[k] for k in OPTIONS["page_kinds"]])[0])
+            kinds.append(special_kind(r))
         if r.random() < 0.3 or not kinds:
             kinds.append(r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0])
         msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds, unsupported_pool=pool)
@@ -392,7 +397,7 @@ def long_group(r, group, size=4):
         kinds = []
         for _ in range(r.randint(5, 8)):
             if r.random() < 0.2:
-                kinds.append(r.choices(OPTIONS["page_kinds"], [SPECIAL_WEIGHTS[k] for k in OPTIONS["page_kinds"]])[0])
+                kinds.append(special_kind(r))
             else:
                 kinds.append(r.choices(D.DEMO_KINDS, D.DEMO_WEIGHTS)[0])
         msgs, trained, ntl, _ = D.demo_conversation(r, "train", set(), initial, len(kinds), kinds, chat_pool=chat, unsupported_pool=pool)
