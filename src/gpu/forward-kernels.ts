@@ -76,8 +76,8 @@ export class ForwardKernels extends KernelSet {
   int8Product(type: ProductWeightType, m: number): boolean {
     return this.products.int8Product(type, m);
   }
-  quantizeOps(x: Binding, out: Binding, m: number, k: number): KernelOp[] {
-    return this.products.quantizeOps(x, out, m, k);
+  quantizeOps(x: Binding, out: Binding, m: number, k: number, pairs = false): KernelOp[] {
+    return this.products.quantizeOps(x, out, m, k, pairs);
   }
 
   /** The embedding lookup (kernels/embedding.ts), recorded now. */

@@ -51,7 +51,6 @@ import sampleSelectCode from '../../shaders/sample_select.wgsl?raw';
 import sampleCompactCode from '../../shaders/sample_compact.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 import sampleDrawCode from '../../shaders/sample_draw.wgsl?raw';
-import dotI8PackedCode from '../../shaders/dot_i8_packed.wgsl?raw';
 import matmulQ8_0Int8Code from '../../shaders/matmul_q8_0_int8.wgsl?raw';
 import matmulQ4_0Int8Code from '../../shaders/matmul_q4_0_int8.wgsl?raw';
 import quantizeActivationsCode from '../../shaders/quantize_activations.wgsl?raw';
@@ -166,30 +165,34 @@ function composeWgsl(...parts: string[]): string {
 }
 
 // The int8-activation kernels (issue 19): the activation quantizer (shaders/quantize_activations.wgsl, llama.cpp's
-// q8_0 blocks) and the Q8_0 and Q4_0 products that multiply int8 by int8 with WGSL's dot4I8Packed, composed as the
-// products above: the format's one block decoder (the same decode_*.wgsl), the shared int8 block loop
-// (shaders/dot_i8_packed.wgsl's accumulate_block), the format's body (matmul_q8_0_int8.wgsl, matmul_q4_0_int8.wgsl:
-// only its weight_words() and WEIGHT_OFFSET, how a block's words become int8 codes), the K_SPLIT reduction, the
-// shaders/matmul.wgsl skeleton. Apart from the product table because dot4I8Packed needs the `packed_4x8_integer_dot_product` language
-// feature: nothing here is compiled on an adapter without it (src/gpu/kernels/products.ts asks).
+// q8_0 blocks) and the Q8_0 and Q4_0 products that multiply int8 by int8, composed as the products above: the
+// format's one block decoder (the same decode_*.wgsl), the format's int8 body, the K_SPLIT reduction and the
+// shaders/matmul.wgsl skeleton. Q8_0's body (matmul_q8_0_int8.wgsl) sums with WGSL's dot4I8Packed; Q4_0's
+// (matmul_q4_0_int8.wgsl) two products per 32-bit multiply, its activations in the quantizer's PAIRS layout. Apart
+// from the product table because dot4I8Packed needs the `packed_4x8_integer_dot_product` language feature: nothing
+// here is compiled on an adapter without it (src/gpu/kernels/products.ts asks).
 /** The weight formats with an int8-activation product. */
 export const INT8_PRODUCT_FORMATS = ['Q8_0', 'Q4_0'] as const;
 export type Int8ProductFormat = (typeof INT8_PRODUCT_FORMATS)[number];
 
 export const quantizeActivations: KernelSource = { name: 'quantize_activations', code: quantizeActivationsCode };
 
+/** Each int8 product's decoder and body. */
 const PARTS: Readonly<Record<Int8ProductFormat, readonly [decoder: string, body: string]>> = {
   Q8_0: [decodeQ8_0Code, matmulQ8_0Int8Code],
   Q4_0: [decodeQ4_0Code, matmulQ4_0Int8Code],
 };
+
+/** How each int8 product reads its activations: shaders/quantize_activations.wgsl's PAIRS layout or not. */
+export const INT8_ACTIVATION_PAIRS: Readonly<Record<Int8ProductFormat, boolean>> = { Q8_0: false, Q4_0: true };
 
 function int8ProductKernels(split: 'workgroup' | 'subgroup'): Readonly<Record<Int8ProductFormat, KernelSource>> {
   const make = (format: Int8ProductFormat): KernelSource => {
     const [decoder, body] = PARTS[format];
     const name = `matmul_${format.toLowerCase()}_int8`;
     return split === 'workgroup'
-      ? { name, code: [decoder, dotI8PackedCode, body, matmulSplitWorkgroupCode, matmulCode].join('\n') }
-      : { name: `${name} (subgroups)`, code: ['enable subgroups;', decoder, dotI8PackedCode, body, matmulSplitSubgroupCode, matmulCode].join('\n') };
+      ? { name, code: composeWgsl(decoder, body, matmulSplitWorkgroupCode, matmulCode) }
+      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', decoder, body, matmulSplitSubgroupCode, matmulCode) };
   };
   return { Q8_0: make('Q8_0'), Q4_0: make('Q4_0') };
 }

@@ -1,7 +1,7 @@
 // The int8-activation products (issue 19) on Dawn: shaders/quantize_activations.wgsl against llama.cpp's q8_0
 // quantization (ggml's quantize_row_q8_0: test/support/cpu-forward.ts's quantizeQ8_0, the forward tests'
-// reference), and the Q8_0 / Q4_0 int8 products (dot_i8_packed.wgsl's block loop with matmul_q8_0_int8.wgsl's /
-// matmul_q4_0_int8.wgsl's weight_words: dot4I8Packed) against the exact product of the dequantized weights
+// reference) in both its layouts, and the Q8_0 / Q4_0 int8 products (matmul_q8_0_int8.wgsl's dot4I8Packed,
+// matmul_q4_0_int8.wgsl's two products per 32-bit multiply) against the exact product of the dequantized weights
 // with the dequantized int8 activations the GPU made, within the f32 summation bound (the integer block sums are
 // exact; only the per-block scaling and the sum over blocks round). Decode (m = 1) and prefill tiles, bias,
 // residual, SwiGLU/GeGLU, split rows, the CPU adapters' and the GPUs' shapes (K_SPLIT 8). Needs Dawn's
@@ -66,12 +66,12 @@ function quantizeQ8_0Reference(x: Float32Array): Q8_0Row & { nearTie: Uint8Array
   return { ...quantizeQ8_0(x), nearTie };
 }
 
-/** The GPU's int8 blocks of x [m, k] (quantize_activations' layout) as codes, d and Σq per block. */
-async function quantizeOnGpu(gpu: GpuContext, fk: ForwardKernels, x: Float32Array, m: number, k: number): Promise<{ codes: Int8Array; d: Float32Array; sums: Int32Array }> {
+/** The GPU's int8 blocks of x [m, k] (quantize_activations' quads or pairs layout) as codes, d and Σq per block. */
+async function quantizeOnGpu(gpu: GpuContext, fk: ForwardKernels, x: Float32Array, m: number, k: number, pairs = false): Promise<{ codes: Int8Array; d: Float32Array; sums: Int32Array }> {
   const xBuffer = createStorageBuffer(gpu.device, x);
   const out = createEmptyStorageBuffer(gpu.device, m * k * 4);
   const batch = new ComputeBatch(gpu, 'quantize check');
-  const ops = fk.quantizeOps(xBuffer, out, m, k);
+  const ops = fk.quantizeOps(xBuffer, out, m, k, pairs);
   await fk.compile(ops);
   recordOps(batch, fk.pipelines, fk.uniforms, ops, { m, pos0: 0, splits: 1 });
   batch.submit();
@@ -79,10 +79,13 @@ async function quantizeOnGpu(gpu: GpuContext, fk: ForwardKernels, x: Float32Arra
   xBuffer.destroy();
   out.destroy();
   gpu.throwIfFailed();
-  return unpackBlocks(words, m, k);
+  return unpackBlocks(words, m, k, pairs);
 }
 
-function unpackBlocks(words: Uint32Array, m: number, k: number): { codes: Int8Array; d: Float32Array; sums: Int32Array } {
+/** Pair word c of vec4 j (PAIRS layout): the elements in its high (a_h, the low 16 bits) and low (a_l) halves. */
+const PAIR_ELEMENTS = (j: number, c: number): [high: number, low: number] => [[4 * j + 2, 4 * j], [18 + 4 * j, 16 + 4 * j], [4 * j + 3, 4 * j + 1], [19 + 4 * j, 17 + 4 * j]][c] as [number, number];
+
+function unpackBlocks(words: Uint32Array, m: number, k: number, pairs = false): { codes: Int8Array; d: Float32Array; sums: Int32Array } {
   const blocks = k / 32;
   const codes = new Int8Array(m * k);
   const d = new Float32Array(m * blocks);
@@ -91,10 +94,23 @@ function unpackBlocks(words: Uint32Array, m: number, k: number): { codes: Int8Ar
   const i32 = new Int32Array(words.buffer);
   for (let t = 0; t < m; t++) {
     for (let b = 0; b < blocks; b++) {
-      const at = t * k + 12 * b;
-      codes.set(new Int8Array(words.buffer, at * 4, 32), t * k + 32 * b);
-      d[t * blocks + b] = f[at + 8];
-      sums[t * blocks + b] = i32[at + 9];
+      const at = t * k + (pairs ? 20 : 12) * b;
+      if (pairs) {
+        for (let j = 0; j < 4; j++) {
+          for (let c = 0; c < 4; c++) {
+            // v = a_h + a_l·65536 in i32: a_h is the sign-extended low half, a_l what is left.
+            const v = i32[at + 4 * j + c];
+            const high = (v << 16) >> 16;
+            const [h, l] = PAIR_ELEMENTS(j, c);
+            codes[t * k + 32 * b + h] = high;
+            codes[t * k + 32 * b + l] = (v - high) / 65536;
+          }
+        }
+      } else {
+        codes.set(new Int8Array(words.buffer, at * 4, 32), t * k + 32 * b);
+      }
+      d[t * blocks + b] = f[at + (pairs ? 16 : 8)];
+      sums[t * blocks + b] = i32[at + (pairs ? 17 : 9)];
     }
   }
   return { codes, d, sums };
@@ -138,6 +154,11 @@ describe('quantize_activations', () => {
     expect(Array.from(got.codes.subarray(128, 128 + TIES.length))).toEqual([127, 1, 2, 3, -3, -1, 127]);
     expect(got.d[1]).toBe(0);
     expect(got.codes[70]).toBe(-127);
+    // The PAIRS layout (Q4_0's pair products) holds the same codes, d and sums, every code in range.
+    const paired = await quantizeOnGpu(gpu, cpuShapes, x, m, k, true);
+    expect(Array.from(paired.codes)).toEqual(Array.from(got.codes));
+    expect(Array.from(paired.d)).toEqual(Array.from(got.d));
+    expect(Array.from(paired.sums)).toEqual(Array.from(got.sums));
   });
 });
 
@@ -212,7 +233,7 @@ async function checkInt8Product(gpu: GpuContext, fk: ForwardKernels, type: Forma
   recordOps(batch, fk.pipelines, fk.uniforms, ops.flat(), { m, pos0: 0, splits: 1 });
   batch.submit();
   const got = new Float32Array(await readBuffer(gpu.device, y, m * n * 4));
-  const quantized = unpackBlocks(new Uint32Array(await readBuffer(gpu.device, scratch, m * k * 4)), m, k);
+  const quantized = unpackBlocks(new Uint32Array(await readBuffer(gpu.device, scratch, m * k * 4)), m, k, type === 'Q4_0');
   for (const b of [...weights, xBuffer, scratch, biasBuffer, y]) b?.destroy();
   gpu.throwIfFailed();
   if (!int8) return 'the product did not take the int8 path';

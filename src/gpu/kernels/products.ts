@@ -7,7 +7,7 @@ import { requireBytes, type Binding } from '../dispatch.ts';
 import { PARAMS, type KernelOp } from '../kernel-op.ts';
 import type { KernelSource } from '../pipeline-cache.ts';
 import * as shaders from '../shaders.ts';
-import { INT8_PRODUCT_FORMATS, int8ProductKernelsSubgroupSplit, int8ProductKernelsWorkgroupSplit, quantizeActivations, withNativeF16Products, type Int8ProductFormat } from '../shaders.ts';
+import { INT8_ACTIVATION_PAIRS, INT8_PRODUCT_FORMATS, int8ProductKernelsSubgroupSplit, int8ProductKernelsWorkgroupSplit, quantizeActivations, withNativeF16Products, type Int8ProductFormat } from '../shaders.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../../common/weight-formats.ts';
 import type { KernelContext, Prepared } from './context.ts';
 
@@ -147,20 +147,23 @@ export class ProductKernels {
       // x as int8 blocks in the scratch (the same m·k·4 bytes hold them), then the int8 body reads them as its x.
       requireBytes(`${a.type} product`, 'quantizeInto', a.quantizeInto, a.m * a.k * 4);
       return [
-        ...this.quantizeOps(a.x, a.quantizeInto, a.m, a.k),
+        ...this.quantizeOps(a.x, a.quantizeInto, a.m, a.k, INT8_ACTIVATION_PAIRS[a.type as Int8ProductFormat]),
         { ...this.productKernel(a.type, tileM, variant, true), bindings: [a.weights, a.quantizeInto, bias, a.y, PARAMS], params, workgroups },
       ];
     }
     return [{ ...this.productKernel(a.type, tileM, variant), bindings: [a.weights, a.x, bias, a.y, PARAMS], params, workgroups }];
   }
 
-  /** x [m, k] f32 into `out` as q8_0 blocks (shaders/quantize_activations.wgsl's layout; k a multiple of 32). */
-  quantizeOps(x: Binding, out: Binding, m: number, k: number): KernelOp[] {
+  /**
+   * x [m, k] f32 into `out` as q8_0 blocks (shaders/quantize_activations.wgsl's layout, or its PAIRS layout for the
+   * Q4_0 product: `pairs`; k a multiple of 32).
+   */
+  quantizeOps(x: Binding, out: Binding, m: number, k: number, pairs = false): KernelOp[] {
     if (k % 32 !== 0) throw new RangeError(`quantize activations: k = ${k} is not a multiple of 32`);
     requireBytes('quantize activations', 'x', x, m * k * 4);
     requireBytes('quantize activations', 'out', out, m * k * 4);
     const { elementwise } = this.ctx.shapes;
     const workgroups = Math.ceil((m * k) / 32 / elementwise.WORKGROUP_SIZE);
-    return [{ kernel: quantizeActivations, constants: { ...elementwise }, bindings: [x, out, PARAMS], params: [k, m], workgroups }];
+    return [{ kernel: quantizeActivations, constants: { ...elementwise, PAIRS: pairs }, bindings: [x, out, PARAMS], params: [k, m], workgroups }];
   }
 }
