@@ -171,6 +171,8 @@ interface Case {
   split?: number;
   gated?: boolean;
   activation?: 'gelu';
+  /** Every weight code at its format's extreme (Q8_0 -128, Q4_0 15) and every activation code ±127: Q4_0's pair bounds. */
+  extreme?: boolean;
 }
 
 const CASES: Case[] = [
@@ -182,6 +184,8 @@ const CASES: Case[] = [
   { m: 6, n: 9, blocks: 1, bias: true, accumulate: true, split: 4 },
   { m: 17, n: 33, blocks: 2 },
   { m: 9, n: 10, blocks: 1, gated: true, split: 4 },
+  { m: 1, n: 8, blocks: 4, extreme: true },
+  { m: 5, n: 8, blocks: 2, extreme: true },
 ];
 
 function gatedReference(gate: Reference, up: Reference, activation?: 'gelu'): Reference {
@@ -209,6 +213,13 @@ async function checkInt8Product(gpu: GpuContext, fk: ForwardKernels, type: Forma
   const w = randomQuantRows(random, type, n, k);
   const wUp = c.gated ? randomQuantRows(random, type, n, k) : undefined;
   const x = randomF32(random, m * k, 2);
+  if (c.extreme) {
+    // Q8_0 codes -128 (bytes 4..35 of a 36-byte block), Q4_0 nibbles 15 (bytes 4..19 of 20); x ±1 a block, so
+    // every activation code is ±127: the largest terms, of both signs.
+    const [from, stride, code] = type === 'Q8_0' ? [4, 36, 0x80] : [4, 20, 0xff];
+    for (let at = 0; at < w.length; at += stride) w.fill(code, at + from, at + stride);
+    for (let i = 0; i < m * k; i++) x[i] = (Math.floor(i / 32) + Math.floor(i / k)) % 2 ? 1 : -1;
+  }
   const bias = c.bias ? randomF32(random, n) : undefined;
   const y0 = c.accumulate ? randomF32(random, m * n) : new Float32Array(m * n).fill(Number.NaN);
   const rowBytes = c.blocks * (type === 'Q8_0' ? 36 : 20);
