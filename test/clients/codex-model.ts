@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeSafetensors, type SafetensorsWriteTensor } from '../../tools/make-test-model/safetensors-writer.ts';
-import { ROOT } from '../unit/node-host/serve-process.ts';
+import { ROOT } from '../../tools/serve-process.ts';
 
 const TOY = join(ROOT, 'public/models/toy-qwen3');
 const VOCAB = 2048;

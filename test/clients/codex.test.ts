@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ROOT, startServe, stopServe, type Served } from '../unit/node-host/serve-process.ts';
+import { ROOT, startServe, stopServe, type Served } from '../../tools/serve-process.ts';
 import { writeEndOfTurnModel } from './codex-model.ts';
 import { fieldSurvey, readRequestLog } from './request-log.ts';
 

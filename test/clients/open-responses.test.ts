@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { checkSuiteResponse, checkSuiteStream } from '../support/open-responses-flow.ts';
-import { startServe, stopServe, TOY_MODEL, type Served } from '../unit/node-host/serve-process.ts';
+import { startServe, stopServe, TOY_MODEL, type Served } from '../../tools/serve-process.ts';
 
 const API_KEY = 'sk-open-responses';
 const weatherTool = {

@@ -11,7 +11,7 @@ import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool as agentTool } 
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { startServe, stopServe, TOY_MODEL, type Served } from '../unit/node-host/serve-process.ts';
+import { startServe, stopServe, TOY_MODEL, type Served } from '../../tools/serve-process.ts';
 import { fieldSurvey, readRequestLog } from './request-log.ts';
 
 const API_KEY = 'sk-clients';

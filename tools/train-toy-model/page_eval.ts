@@ -22,7 +22,7 @@ import OpenAI from 'openai';
 import { demoFileItem, demoTools, isToolError, runDemoTool, toolOutputItem, ToolRounds } from '../../src/demo/demo-tools';
 import { DEVELOPER_LABEL } from '../../src/responses/translate';
 import { agentInstructions, agentTools } from '../../examples/web-ide/agent-tools';
-import { startServe, stopServe, TOY_MODEL } from '../../test/unit/node-host/serve-process';
+import { startServe, stopServe, TOY_MODEL } from '../serve-process';
 
 const { values: opt } = parseArgs({
   options: {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { demoTools } from '../../../src/demo/demo-tools.ts';
-import { startServe, stopServe, TOY_MODEL, type Served } from './serve-process.ts';
+import { startServe, stopServe, TOY_MODEL, type Served } from '../../../tools/serve-process.ts';
 
 const API_KEY = 'sk-test-serve-key';
 const UPSTREAM_KEY = 'sk-upstream-key';

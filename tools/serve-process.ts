@@ -1,11 +1,12 @@
-// Starting and stopping `webgpu-responses serve` as a child process (node tools/cli.mjs serve --port 0 …) for the
-// tests that drive it over HTTP: the bound URL is read from its stdout, stderr is kept for failure messages.
+// Starting and stopping `webgpu-responses serve` as a child process (node tools/cli.mjs serve --port 0 …) for what
+// drives it over HTTP (the node-host and client tests, tools/train-toy-model/page_eval.ts): the bound URL is read
+// from its stdout, stderr is kept for failure messages.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CLI = join(ROOT, 'tools/cli.mjs');
 export const TOY_MODEL = join(ROOT, 'public/models/toy-qwen3/model.gguf');
 
