@@ -15,6 +15,9 @@ export function agentTools(file: string, text: string): OpenAI.Responses.Tool[] 
   ];
 }
 
+/** The generation fields of every agent step's request (the page's main.ts; page_eval sends the same). */
+export const AGENT_GENERATION = { max_output_tokens: 256, temperature: 0 } as const;
+
 /** The developer message that opens each agent run. */
 export function agentInstructions(file: string, text: string): string {
   return `You are a coding agent. The open file is ${file}:\n${text}`;

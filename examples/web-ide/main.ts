@@ -6,7 +6,7 @@
 import OpenAI from 'openai';
 import { installResponsesShim } from '../../src/embed/install-responses-shim';
 import { applyPatch } from '../../src/demo/demo-tools';
-import { agentInstructions, agentTools } from './agent-tools';
+import { AGENT_GENERATION, agentInstructions, agentTools } from './agent-tools';
 import { createEditor } from './editor';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -245,8 +245,7 @@ export async function runAgent(client: OpenAI, instruction: string, options: Age
         tools: agentTools(file, files.get(file) ?? ''),
         tool_choice: step === 0 ? { type: 'custom', name: 'apply_patch' } : 'auto',
         previous_response_id: previous,
-        max_output_tokens: 256,
-        temperature: 0,
+        ...AGENT_GENERATION,
       },
       { signal },
     );

@@ -7,6 +7,7 @@
 import { installResponsesShim } from '../embed/install-responses-shim';
 import { progressChannelName, type ShimProgress } from '../sw/progress-channel';
 import { deleteConversation, listConversations, newConversation, saveConversation, type Conversation, type Message, type Part } from './conversations';
+import { demoGenerationFields, type DemoSettings } from './demo-settings';
 import { demoFileItem, demoFileName, demoTools, runDemoTool, toolOutputItem, ToolRounds, type DemoToolState } from './demo-tools';
 import { markdownToHtml, renderMarkdown, stripMarkers } from './markdown';
 import { mountModelPanel } from './model-panel';
@@ -261,15 +262,7 @@ interface TurnResult {
   truncatedItems: number;
 }
 
-interface Settings {
-  temperature: number;
-  maxOutputTokens: number;
-  store: boolean;
-  reasoning: boolean;
-  tools: boolean;
-}
-
-function readSettings(): Settings {
+function readSettings(): DemoSettings {
   return {
     temperature: Number($<HTMLInputElement>('temperature').value),
     maxOutputTokens: Number($<HTMLInputElement>('max-tokens').value),
@@ -293,7 +286,7 @@ function carried(items: unknown[]): unknown[] {
 }
 
 /** The request body of one turn: chained to the stored response, or carrying the earlier items itself. */
-function turnBody(c: Conversation, input: unknown[], settings: Settings, rounds: ToolRounds) {
+function turnBody(c: Conversation, input: unknown[], settings: DemoSettings, rounds: ToolRounds) {
   const chained = settings.store && c.previousResponseId !== null;
   return {
     ...rounds.requestFields(),
@@ -303,11 +296,7 @@ function turnBody(c: Conversation, input: unknown[], settings: Settings, rounds:
     stream: true,
     store: settings.store,
     include: settings.store ? undefined : ['reasoning.encrypted_content'],
-    truncation: 'auto',
-    temperature: settings.temperature,
-    max_output_tokens: settings.maxOutputTokens,
-    reasoning: settings.reasoning ? { effort: 'medium' } : { effort: 'none' },
-    tools: settings.tools ? demoTools : [],
+    ...demoGenerationFields(settings),
   };
 }
 
@@ -415,7 +404,7 @@ function handleStreamEvent(state: StreamState, event: Record<string, any>) {
 }
 
 /** One request/stream: renders events into the assistant message as they come. */
-async function streamTurn(c: Conversation, message: Message, view: HTMLElement, input: unknown[], settings: Settings, rounds: ToolRounds, signal: AbortSignal, onId: (id: string) => void): Promise<TurnResult> {
+async function streamTurn(c: Conversation, message: Message, view: HTMLElement, input: unknown[], settings: DemoSettings, rounds: ToolRounds, signal: AbortSignal, onId: (id: string) => void): Promise<TurnResult> {
   const body = turnBody(c, input, settings, rounds);
   const started = performance.now();
   const response = await fetch(`${baseURL}/responses`, {

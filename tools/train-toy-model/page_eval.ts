@@ -4,8 +4,10 @@
 // calls are decoded under the runtime's grammars: the demo's `strict` function schemas and apply_patch's Lark
 // grammar, the web IDE's one-line-edit grammar made from the open file with the tool forced on its first step
 // (examples/web-ide/agent-tools.ts). So this is what a person on the page gets, with the page's settings:
-//   demo page: temperature 0, reasoning on, max_output_tokens 128, truncation auto, its three tools;
-//   web IDE:   temperature 0, max_output_tokens 256, tool_choice apply_patch on the first step, auto after.
+//   demo page: its Settings panel's defaults (src/demo/demo-settings.ts: temperature 0, reasoning on,
+//              max_output_tokens 128, truncation auto, its three tools);
+//   web IDE:   examples/web-ide/agent-tools.ts's AGENT_GENERATION (temperature 0, max_output_tokens 256),
+//              tool_choice apply_patch on the first step, auto after.
 // Single turns are scored as demo_eval.py scores them (right tool, exact arguments, then given the expected tool
 // result a text answer that quotes it); multi-turn chats run the page's loop (its tools run by src/demo/demo-tools.ts,
 // ToolRounds: at most 4 rounds of calls a turn, then (or after a repeated failing call) an answer with
@@ -19,9 +21,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
-import { demoFileItem, demoTools, isToolError, runDemoTool, toolOutputItem, ToolRounds } from '../../src/demo/demo-tools';
+import { DEMO_DEFAULT_SETTINGS, demoGenerationFields } from '../../src/demo/demo-settings';
+import { demoFileItem, isToolError, runDemoTool, toolOutputItem, ToolRounds } from '../../src/demo/demo-tools';
 import { DEVELOPER_LABEL } from '../../src/responses/translate';
-import { agentInstructions, agentTools } from '../../examples/web-ide/agent-tools';
+import { AGENT_GENERATION, agentInstructions, agentTools } from '../../examples/web-ide/agent-tools';
 import { startServe, stopServe, TOY_MODEL } from '../serve-process';
 
 const { values: opt } = parseArgs({
@@ -56,8 +59,8 @@ interface Row {
 }
 
 const MODEL_ID = 'toy';
-const DEMO_MAX_OUTPUT = 128;
-const IDE_MAX_OUTPUT = 256;
+/** What the demo page sends with its Settings panel untouched. */
+const DEMO_GENERATION = demoGenerationFields(DEMO_DEFAULT_SETTINGS);
 const show = Number(opt.show);
 
 type Item = OpenAI.Responses.ResponseInputItem;
@@ -108,19 +111,14 @@ function pageRequest(it: EvalItem) {
         input: [{ role: 'developer', content: developer }, { role: 'user', content: user.content }] as Item[],
         tools: agentTools(file, text),
         tool_choice: { type: 'custom', name: 'apply_patch' } as const,
-        max_output_tokens: IDE_MAX_OUTPUT,
-        temperature: 0,
+        ...AGENT_GENERATION,
       },
     };
   }
   return {
     body: {
       input: [{ type: 'message', role: 'developer', content: developer }, { type: 'message', role: 'user', content: user.content }] as Item[],
-      tools: demoTools as OpenAI.Responses.Tool[],
-      max_output_tokens: DEMO_MAX_OUTPUT,
-      temperature: 0,
-      reasoning: { effort: 'medium' } as const,
-      truncation: 'auto' as const,
+      ...DEMO_GENERATION,
     },
   };
 }
@@ -210,11 +208,7 @@ async function multiTurn(client: OpenAI, convs: Conversation[]) {
           input,
           previous_response_id: previous,
           store: true,
-          tools: demoTools as OpenAI.Responses.Tool[],
-          max_output_tokens: DEMO_MAX_OUTPUT,
-          temperature: 0,
-          reasoning: { effort: 'medium' },
-          truncation: 'auto',
+          ...DEMO_GENERATION,
         });
         previous = r.id;
         truncated += Number((r.metadata as Record<string, string> | null)?.truncated_items ?? 0) > 0 ? 1 : 0;
