@@ -51,6 +51,7 @@ import sampleSelectCode from '../../shaders/sample_select.wgsl?raw';
 import sampleCompactCode from '../../shaders/sample_compact.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 import sampleDrawCode from '../../shaders/sample_draw.wgsl?raw';
+import int8BlockLoopCode from '../../shaders/int8_block_loop.wgsl?raw';
 import matmulQ8_0Int8Code from '../../shaders/matmul_q8_0_int8.wgsl?raw';
 import matmulQ4_0Int8Code from '../../shaders/matmul_q4_0_int8.wgsl?raw';
 import quantizeActivationsCode from '../../shaders/quantize_activations.wgsl?raw';
@@ -166,11 +167,12 @@ function composeWgsl(...parts: string[]): string {
 
 // The int8-activation kernels (issue 19): the activation quantizer (shaders/quantize_activations.wgsl, llama.cpp's
 // q8_0 blocks) and the Q8_0 and Q4_0 products that multiply int8 by int8, composed as the products above: the
-// format's one block decoder (the same decode_*.wgsl), the format's int8 body, the K_SPLIT reduction and the
-// shaders/matmul.wgsl skeleton. Q8_0's body (matmul_q8_0_int8.wgsl) sums with WGSL's dot4I8Packed; Q4_0's
-// (matmul_q4_0_int8.wgsl) two products per 32-bit multiply, its activations in the quantizer's PAIRS layout. Apart
-// from the product table because dot4I8Packed needs the `packed_4x8_integer_dot_product` language feature: nothing
-// here is compiled on an adapter without it (src/gpu/kernels/products.ts asks).
+// format's one block decoder (the same decode_*.wgsl), the format's int8 body (how a block's integers are summed:
+// Q8_0's matmul_q8_0_int8.wgsl with WGSL's dot4I8Packed, Q4_0's matmul_q4_0_int8.wgsl two products per 32-bit
+// multiply, its activations in the quantizer's PAIRS layout), the shared block loop (shaders/int8_block_loop.wgsl),
+// the K_SPLIT reduction and the shaders/matmul.wgsl skeleton. Apart from the product table because dot4I8Packed
+// needs the `packed_4x8_integer_dot_product` language feature: nothing here is compiled on an adapter without it
+// (src/gpu/kernels/products.ts asks).
 /** The weight formats with an int8-activation product. */
 export const INT8_PRODUCT_FORMATS = ['Q8_0', 'Q4_0'] as const;
 export type Int8ProductFormat = (typeof INT8_PRODUCT_FORMATS)[number];
@@ -191,8 +193,8 @@ function int8ProductKernels(split: 'workgroup' | 'subgroup'): Readonly<Record<In
     const [decoder, body] = PARTS[format];
     const name = `matmul_${format.toLowerCase()}_int8`;
     return split === 'workgroup'
-      ? { name, code: composeWgsl(decoder, body, matmulSplitWorkgroupCode, matmulCode) }
-      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', decoder, body, matmulSplitSubgroupCode, matmulCode) };
+      ? { name, code: composeWgsl(decoder, body, int8BlockLoopCode, matmulSplitWorkgroupCode, matmulCode) }
+      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', decoder, body, int8BlockLoopCode, matmulSplitSubgroupCode, matmulCode) };
   };
   return { Q8_0: make('Q8_0'), Q4_0: make('Q4_0') };
 }
