@@ -12,6 +12,7 @@ import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { ForwardKernels, type ForwardKernelShapes } from '../../src/gpu/forward-kernels.ts';
 import { recordOps } from '../../src/gpu/kernel-op.ts';
 import { PACKED_INT8_DOT } from '../../src/gpu/kernel-shapes.ts';
+import { INT8_ACTIVATION_PAIRS } from '../../src/gpu/shaders.ts';
 import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
 import { acquireDawn, dawn, type DawnDevice } from '../support/dawn-decoder.ts';
 import { needDawnAdapter } from '../support/dawn-adapter.ts';
@@ -244,7 +245,7 @@ async function checkInt8Product(gpu: GpuContext, fk: ForwardKernels, type: Forma
   recordOps(batch, fk.pipelines, fk.uniforms, ops.flat(), { m, pos0: 0, splits: 1 });
   batch.submit();
   const got = new Float32Array(await readBuffer(gpu.device, y, m * n * 4));
-  const quantized = unpackBlocks(new Uint32Array(await readBuffer(gpu.device, scratch, m * k * 4)), m, k, type === 'Q4_0');
+  const quantized = unpackBlocks(new Uint32Array(await readBuffer(gpu.device, scratch, m * k * 4)), m, k, INT8_ACTIVATION_PAIRS[type]);
   for (const b of [...weights, xBuffer, scratch, biasBuffer, y]) b?.destroy();
   gpu.throwIfFailed();
   if (!int8) return 'the product did not take the int8 path';
