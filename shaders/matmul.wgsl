@@ -17,7 +17,9 @@
 // The type's code may call dot4 below. Keep each type's tricks there (decoding scales once per block, grouping)
 // and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
 // The K_SPLIT reduction, fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> (the sum over the
-// K_SPLIT invocations sharing these rows, called in uniform control flow), comes from a third part:
+// K_SPLIT invocations sharing these rows, called in uniform control flow), and NORM_SUBGROUP with
+// fn subgroup_sum(value: vec4<f32>) -> vec4<f32> (NORM_OUT's sums per subgroup of NORM_SUBGROUP invocations where
+// it is not 0; see norm_group_sum), come from a third part:
 // shaders/matmul_split_workgroup.wgsl (workgroup memory) or, where every subgroup holds at least K_SPLIT
 // invocations, shaders/matmul_split_subgroup.wgsl (subgroup shuffles, after an `enable subgroups;` line).
 //
@@ -28,7 +30,12 @@
 //   1 x      array<vec4<f32>>  X [m, k] f32 row-major (k a multiple of BLOCK_ELEMENTS).
 //   2 bias   array<f32>  bias [y_offset + n] (read only when HAS_BIAS; bind any buffer otherwise).
 //   3 y      array<f32>  Y, row t of Y at t*y_stride; this range's outputs at columns [y_offset, y_offset + n).
-//   4 params uniform { n, k, m, y_offset, y_stride }.
+//   4 params uniform { n, k, m, y_offset, y_stride, norm_groups, eps }.
+//   5 norm_sums  array<f32>  RMSNorm fused across a product boundary (src/model/forward-plan.ts): sums of squares of
+//                        the residual stream, [m, norm_groups]: NORM_OUT writes them (one per token and row group
+//                        of this dispatch), NORMED reads them (norm_groups per token). Bind any buffer otherwise.
+//   6 norm_weight array<f32>  NORM_OUT: the next norm's weights g [n] (any buffer otherwise).
+//   7 normed     array<f32>  NORM_OUT: Y·g, laid out as Y (the next products' input; any buffer otherwise).
 // Each invocation computes 4 consecutive rows (a vec4 per token) for TILE_M tokens, so every weight word is
 // dequantized once per TILE_M tokens and every x value serves 4 rows. K_SPLIT invocations may share the 4 rows (each
 // takes every K_SPLIT-th block; partial sums added in workgroup memory): 1 on CPU adapters, more on GPUs.
@@ -38,7 +45,10 @@
 //   silu(gate·x) · (up·x), so the gate and up products and the activation are one dispatch reading x once);
 //   GELU (with GATED: GeGLU, Gemma's gelu_tanh(gate·x) · (up·x), in place of SiLU); GELU_F16 (with GELU: the GELU as
 //   llama.cpp's CPU backend computes it, from a table over f16: input and result rounded to f16, |g| >= 10 exact;
-//   for comparing with that oracle).
+//   for comparing with that oracle); NORM_OUT (with ACCUMULATE, where Y is the residual stream: also writes Y·g to
+//   `normed` and each token's sum of the new Y² over this workgroup's rows to norm_sums[t·norm_groups + row
+//   group], so that the next product needs no RMSNorm dispatch); NORMED (x is such a Y·g: the sums are scaled by
+//   1/sqrt(Σ norm_sums of the token / k + eps) before bias and SwiGLU, i.e. the product of RMSNorm(Y)·g).
 // Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
 //   x and y; see src/gpu/dispatch.ts).
 
@@ -48,6 +58,8 @@ struct Params {
   m: u32,
   y_offset: u32,
   y_stride: u32,
+  norm_groups: u32,
+  eps: f32,
 }
 
 @group(0) @binding(0) var<storage, read> w: array<u32>;
@@ -55,6 +67,9 @@ struct Params {
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 @group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read_write> norm_sums: array<f32>;
+@group(0) @binding(6) var<storage, read> norm_weight: array<f32>;
+@group(0) @binding(7) var<storage, read_write> normed: array<f32>;
 
 override WORKGROUP_SIZE: u32 = 64;
 override K_SPLIT: u32 = 1;
@@ -64,6 +79,34 @@ override ACCUMULATE: bool = false;
 override GATED: bool = false;
 override GELU: bool = false;
 override GELU_F16: bool = false;
+override NORM_OUT: bool = false;
+override NORMED: bool = false;
+
+// NORM_OUT: the sums of squares go out per norm group of invocations: the workgroup, or where the split part has
+// NORM_SUBGROUP (consecutive invocations in subgroups of that exact size: CPU adapters) each subgroup, summed
+// without a barrier (on SwiftShader a barrier anywhere in a kernel runs its subgroups as coroutines, which cost the
+// 20M rows' decode ~4%: bench/README.md). src/gpu/kernels/products.ts normGroups counts them the same way.
+var<workgroup> norm_partial: array<vec4<f32>, WORKGROUP_SIZE>;
+
+fn norm_group_size() -> u32 {
+  return select(WORKGROUP_SIZE, NORM_SUBGROUP, NORM_SUBGROUP > 0u);
+}
+
+// The sum of `value` over the invocation's norm group, valid in its first invocation (uniform control flow).
+fn norm_group_sum(value: vec4<f32>, lid: u32) -> vec4<f32> {
+  if (NORM_SUBGROUP > 0u) {
+    return subgroup_sum(value);
+  }
+  norm_partial[lid] = value;
+  workgroupBarrier();
+  var total = vec4<f32>(0.0);
+  if (lid == 0u) {
+    for (var i = 0u; i < WORKGROUP_SIZE; i++) {
+      total += norm_partial[i];
+    }
+  }
+  return total;
+}
 
 // (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights.
 fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
@@ -95,10 +138,22 @@ fn round_f16(v: vec4<f32>) -> vec4<f32> {
   return vec4<f32>(unpack2x16float(pack2x16float(v.xy)), unpack2x16float(pack2x16float(v.zw)));
 }
 
-// Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked.
-fn store(token: u32, row0: u32, value: vec4<f32>) {
+// NORMED: RMSNorm's 1/sqrt(mean(x²) + eps) of `token` (clamped to the last), from the producer's sums of squares.
+fn norm_scale(token: u32) -> f32 {
+  let base = min(token, params.m - 1u) * params.norm_groups;
+  var squares = 0.0;
+  for (var g = 0u; g < params.norm_groups; g++) {
+    squares += norm_sums[base + g];
+  }
+  return inverseSqrt(squares / f32(params.k) + params.eps);
+}
+
+// Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked;
+// returns the sum of the written values' squares (for NORM_OUT; 0 for a token past m).
+fn store(token: u32, row0: u32, value: vec4<f32>) -> f32 {
+  var squares = 0.0;
   if (token >= params.m) {
-    return;
+    return squares;
   }
   for (var i = 0u; i < 4u; i++) {
     let row = row0 + i;
@@ -113,8 +168,13 @@ fn store(token: u32, row0: u32, value: vec4<f32>) {
         result += y[index];
       }
       y[index] = result;
+      if (NORM_OUT) {
+        normed[index] = result * norm_weight[column];
+        squares += result * result;
+      }
     }
   }
+  return squares;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -191,22 +251,48 @@ fn main(
       }
     }
   }
+  if (NORMED) {
+    // RMSNorm's scale is one factor per token: applied to the sums, the weights saw x·g (see the header).
+    let r = vec4<f32>(norm_scale(t0), norm_scale(t0 + 1u), norm_scale(t0 + 2u), norm_scale(t0 + 3u));
+    acc0 *= r.x;
+    acc1 *= r.y;
+    acc2 *= r.z;
+    acc3 *= r.w;
+    up0 *= r.x;
+    up1 *= r.y;
+    up2 *= r.z;
+    up3 *= r.w;
+  }
   if (GATED) {
     acc0 = swiglu(acc0, up0);
     acc1 = swiglu(acc1, up1);
     acc2 = swiglu(acc2, up2);
     acc3 = swiglu(acc3, up3);
   }
+  var squares = vec4<f32>(0.0);
   if (lane == 0u) {
-    store(t0, row0, acc0);
+    squares.x = store(t0, row0, acc0);
     if (TILE_M > 1u) {
-      store(t0 + 1u, row0, acc1);
+      squares.y = store(t0 + 1u, row0, acc1);
     }
     if (TILE_M > 2u) {
-      store(t0 + 2u, row0, acc2);
+      squares.z = store(t0 + 2u, row0, acc2);
     }
     if (TILE_M > 3u) {
-      store(t0 + 3u, row0, acc3);
+      squares.w = store(t0 + 3u, row0, acc3);
+    }
+  }
+  if (NORM_OUT) {
+    // The sums of squares (components: tokens t0 .. t0 + 3) of each norm group, written by its first invocation.
+    let total = norm_group_sum(squares, lid);
+    let size = norm_group_size();
+    if (lid % size == 0u) {
+      let group = (wg % row_groups) * (WORKGROUP_SIZE / size) + lid / size;
+      for (var t = 0u; t < TILE_M; t++) {
+        if (t0 + t < m) {
+          norm_sums[(t0 + t) * params.norm_groups + group] = total[t];
+        }
+      }
     }
   }
 }

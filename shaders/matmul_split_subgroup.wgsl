@@ -12,3 +12,13 @@ fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> {
   }
   return total;
 }
+
+// NORM_SUBGROUP: the exact size of every subgroup where the adapter's subgroups are invocations
+// NORM_SUBGROUP·i .. NORM_SUBGROUP·i + NORM_SUBGROUP - 1 (CPU adapters' SIMD lanes: SwiftShader's 4): a fused
+// norm's producer then adds its sums of squares per subgroup with subgroup_sum (shaders/matmul.wgsl), without the
+// barrier of the per-workgroup sums. 0: per workgroup.
+override NORM_SUBGROUP: u32 = 0;
+
+fn subgroup_sum(value: vec4<f32>) -> vec4<f32> {
+  return subgroupAdd(value);
+}

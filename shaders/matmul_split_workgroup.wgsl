@@ -17,3 +17,10 @@ fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> {
   workgroupBarrier();
   return total;
 }
+
+// No subgroup operations here: a fused norm's producer adds its sums of squares per workgroup (shaders/matmul.wgsl).
+const NORM_SUBGROUP: u32 = 0u;
+
+fn subgroup_sum(value: vec4<f32>) -> vec4<f32> {
+  return value;
+}

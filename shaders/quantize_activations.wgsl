@@ -14,21 +14,36 @@
 //                               pair(4j+3, 4j+1), pair(19+4j, 17+4j)) with pair(h, l) = q_h + q_l·65536 as i32
 //                               bits, then the tail. Tail: (bitcast<u32>(d), bitcast<u32>(Σq), 0, 0). A row takes
 //                               3k/32 (5k/32) of its k/4 vec4.
-//   2 params  uniform { k, m }.
-// Overrides: WORKGROUP_SIZE; PAIRS (the layout above).
+//   2 params  uniform { k, m, norm_groups, eps }.
+//   3 norm_sums array<f32>  NORMED: the sums of squares a NORM_OUT product wrote (shaders/matmul.wgsl), [m, norm_groups].
+// Overrides: WORKGROUP_SIZE; PAIRS (the layout above); NORMED (X holds Y·g of a NORM_OUT product: each value is
+//   first scaled by its token's 1/sqrt(Σ norm_sums / k + eps), so the blocks are those of RMSNorm(Y)·g).
 // Dispatch: 1-D, ceil(m * k / 32 / WORKGROUP_SIZE) workgroups; one invocation per block.
 
 struct Params {
   k: u32,
   m: u32,
+  norm_groups: u32,
+  eps: f32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> xq: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(3) var<storage, read> norm_sums: array<f32>;
 
 override WORKGROUP_SIZE: u32 = 64;
 override PAIRS: bool = false;
+override NORMED: bool = false;
+
+// NORMED: RMSNorm's 1/sqrt(mean(y²) + eps) of token t (shaders/matmul.wgsl norm_scale).
+fn norm_scale(t: u32) -> f32 {
+  var squares = 0.0;
+  for (var g = 0u; g < params.norm_groups; g++) {
+    squares += norm_sums[t * params.norm_groups + g];
+  }
+  return inverseSqrt(squares / f32(params.k) + params.eps);
+}
 
 // Codes of elements 4j..4j+3 (a) and 16+4j..19+4j (b) as shaders/matmul_q4_0_int8.wgsl's pair words.
 fn pairs(a: vec4<f32>, b: vec4<f32>) -> vec4<u32> {
@@ -64,14 +79,18 @@ fn main(
   let t = index / row_blocks;
   let b = index % row_blocks;
   let src = t * (params.k / 4u) + b * 8u;
-  let v0 = x[src];
-  let v1 = x[src + 1u];
-  let v2 = x[src + 2u];
-  let v3 = x[src + 3u];
-  let v4 = x[src + 4u];
-  let v5 = x[src + 5u];
-  let v6 = x[src + 6u];
-  let v7 = x[src + 7u];
+  var r = 1.0;
+  if (NORMED) {
+    r = norm_scale(t);
+  }
+  let v0 = x[src] * r;
+  let v1 = x[src + 1u] * r;
+  let v2 = x[src + 2u] * r;
+  let v3 = x[src + 3u] * r;
+  let v4 = x[src + 4u] * r;
+  let v5 = x[src + 5u] * r;
+  let v6 = x[src + 6u] * r;
+  let v7 = x[src + 7u] * r;
   let a = max(max(max(abs(v0), abs(v1)), max(abs(v2), abs(v3))), max(max(abs(v4), abs(v5)), max(abs(v6), abs(v7))));
   let amax = max(max(a.x, a.y), max(a.z, a.w));
   let d = amax / 127.0;

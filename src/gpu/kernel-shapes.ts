@@ -44,8 +44,13 @@ export function kernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits): Ker
 }
 
 export interface ForwardKernelShapes {
-  /** matmul_*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows. */
-  product: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number };
+  /**
+   * matmul_*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows.
+   * NORM_SUBGROUP (CPU adapters whose subgroups all have one size: that size; else 0 or absent): a fused norm's
+   * producer adds its sums of squares per subgroup (subgroup split, shaders/matmul_split_subgroup.wgsl), not per
+   * workgroup through a barrier.
+   */
+  product: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number; NORM_SUBGROUP?: number };
   /** embedding, rope, swiglu, add: one invocation per element (or pair). */
   elementwise: { WORKGROUP_SIZE: number };
   /**
@@ -83,6 +88,16 @@ export interface ForwardKernelShapes {
   int8Activations: { Q8_0: boolean; Q4_0: boolean; prefill: boolean };
 }
 
+/**
+ * The size of every subgroup where the adapter has one size only (SwiftShader: 4), else 0. CPU adapters lay a
+ * workgroup's subgroups out as consecutive invocations (SIMD lanes), which shaders/matmul_split_subgroup.wgsl's
+ * NORM_SUBGROUP relies on.
+ */
+function exactSubgroupSize(info: GpuAdapterSummary): number {
+  const size = info.subgroupMinSize ?? 0;
+  return size > 0 && size === info.subgroupMaxSize ? size : 0;
+}
+
 /** The WGSL language feature of dot4I8Packed. */
 export const PACKED_INT8_DOT = 'packed_4x8_integer_dot_product';
 
@@ -98,7 +113,7 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
     // no workgroup-memory reductions in the products, small workgroups so that the few rows of attention spread
     // over cores, and few barrier steps in argmax (8 invocations x 128 values).
     return {
-      product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4 },
+      product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4, NORM_SUBGROUP: exactSubgroupSize(info) },
       elementwise: { WORKGROUP_SIZE: 64 },
       attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256 },
       attentionPrefill: { WORKGROUP_SIZE: 4, KV_TILE: 16, ROWS: 8, SHARED_KV: false, LANES: 4 },

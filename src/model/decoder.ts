@@ -77,6 +77,10 @@ export class Decoder {
   private readonly acts: Activations;
   /** Every op of a step, built once (forward-plan.ts). */
   private readonly plan: ForwardPlan;
+  /** Whether the layers' RMSNorms ride on the products beside them (ForwardPlan.fusedNorms). */
+  get fusedNorms(): boolean {
+    return this.plan.fusedNorms;
+  }
   private readonly tokenReadback: GPUBuffer;
   /** The token id `nextToken` holds on the GPU (after a successful step), so decode can read it there. */
   private gpuNextToken: number | null = null;

@@ -5,6 +5,8 @@
 //   over positions for long decodes), output product + residual (Gemma 3: through its post norm), rmsnorm, the
 //   feed-forward (gate/up products with SwiGLU or GeGLU, down product + residual; or moe-ffn.ts' experts)]
 //   -> final rmsnorm -> LM head, and the token choice (argmax, or the chooser a step is given).
+//   With fusedNorms (most models) every rmsnorm after the first is no op of its own: the residual product before it
+//   also writes x·g and x's sums of squares, and the products after it scale their sums by 1/rms.
 // `prepare()` compiles the pipelines of every op the plan can run (derived from the plan itself: m = 1 and m > 1,
 // both inputs, every logits mode). `step()` writes the ONE per-step uniform (StepParams: m, pos0, splits) and
 // encodes the step's program: per token count m, every op's pipeline, params uniform and bind group are built on
@@ -16,6 +18,7 @@ import type { ComputeBatch } from '../gpu/dispatch.ts';
 import type { EmbeddingTableType, ForwardKernels } from '../gpu/forward-kernels.ts';
 import { fixOp, opRuns, opWorkgroups, packStep, type FixedOp, type KernelOp, type StepParams } from '../gpu/kernel-op.ts';
 import type { Kernels } from '../gpu/kernels.ts';
+import type { ProductArgs } from '../gpu/kernels/products.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
 import { StepUniform } from '../gpu/uniforms.ts';
 import { type DecoderWeights, type GpuMatrix, type GpuVector, type LogitsMode, type TokenChooser } from './decoder-types.ts';
@@ -50,6 +53,8 @@ export interface Activations {
   attentionPartials: GPUBuffer;
   /** A product's input as int8 blocks (ForwardKernels' int8 activations, where the adapter's shapes take them), else null. */
   xq: GPUBuffer | null;
+  /** The fused norms' sums of squares of the residual stream [maxBatch, normGroups(hidden)] (ForwardPlan.fusedNorms). */
+  normSums: GPUBuffer;
 }
 
 export function createActivations(device: GPUDevice, c: ModelConfig, weights: DecoderWeights, fk: ForwardKernels, maxBatch: number, maxSeq: number): Activations {
@@ -74,6 +79,7 @@ export function createActivations(device: GPUDevice, c: ModelConfig, weights: De
     xq: fk.int8Product('Q8_0', 1) || fk.int8Product('Q4_0', 1)
       ? buf('x int8', (fk.shapes.int8Activations.prefill ? maxBatch : 1) * Math.max(c.hidden, c.intermediate, c.heads * c.headDim))
       : null,
+    normSums: buf('norm sums', maxBatch * fk.normGroups(c.hidden)),
   };
 }
 
@@ -152,6 +158,15 @@ export class ForwardPlan {
   private readonly qkvBias: (GPUBuffer | null)[];
   /** The attention scale: 1/sqrt(headDim) (or attentionScaleDim), times YaRN's magnitude squared (it scales q and k both). */
   private readonly attentionScale: number;
+  /**
+   * Whether the RMSNorms inside the layer stack and the final norm cost no dispatch: the product that adds into the
+   * residual stream (output and down products) also writes x·g of the next norm and x's sums of squares, and the next
+   * products (q/k/v, gate/up, the LM head) scale their sums by 1/rms (shaders/matmul.wgsl NORM_OUT / NORMED; the
+   * int8 form's quantizer applies it). Not with post norms (Gemma 3: the residual add is a norm's), experts (their
+   * router reads the normalised x) or a residual product split over buffers; the first layer's norm (after the
+   * embedding) always runs as its own op.
+   */
+  readonly fusedNorms: boolean;
   private readonly programs = new Map<number, Program>();
 
   constructor(p: ForwardPlanParts, maxSeq: number) {
@@ -179,6 +194,20 @@ export class ForwardPlan {
     this.noRopeFreq = c.noRopeLayers?.length ? createStorageBuffer(device, new Float32Array((c.ropeDims ?? c.headDim) / 2), 'no-rope inv_freq') : null;
     this.attentionScale = (c.ropeScaling?.type === 'yarn' ? yarnMagnitude(c.ropeScaling.factor) ** 2 : 1) / Math.sqrt(c.attentionScaleDim ?? c.headDim);
     this.qkvBias = this.qkvBiases();
+    this.fusedNorms = !this.moe && this.w.layers.every((L) => !L.postAttnNorm && !L.postFfnNorm && L.wo.parts.length === 1 && L.wDown?.parts.length === 1);
+  }
+
+  /** The fused norm's input side for layer l's q/k/v (`attn`) or feed-forward products, or for the LM head (l = layers). */
+  private normedInput(l: number, where: 'attn' | 'ffn'): { sums: GPUBuffer; eps: number } | undefined {
+    if (!this.fusedNorms || (where === 'attn' && l === 0)) return undefined;
+    return { sums: this.acts.normSums, eps: this.c.rmsEps };
+  }
+
+  /** The fused norm's output side: the residual product's next norm weights g (layer l's `attn` or `ffn` norm, the output norm past the last layer). */
+  private normAfter(l: number, where: 'attn' | 'ffn'): GpuVector | undefined {
+    if (!this.fusedNorms) return undefined;
+    if (where === 'ffn') return this.w.layers[l].ffnNorm;
+    return l < this.w.layers.length ? this.w.layers[l].attnNorm : this.w.outputNorm;
   }
 
   private qkvBiases(): (GPUBuffer | null)[] {
@@ -308,12 +337,13 @@ export class ForwardPlan {
     const a = this.acts;
     const qkvDim = (c.heads + 2 * c.kvHeads) * c.headDim;
     const bias = this.qkvBias[l] ?? undefined;
+    const normed = this.normedInput(l, 'attn');
     const qkv = 'concatenated' in L.qkv
-      ? this.product(L.qkv.concatenated, a.xn, a.qkv, m, { bias })
+      ? this.product(L.qkv.concatenated, a.xn, a.qkv, m, { bias, normed })
       : [
-          ...this.product(L.qkv.q, a.xn, a.qkv, m, { bias, column: 0, stride: qkvDim }),
-          ...this.product(L.qkv.k, a.xn, a.qkv, m, { bias, column: c.heads * c.headDim, stride: qkvDim }),
-          ...this.product(L.qkv.v, a.xn, a.qkv, m, { bias, column: (c.heads + c.kvHeads) * c.headDim, stride: qkvDim }),
+          ...this.product(L.qkv.q, a.xn, a.qkv, m, { bias, normed, column: 0, stride: qkvDim }),
+          ...this.product(L.qkv.k, a.xn, a.qkv, m, { bias, normed, column: c.heads * c.headDim, stride: qkvDim }),
+          ...this.product(L.qkv.v, a.xn, a.qkv, m, { bias, normed, column: (c.heads + c.kvHeads) * c.headDim, stride: qkvDim }),
         ];
     const rope = this.fk.ropeOps({
       style: c.ropeStyle,
@@ -346,11 +376,11 @@ export class ForwardPlan {
       partials: a.attentionPartials,
     });
     return [
-      ...group('rmsnorm', ops(this.kernels.rmsnormOps({ x: a.x, weight: L.attnNorm.buffer, y: a.xn, rows: m, n: c.hidden, eps: c.rmsEps }))),
+      ...(normed ? [] : group('rmsnorm', ops(this.kernels.rmsnormOps({ x: a.x, weight: L.attnNorm.buffer, y: a.xn, rows: m, n: c.hidden, eps: c.rmsEps })))),
       ...group('q/k/v products', ops(qkv)),
       ...group(L.qNorm ? 'q/k norm + rope + kv store' : 'rope + kv store', ops(rope)),
       ...group('attention', ops(attention)),
-      ...group('output product + residual', ops(this.residual(L.wo, a.attn, m, L.postAttnNorm, L.bo?.buffer))),
+      ...group('output product + residual', ops(this.residual(L.wo, a.attn, m, L.postAttnNorm, L.bo?.buffer, this.normAfter(l, 'ffn')))),
     ];
   }
 
@@ -359,20 +389,22 @@ export class ForwardPlan {
     const c = this.c;
     const L = this.w.layers[l];
     const a = this.acts;
-    const norm = group('rmsnorm', ops(this.kernels.rmsnormOps({ x: a.x, weight: L.ffnNorm.buffer, y: a.xn, rows: m, n: c.hidden, eps: c.rmsEps })));
+    const normed = this.normedInput(l, 'ffn');
+    const norm = normed ? [] : group('rmsnorm', ops(this.kernels.rmsnormOps({ x: a.x, weight: L.ffnNorm.buffer, y: a.xn, rows: m, n: c.hidden, eps: c.rmsEps })));
     if (this.moe) {
       const experts = this.moe.ops(this.fk, (mw, x, y, rows, bias) => this.product(mw, x, y, rows, { bias }), l, a.xn, a.x, m);
       return [...norm, ...group('mixture of experts', ops(experts))];
     }
     if (!L.gateUp || !L.wDown) throw new Error(`Layer ${l} has no feed-forward weights`);
     const gateUp = 'stacked' in L.gateUp
-      ? this.product(L.gateUp.stacked, a.xn, a.act, m, { gated: true, activation: c.ffnActivation })
+      ? this.product(L.gateUp.stacked, a.xn, a.act, m, { gated: true, activation: c.ffnActivation, normed })
       : [
-          ...this.product(L.gateUp.gate, a.xn, a.gate!, m),
-          ...this.product(L.gateUp.up, a.xn, a.up!, m),
+          ...this.product(L.gateUp.gate, a.xn, a.gate!, m, { normed }),
+          ...this.product(L.gateUp.up, a.xn, a.up!, m, { normed }),
           ...this.fk.swigluOps({ gate: a.gate!, up: a.up!, out: a.act, m, width: c.intermediate, activation: c.ffnActivation }),
         ];
-    return [...norm, ...group('gate/up products + swiglu', ops(gateUp)), ...group('down product + residual', ops(this.residual(L.wDown, a.act, m, L.postFfnNorm)))];
+    const down = this.residual(L.wDown, a.act, m, L.postFfnNorm, undefined, this.normAfter(l + 1, 'attn'));
+    return [...norm, ...group('gate/up products + swiglu', ops(gateUp)), ...group('down product + residual', ops(down))];
   }
 
   /** After the layers: final norm and LM head, of the last position ('last') or of every one ('all'). */
@@ -380,14 +412,18 @@ export class ForwardPlan {
     const c = this.c;
     const a = this.acts;
     const w = this.w;
+    // With fused norms the last layer's down product wrote x·g of the output norm and the sums (every token's).
+    const normed = this.normedInput(this.w.layers.length, 'attn');
     if (mode === 'all') {
       const all = logitsAll ?? (a.logitsAll ??= createEmptyStorageBuffer(this.gpu.device, this.maxBatch * c.vocabSize * 4, 'logits all'));
       return [
-        ...ops(this.kernels.rmsnormOps({ x: a.x, weight: w.outputNorm.buffer, y: a.xn, rows: m, n: c.hidden, eps: c.rmsEps })),
-        ...ops(this.product(w.lmHead, a.xn, all, m)),
+        ...(normed ? [] : ops(this.kernels.rmsnormOps({ x: a.x, weight: w.outputNorm.buffer, y: a.xn, rows: m, n: c.hidden, eps: c.rmsEps }))),
+        ...ops(this.product(w.lmHead, a.xn, all, m, { normed })),
         { kind: 'copy', from: all, fromOffset: (m - 1) * c.vocabSize * 4, to: a.logits, toOffset: 0, size: c.vocabSize * 4 },
       ];
     }
+    if (normed && m === 1) return group('lm head', ops(this.product(w.lmHead, a.xn, a.logits, 1, { normed })));
+    // The last of m > 1 positions: its own norm (x holds every position; only the last one's logits are made).
     const copyLast: PlanEntry[] = m > 1 ? [{ kind: 'copy', from: a.x, fromOffset: (m - 1) * c.hidden * 4, to: a.xLast, toOffset: 0, size: c.hidden * 4 }] : [];
     return [
       ...copyLast,
@@ -403,11 +439,15 @@ export class ForwardPlan {
 
   /**
    * x += W·input (+ bias): the product with the residual add fused; with a post norm (Gemma 3) the product goes to
-   * `branch` and x += rmsnorm(branch) · postNorm.
+   * `branch` and x += rmsnorm(branch) · postNorm. `next`: the next norm's weights, fused (fusedNorms): xn gets x·next
+   * and normSums x's sums of squares.
    */
-  private residual(w: GpuMatrix, input: GPUBuffer, m: number, postNorm?: GpuVector, bias?: GPUBuffer): KernelOp[] {
+  private residual(w: GpuMatrix, input: GPUBuffer, m: number, postNorm?: GpuVector, bias?: GPUBuffer, next?: GpuVector): KernelOp[] {
     const a = this.acts;
-    if (!postNorm) return this.product(w, input, a.x, m, { accumulate: true, bias });
+    if (!postNorm) {
+      const normOut = next ? { weight: next.buffer, normed: a.xn, sums: a.normSums } : undefined;
+      return this.product(w, input, a.x, m, { accumulate: true, bias, normOut });
+    }
     const c = this.c;
     return [
       ...this.product(w, input, a.branch!, m, { bias }),
@@ -423,7 +463,10 @@ export class ForwardPlan {
     x: GPUBuffer,
     y: GPUBuffer,
     m: number,
-    options: { bias?: GPUBuffer; accumulate?: boolean; gated?: boolean; activation?: 'silu' | 'gelu'; column?: number; stride?: number } = {},
+    options: {
+      bias?: GPUBuffer; accumulate?: boolean; gated?: boolean; activation?: 'silu' | 'gelu'; column?: number; stride?: number;
+      normed?: ProductArgs['normed']; normOut?: ProductArgs['normOut'];
+    } = {},
   ): KernelOp[] {
     if ((w.stacked ?? 1) !== (options.gated ? 2 : 1)) throw new Error(`${w.name}: ${w.stacked ?? 1} stacked matrices for a ${options.gated ? 'gated' : 'plain'} product`);
     return w.parts.flatMap((part) => this.fk.productOps({
@@ -441,6 +484,8 @@ export class ForwardPlan {
       yOffset: (options.column ?? 0) + part.rowStart,
       yStride: options.stride ?? w.rows,
       quantizeInto: this.acts.xq ?? undefined,
+      normed: options.normed,
+      normOut: options.normOut,
     }));
   }
 

@@ -68,6 +68,7 @@ describe('forward pass on WebGPU', () => {
     const reference = await referenceModelFromGguf(file);
     const { decoder, destroy } = await decoderFromGguf(file);
     try {
+      expect(decoder.fusedNorms, 'the layers\' norms ride on the products (forward-plan.ts fusedNorms)').toBe(true);
       const greedy = fixture.llama.greedy;
       const sequence = [...FORWARD_PROMPT, ...greedy.slice(0, -1)];
       const q8 = q8ActivationsOf(decoder);
@@ -286,14 +287,22 @@ describe('decoder invariants', () => {
     },
   };
 
+  // A GPU whose subgroups hold K_SPLIT lanes: the products sum by subgroup shuffles, and the fused norms' sums
+  // (not per subgroup there: NORM_SUBGROUP is the CPU adapters') go through the subgroup split's workgroup memory.
+  const GPU_SUBGROUP_SHAPES: DecoderOptions['shapes'] = { ...GPU_SHAPES, forward: { ...GPU_SHAPES.forward, product: { WORKGROUP_SIZE: 16, K_SPLIT: 4, TILE_M: 3 } } };
+
   // (K-quant products with these shapes are covered by the kernel tests; their models here are 4x larger.)
-  test.each([['qwen3-f32'], ['llama-f16'], ['qwen2-q8_0'], ['llama-q4_0']])(
-    '%s: with the kernel shapes of a real GPU, prefill and decode past a flash-decoding split match the reference',
-    async (id) => {
+  test.each([
+    ['qwen3-f32', 'K split 8', GPU_SHAPES], ['llama-f16', 'K split 8', GPU_SHAPES], ['qwen2-q8_0', 'K split 8', GPU_SHAPES], ['llama-q4_0', 'K split 8', GPU_SHAPES],
+    ['qwen3-f32', 'K split 4 in subgroups', GPU_SUBGROUP_SHAPES], ['qwen2-q8_0', 'K split 4 in subgroups', GPU_SUBGROUP_SHAPES],
+  ] as const)(
+    '%s: with the kernel shapes of a real GPU (%s), prefill and decode past a flash-decoding split match the reference',
+    async (id, _label, shapes) => {
       const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
       const reference = await referenceModelFromGguf(file);
-      const { decoder, destroy } = await decoderFromGguf(file, { shapes: GPU_SHAPES, maxSeq: 160 });
+      const { decoder, destroy } = await decoderFromGguf(file, { shapes, maxSeq: 160 });
       try {
+        expect(decoder.fusedNorms).toBe(true);
         const tokens = Array.from({ length: 80 }, (_, i) => (i * 53 + 5) % reference.config.vocabSize);
         // The reference steps as the decoder's: prefill chunks of maxBatch, then decode steps (int8 activations where its kernels take them).
         const q8 = q8ActivationsOf(decoder);

@@ -1,5 +1,6 @@
 // The weight products: Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for every GPU weight format of src/common/weight-formats.ts
-// (dequantization fused; the bias, the residual add, SwiGLU/GeGLU of a stacked gate/up fused), in the form the
+// (dequantization fused; the bias, the residual add, SwiGLU/GeGLU of a stacked gate/up and the RMSNorm between a
+// residual product and the next products (normOut / normed) fused), in the form the
 // device takes: the K_SPLIT reduction over subgroups or workgroup memory, the F16 products' native `shader-f16`
 // form where the device has it (shaders.ts withNativeF16Products), and for Q8_0/Q4_0 the int8-activation form
 // (x quantized first, shaders/quantize_activations.wgsl) where the shapes take it. Layouts: shaders/matmul*.wgsl.
@@ -69,6 +70,17 @@ export interface ProductArgs {
    * plan passes it; without it the product reads f32 x).
    */
   quantizeInto?: Binding;
+  /**
+   * RMSNorm fused into the product that writes the residual stream (with `accumulate`, the whole of Y's rows: no
+   * yOffset, yStride n): besides Y it writes Y·weight to `normed` (laid out as Y) and each token's sums of Y² per row
+   * group to `sums` ([m, normGroups(n)] f32), so the next product needs no norm dispatch (shaders/matmul.wgsl NORM_OUT).
+   */
+  normOut?: { weight: Binding; normed: Binding; sums: Binding };
+  /**
+   * x is a `normOut` product's `normed` (Y·g) and `sums` its sums: the product is that of RMSNorm(Y)·g (eps as the
+   * norm's); k is Y's width (shaders/matmul.wgsl NORMED; the int8 form's quantizer applies it).
+   */
+  normed?: { sums: Binding; eps: number };
 }
 
 /** The product split a context's device takes by default (see ProductOptions.productSplit), checked against its shapes. */
@@ -78,7 +90,8 @@ export function productSplitFor(ctx: KernelContext, asked?: ProductSplit): Produ
     throw new RangeError(`product shape: TILE_M must be 1..4 and K_SPLIT divide WORKGROUP_SIZE (got ${JSON.stringify(ctx.shapes.product)})`);
   }
   const subgroupsFit = ctx.features.subgroups && (ctx.features.subgroupMinSize ?? 0) >= K_SPLIT;
-  const split = asked ?? (K_SPLIT > 1 && subgroupsFit ? 'subgroup' : 'workgroup');
+  // Subgroups where they sum K_SPLIT lanes, or where a fused norm's sums can be taken per subgroup (NORM_SUBGROUP).
+  const split = asked ?? ((K_SPLIT > 1 || (ctx.shapes.product.NORM_SUBGROUP ?? 0) > 0) && subgroupsFit ? 'subgroup' : 'workgroup');
   if (split === 'subgroup' && !ctx.features.subgroups) throw new RangeError('product split: subgroup reductions need the subgroups feature');
   return split;
 }
@@ -91,6 +104,8 @@ export class ProductKernels {
   private readonly kernels: shaders.ProductKernelSet;
   private readonly int8Kernels: Readonly<Record<Int8ProductFormat, KernelSource>>;
   private readonly geluF16: boolean;
+  /** Invocations per fused-norm sum (shaders/matmul_split_subgroup.wgsl NORM_SUBGROUP), 0: one per workgroup. */
+  private readonly normSubgroup: number;
 
   constructor(
     private readonly ctx: KernelContext,
@@ -102,13 +117,28 @@ export class ProductKernels {
     this.kernels = this.f16Weights === 'native' ? withNativeF16Products(products) : products;
     this.int8Kernels = this.productSplit === 'subgroup' ? int8ProductKernelsSubgroupSplit : int8ProductKernelsWorkgroupSplit;
     this.geluF16 = options.geluF16 ?? false;
+    const normSubgroup = ctx.shapes.product.NORM_SUBGROUP ?? 0;
+    this.normSubgroup = this.productSplit === 'subgroup' && normSubgroup > 0 && ctx.shapes.product.WORKGROUP_SIZE % normSubgroup === 0 ? normSubgroup : 0;
   }
 
-  /** int8: the int8-activation form (Q8_0, Q4_0 only). */
-  private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant, int8 = false): Prepared {
+  /** int8: the int8-activation form (Q8_0, Q4_0 only); norm: the fused RMSNorm's side (ProductArgs normOut / normed). */
+  private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant, int8 = false, norm?: 'out' | 'in'): Prepared {
     const { WORKGROUP_SIZE, K_SPLIT } = this.ctx.shapes.product;
-    const constants = { WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant.startsWith('gated'), GELU: variant === 'gated-gelu', GELU_F16: variant === 'gated-gelu' && this.geluF16 };
+    const constants = {
+      WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant.startsWith('gated'), GELU: variant === 'gated-gelu', GELU_F16: variant === 'gated-gelu' && this.geluF16,
+      ...(norm === 'out' ? { NORM_OUT: true, ...(this.normSubgroup > 0 ? { NORM_SUBGROUP: this.normSubgroup } : {}) } : norm === 'in' ? { NORMED: true } : {}),
+    };
     return { kernel: int8 ? this.int8Kernels[type as Int8ProductFormat] : this.kernels[type], constants };
+  }
+
+  /**
+   * The sums of squares a `normOut` product of n rows writes per token: per workgroup, or per subgroup where the
+   * subgroup split takes NORM_SUBGROUP; a `normed` product's k gives the same count.
+   */
+  normGroups(n: number): number {
+    const { WORKGROUP_SIZE, K_SPLIT } = this.ctx.shapes.product;
+    const perWorkgroup = this.normSubgroup > 0 ? WORKGROUP_SIZE / this.normSubgroup : 1;
+    return Math.ceil(n / ((4 * WORKGROUP_SIZE) / K_SPLIT)) * perWorkgroup;
   }
 
   /** Whether a product of this type over m tokens takes int8 activations (given a quantizeInto scratch). */
@@ -127,6 +157,10 @@ export class ProductKernels {
   productOps(a: ProductArgs): KernelOp[] {
     if (a.m === 0 || a.n === 0) return [];
     if (a.gated && (a.bias || a.accumulate)) throw new RangeError(`${a.type} product: a gated product has no bias or accumulate`);
+    if (a.normOut && (!a.accumulate || a.gated || (a.yOffset ?? 0) !== 0 || (a.yStride ?? a.n) !== a.n)) {
+      throw new RangeError(`${a.type} product: a fused norm's producer adds into all of Y's rows (accumulate, no yOffset, yStride n)`);
+    }
+    if (a.normOut && a.normed) throw new RangeError(`${a.type} product: both ends of a fused norm`);
     const matrices = a.gated ? 2 : 1;
     const block = PRODUCT_BLOCK_ELEMENTS[a.type];
     if (a.k % block !== 0) throw new RangeError(`${a.type} product: k = ${a.k} is not a multiple of the block size ${block}`);
@@ -141,29 +175,47 @@ export class ProductKernels {
     const variant: ProductVariant = a.gated ? (a.activation === 'gelu' ? 'gated-gelu' : 'gated') : a.bias ? (a.accumulate ? 'bias+accumulate' : 'bias') : a.accumulate ? 'accumulate' : 'plain';
     const rowsPerGroup = (4 * product.WORKGROUP_SIZE) / product.K_SPLIT;
     const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
-    const params = [a.n, a.k, a.m, yOffset, yStride];
     const bias = a.bias ?? this.ctx.unused(0);
-    if (a.quantizeInto && this.int8Product(a.type, a.m)) {
+    if (a.normOut) {
+      requireBytes(`${a.type} product`, 'normOut.normed', a.normOut.normed, a.m * a.n * 4);
+      requireBytes(`${a.type} product`, 'normOut.weight', a.normOut.weight, a.n * 4);
+      requireBytes(`${a.type} product`, 'normOut.sums', a.normOut.sums, a.m * this.normGroups(a.n) * 4);
+    }
+    if (a.normed) requireBytes(`${a.type} product`, 'normed.sums', a.normed.sums, a.m * this.normGroups(a.k) * 4);
+    const int8 = a.quantizeInto !== undefined && this.int8Product(a.type, a.m);
+    // The int8 form's quantizer applies a `normed` input's scale; its product then reads plain int8 blocks.
+    const norm = a.normOut ? 'out' : a.normed && !int8 ? 'in' : undefined;
+    const params = [a.n, a.k, a.m, yOffset, yStride, norm === 'out' ? this.normGroups(a.n) : norm === 'in' ? this.normGroups(a.k) : 0, { f32: norm === 'in' ? a.normed!.eps : 0 }];
+    const normBindings = [a.normOut?.sums ?? (norm === 'in' ? a.normed!.sums : this.ctx.unused(1)), a.normOut?.weight ?? this.ctx.unused(0), a.normOut?.normed ?? this.ctx.unused(2)];
+    if (int8) {
       // x as int8 blocks in the scratch (the same m·k·4 bytes hold them), then the int8 body reads them as its x.
-      requireBytes(`${a.type} product`, 'quantizeInto', a.quantizeInto, a.m * a.k * 4);
+      requireBytes(`${a.type} product`, 'quantizeInto', a.quantizeInto!, a.m * a.k * 4);
       return [
-        ...this.quantizeOps(a.x, a.quantizeInto, a.m, a.k, INT8_ACTIVATION_PAIRS[a.type as Int8ProductFormat]),
-        { ...this.productKernel(a.type, tileM, variant, true), bindings: [a.weights, a.quantizeInto, bias, a.y, PARAMS], params, workgroups },
+        ...this.quantizeOps(a.x, a.quantizeInto!, a.m, a.k, INT8_ACTIVATION_PAIRS[a.type as Int8ProductFormat], a.normed),
+        { ...this.productKernel(a.type, tileM, variant, true, norm), bindings: [a.weights, a.quantizeInto!, bias, a.y, PARAMS, ...normBindings], params, workgroups },
       ];
     }
-    return [{ ...this.productKernel(a.type, tileM, variant), bindings: [a.weights, a.x, bias, a.y, PARAMS], params, workgroups }];
+    return [{ ...this.productKernel(a.type, tileM, variant, false, norm), bindings: [a.weights, a.x, bias, a.y, PARAMS, ...normBindings], params, workgroups }];
   }
 
   /**
    * x [m, k] f32 into `out` as q8_0 blocks (shaders/quantize_activations.wgsl's layout, or its PAIRS layout for the
-   * Q4_0 product: `pairs`; k a multiple of 32).
+   * Q4_0 product: `pairs`; k a multiple of 32). `normed`: x is a NORM_OUT product's Y·g (ProductArgs.normed),
+   * quantized as RMSNorm(Y)·g.
    */
-  quantizeOps(x: Binding, out: Binding, m: number, k: number, pairs = false): KernelOp[] {
+  quantizeOps(x: Binding, out: Binding, m: number, k: number, pairs = false, normed?: ProductArgs['normed']): KernelOp[] {
     if (k % 32 !== 0) throw new RangeError(`quantize activations: k = ${k} is not a multiple of 32`);
     requireBytes('quantize activations', 'x', x, m * k * 4);
     requireBytes('quantize activations', 'out', out, m * k * 4);
+    if (normed) requireBytes('quantize activations', 'normed.sums', normed.sums, m * this.normGroups(k) * 4);
     const { elementwise } = this.ctx.shapes;
     const workgroups = Math.ceil((m * k) / 32 / elementwise.WORKGROUP_SIZE);
-    return [{ kernel: quantizeActivations, constants: { ...elementwise, PAIRS: pairs }, bindings: [x, out, PARAMS], params: [k, m], workgroups }];
+    return [{
+      kernel: quantizeActivations,
+      constants: { ...elementwise, PAIRS: pairs, ...(normed ? { NORMED: true } : {}) },
+      bindings: [x, out, PARAMS, normed?.sums ?? this.ctx.unused(0)],
+      params: [k, m, normed ? this.normGroups(k) : 0, { f32: normed?.eps ?? 0 }],
+      workgroups,
+    }];
   }
 }

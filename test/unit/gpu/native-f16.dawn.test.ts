@@ -145,7 +145,9 @@ describe('native shader-f16 on lavapipe', () => {
     const p = needDawnAdapter(ctx, packed, missing);
     const n = await f16ProductOn(g, 64, 256);
     const q = await f16ProductOn(p, 64, 256);
-    expect([n.kernel, q.kernel]).toEqual(['matmul_f16 (shader-f16)', 'matmul_f16']);
+    // The same product split on both (subgroups where lavapipe's are of one size), the native form only with the feature.
+    expect(q.kernel).toMatch(/^matmul_f16( \(subgroups\))?$/);
+    expect(n.kernel).toBe(`${q.kernel} (shader-f16)`);
     let worst = 0;
     for (let r = 0; r < 64; r++) worst = Math.max(worst, Math.abs(n.got[r]! - n.reference[r]!) / (1 + Math.abs(n.reference[r]!)));
     expect(worst, 'native F16 product vs the f64 reference').toBeLessThan(1e-5);
