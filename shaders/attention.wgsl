@@ -25,6 +25,15 @@
 //   6 step_params uniform StepParams { m, pos0, splits }: the forward step's params (one buffer written once per step
 //              and bound by every layer's dispatch; see src/gpu/kernel-op.ts); read here: pos0 and splits (1: the
 //              result into out; > 1: split records).
+//   7 inv_freq array<f32>  ROPE: RoPE's inverse frequencies [rot_dims / 2] (rope_rotation.wgsl; any buffer otherwise).
+//   8 q_norm   array<f32>  ROPE with QK_NORM: the q heads' RMSNorm weights [head_dim] (any buffer otherwise).
+//   9 k_norm   array<f32>  likewise for the k heads.
+// ROPE (decode steps, m = 1: what rope.wgsl would do first, done here so that it costs no dispatch): q holds the
+//   token's whole qkv row unrotated (q heads, k heads, v heads); each invocation normalises (QK_NORM) and rotates its
+//   query head, and the one whose split holds the new position pos0 does the same to its KV head's new key and takes
+//   it and the new value from the row, not from the cache; the first query head of each KV head also stores them in
+//   the caches at pos0. Pairs as rope.wgsl's (NEOX or interleaved), four at a time: rot_dims a multiple of 8 (NEOX)
+//   or 4; the values past rot_dims are only normalised. Params: rope_eps (QK_NORM), rot_dims, mscale (rope.wgsl's).
 // The bindings and the constants MAX_HEAD_DIM4 and NEG_LARGE are declared in attention_common.wgsl, StepParams in
 // step_params.wgsl: src/gpu/shaders.ts puts both before this file.
 // head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
@@ -45,11 +54,75 @@ struct Params {
   split_len: u32,
   q_stride: u32,
   window: u32,
+  rope_eps: f32,
+  rot_dims: u32,
+  mscale: f32,
 }
 
 override WORKGROUP_SIZE: u32 = 64;
 override HEAD_DIM: u32 = 0;
 override SINKS: bool = false;
+override ROPE: bool = false;
+override NEOX: bool = false;
+override QK_NORM: bool = false;
+
+@group(0) @binding(7) var<storage, read> inv_freq: array<f32>;
+@group(0) @binding(8) var<storage, read> q_norm: array<f32>;
+@group(0) @binding(9) var<storage, read> k_norm: array<f32>;
+
+// ROPE: cos (x) and sin (y) of pairs p .. p + 3 at `position`, times mscale (as rope.wgsl forms them).
+fn rotations4(position: u32, p: u32) -> array<vec4<f32>, 2> {
+  let r0 = rotation(position, p) * params.mscale;
+  let r1 = rotation(position, p + 1u) * params.mscale;
+  let r2 = rotation(position, p + 2u) * params.mscale;
+  let r3 = rotation(position, p + 3u) * params.mscale;
+  return array<vec4<f32>, 2>(vec4<f32>(r0.x, r1.x, r2.x, r3.x), vec4<f32>(r0.y, r1.y, r2.y, r3.y));
+}
+
+// ROPE: the head of hd4 vec4 at q[base] normalised (QK_NORM, with k_norm's weights if is_k, else q_norm's) and
+// rotated at `position`, into *head.
+fn rope_head(head: ptr<function, array<vec4<f32>, MAX_HEAD_DIM4>>, base: u32, hd4: u32, is_k: bool, position: u32) {
+  var squares = 0.0;
+  for (var i = 0u; i < hd4; i++) {
+    let v = q[base + i];
+    (*head)[i] = v;
+    squares += dot(v, v);
+  }
+  if (QK_NORM) {
+    let scale = inverseSqrt(squares / f32(hd4 * 4u) + params.rope_eps);
+    for (var i = 0u; i < hd4; i++) {
+      let w = select(vec4<f32>(q_norm[4u * i], q_norm[4u * i + 1u], q_norm[4u * i + 2u], q_norm[4u * i + 3u]),
+        vec4<f32>(k_norm[4u * i], k_norm[4u * i + 1u], k_norm[4u * i + 2u], k_norm[4u * i + 3u]), is_k);
+      (*head)[i] = (*head)[i] * scale * w;
+    }
+  }
+  let rot4 = params.rot_dims / 4u;
+  if (NEOX) {
+    // Pairs (p, p + rot_dims/2): vec4 j with vec4 j + rot_dims/8.
+    let half4 = rot4 / 2u;
+    for (var j = 0u; j < half4; j++) {
+      let cs = rotations4(position, 4u * j);
+      let a = (*head)[j];
+      let b = (*head)[j + half4];
+      (*head)[j] = a * cs[0] - b * cs[1];
+      (*head)[j + half4] = a * cs[1] + b * cs[0];
+    }
+  } else {
+    // Pairs (2p, 2p + 1): vec4 j holds pairs 2j (x, y) and 2j + 1 (z, w).
+    for (var j = 0u; j < rot4; j++) {
+      let c0 = rotation(position, 2u * j) * params.mscale;
+      let c1 = rotation(position, 2u * j + 1u) * params.mscale;
+      let v = (*head)[j];
+      let a = vec2<f32>(v.x, v.z);
+      let b = vec2<f32>(v.y, v.w);
+      let c = vec2<f32>(c0.x, c1.x);
+      let s = vec2<f32>(c0.y, c1.y);
+      let ra = a * c - b * s;
+      let rb = a * s + b * c;
+      (*head)[j] = vec4<f32>(ra.x, rb.x, ra.y, rb.y);
+    }
+  }
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
@@ -78,8 +151,15 @@ fn main(
 
   var query = array<vec4<f32>, MAX_HEAD_DIM4>();
   var acc = array<vec4<f32>, MAX_HEAD_DIM4>();
+  if (ROPE) {
+    rope_head(&query, q_base, hd4, false, step_params.pos0);
+  } else {
+    for (var i = 0u; i < hd4; i++) {
+      query[i] = q[q_base + i];
+    }
+  }
   for (var i = 0u; i < hd4; i++) {
-    query[i] = q[q_base + i] * params.scale;
+    query[i] = query[i] * params.scale;
   }
   var running_max = NEG_LARGE;
   var denominator = 0.0;
@@ -88,19 +168,48 @@ fn main(
     denominator = 1.0;
   }
   let cache_base = kv_head * params.max_seq * hd4;
+  var cached_end = end;
+  if (ROPE && begin <= step_params.pos0 && step_params.pos0 < end) {
+    // The new position (this split's last): its key and value from the qkv row, stored by one query head per KV head.
+    let position = step_params.pos0;
+    cached_end = position;
+    var key = array<vec4<f32>, MAX_HEAD_DIM4>();
+    let k_base = (params.n_heads + kv_head) * hd4;
+    let v_base = (params.n_heads + params.n_kv_heads + kv_head) * hd4;
+    rope_head(&key, k_base, hd4, true, position);
+    var score = 0.0;
+    for (var i = 0u; i < hd4; i++) {
+      score += dot(query[i], key[i]);
+    }
+    let new_max = max(running_max, score);
+    let correction = exp(running_max - new_max);
+    let weight = exp(score - new_max);
+    denominator = denominator * correction + weight;
+    running_max = new_max;
+    let store = head % (n_heads / params.n_kv_heads) == 0u;
+    let row_at = cache_base + position * hd4;
+    for (var i = 0u; i < hd4; i++) {
+      let value = q[v_base + i];
+      acc[i] = weight * value;
+      if (store) {
+        k_cache[row_at + i] = key[i];
+        v_cache[row_at + i] = value;
+      }
+    }
+  }
   // Four positions per step: one pass over the query for four scores, one rescale of the accumulator per four
   // values. Positions past the end are masked to weight 0 (their rows clamped to the last one).
-  for (var p0 = begin; p0 < end; p0 += 4u) {
+  for (var p0 = begin; p0 < cached_end; p0 += 4u) {
     let r0 = cache_base + p0 * hd4;
-    let r1 = cache_base + min(p0 + 1u, end - 1u) * hd4;
-    let r2 = cache_base + min(p0 + 2u, end - 1u) * hd4;
-    let r3 = cache_base + min(p0 + 3u, end - 1u) * hd4;
+    let r1 = cache_base + min(p0 + 1u, cached_end - 1u) * hd4;
+    let r2 = cache_base + min(p0 + 2u, cached_end - 1u) * hd4;
+    let r3 = cache_base + min(p0 + 3u, cached_end - 1u) * hd4;
     var scores = vec4<f32>(0.0);
     for (var i = 0u; i < hd4; i++) {
       let qi = query[i];
       scores += vec4<f32>(dot(qi, k_cache[r0 + i]), dot(qi, k_cache[r1 + i]), dot(qi, k_cache[r2 + i]), dot(qi, k_cache[r3 + i]));
     }
-    let valid = vec4<u32>(p0, p0 + 1u, p0 + 2u, p0 + 3u) < vec4<u32>(end);
+    let valid = vec4<u32>(p0, p0 + 1u, p0 + 2u, p0 + 3u) < vec4<u32>(cached_end);
     scores = select(vec4<f32>(NEG_LARGE), scores, valid);
     let new_max = max(running_max, max(max(scores.x, scores.y), max(scores.z, scores.w)));
     let correction = exp(running_max - new_max);

@@ -3,8 +3,9 @@
 // attention.wgsl's header; each kernel declares its own `Params` struct (binding 4).
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> k_cache: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> v_cache: array<vec4<f32>>;
+// read_write: attention.wgsl's ROPE path stores the decode step's new key and value (the prefill kernel only reads).
+@group(0) @binding(1) var<storage, read_write> k_cache: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> v_cache: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> sinks: array<f32>;

@@ -11,7 +11,8 @@
 // them (NEOX: (p, p + rot_dims/2)); the rest pass through (normalised with QK_NORM, and copied to the cache).
 // inv_freq[p] = theta^(-2p/rot_dims) / freq_factor[p] (and any linear scaling) is computed on the CPU once per
 // model (src/model/rope-frequencies.ts: plain theta, Llama-3 scaling, GGUF rope_freqs), so every variant is one
-// kernel. cos/sin are computed here to f32 accuracy (see rotation()).
+// kernel. cos/sin are computed to f32 accuracy by rope_rotation.wgsl's rotation(), which src/gpu/shaders.ts puts
+// before this file (decode steps rotate inside attention.wgsl with the same function).
 //
 // Bindings (group 0):
 //   0 inv_freq array<f32>  [head_dim / 2].
@@ -56,40 +57,6 @@ override WORKGROUP_SIZE: u32 = 64;
 override NEOX: bool = false;
 override WRITE_KV_CACHE: bool = true;
 override QK_NORM: bool = false;
-
-// pi/2 in three parts (Cody-Waite): turns * PIO2_HIGH and turns * PIO2_MID are exact for |turns| < 2^15.
-const PIO2_HIGH: f32 = 1.5703125;
-const PIO2_MID: f32 = 4.837512969970703125e-4;
-const PIO2_LOW: f32 = 7.54978995489188216e-8;
-const TWO_OVER_PI: f32 = 0.6366197723675814;
-
-// (cos, sin) of position * inv_freq[p], the angle rounded to f32 as llama.cpp forms it. Not WGSL's cos/sin:
-// they need only be accurate to 2^-11 (SwiftShader's are off by ~1e-4); instead the angle is reduced to
-// r in [-pi/4, pi/4] by quarter turns and sin r, cos r come from minimax polynomials (Cephes sinf/cosf),
-// within a few f32 ulps.
-fn rotation(position: u32, p: u32) -> vec2<f32> {
-  let angle = f32(position) * inv_freq[p];
-  let turns = round(angle * TWO_OVER_PI);
-  let r = ((angle - turns * PIO2_HIGH) - turns * PIO2_MID) - turns * PIO2_LOW;
-  let z = r * r;
-  let sin_r = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
-  let cos_r = ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
-  // angle = turns * pi/2 + r: rotate (cos r, sin r) by the quarter turns.
-  switch (i32(turns) & 3) {
-    case 1: {
-      return vec2<f32>(-sin_r, cos_r);
-    }
-    case 2: {
-      return vec2<f32>(-cos_r, -sin_r);
-    }
-    case 3: {
-      return vec2<f32>(sin_r, -cos_r);
-    }
-    default: {
-      return vec2<f32>(cos_r, sin_r);
-    }
-  }
-}
 
 // 1 / sqrt(mean of squares + eps) of the head_dim values from base (as rmsnorm.wgsl forms it).
 fn rms_scale(base: u32) -> f32 {

@@ -33,6 +33,7 @@ import decodeIq4ValuesCode from '../../shaders/decode_iq4_values.wgsl?raw';
 import embeddingCode from '../../shaders/embedding.wgsl?raw';
 import stepParamsCode from '../../shaders/step_params.wgsl?raw';
 import ropeCode from '../../shaders/rope.wgsl?raw';
+import ropeRotationCode from '../../shaders/rope_rotation.wgsl?raw';
 import attentionCommonCode from '../../shaders/attention_common.wgsl?raw';
 import attentionCode from '../../shaders/attention.wgsl?raw';
 import matmulExpertsCode from '../../shaders/matmul_experts.wgsl?raw';
@@ -140,8 +141,8 @@ export const embeddingKernels: Readonly<Record<GpuWeightFormatName, KernelSource
 ) as Record<GpuWeightFormatName, KernelSource>;
 // The kernels that read the forward step's uniform follow its struct (shaders/step_params.wgsl); attention also
 // follows the bindings and constants of the attention kernels (attention_common.wgsl).
-export const rope: KernelSource = { name: 'rope', code: composeWgsl(stepParamsCode, ropeCode) };
-export const attention: KernelSource = { name: 'attention', code: composeWgsl(stepParamsCode, attentionCommonCode, attentionCode) };
+export const rope: KernelSource = { name: 'rope', code: composeWgsl(stepParamsCode, ropeRotationCode, ropeCode) };
+export const attention: KernelSource = { name: 'attention', code: composeWgsl(stepParamsCode, attentionCommonCode, ropeRotationCode, attentionCode) };
 export const attentionCombine: KernelSource = { name: 'attention_combine', code: composeWgsl(stepParamsCode, attentionCombineCode) };
 export const attentionPrefill: KernelSource = { name: 'attention_prefill', code: composeWgsl(stepParamsCode, attentionCommonCode, attentionPrefillCode) };
 export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };

@@ -6,7 +6,8 @@
 //   feed-forward (gate/up products with SwiGLU or GeGLU, down product + residual; or moe-ffn.ts' experts)]
 //   -> final rmsnorm -> LM head, and the token choice (argmax, or the chooser a step is given).
 //   With fusedNorms (most models) every rmsnorm after the first is no op of its own: the residual product before it
-//   also writes x·g and x's sums of squares, and the products after it scale their sums by 1/rms.
+//   also writes x·g and x's sums of squares, and the products after it scale their sums by 1/rms. Decode steps
+//   (m = 1) rotate q and the new key inside attention (attention.wgsl ROPE), which also stores the new key and value.
 // `prepare()` compiles the pipelines of every op the plan can run (derived from the plan itself: m = 1 and m > 1,
 // both inputs, every logits mode). `step()` writes the ONE per-step uniform (StepParams: m, pos0, splits) and
 // encodes the step's program: per token count m, every op's pipeline, params uniform and bind group are built on
@@ -19,6 +20,7 @@ import type { EmbeddingTableType, ForwardKernels } from '../gpu/forward-kernels.
 import { fixOp, opRuns, opWorkgroups, packStep, type FixedOp, type KernelOp, type StepParams } from '../gpu/kernel-op.ts';
 import type { Kernels } from '../gpu/kernels.ts';
 import type { ProductArgs } from '../gpu/kernels/products.ts';
+import { attentionTakesRope } from '../gpu/kernels/attention.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
 import { StepUniform } from '../gpu/uniforms.ts';
 import { type DecoderWeights, type GpuMatrix, type GpuVector, type LogitsMode, type TokenChooser } from './decoder-types.ts';
@@ -345,18 +347,23 @@ export class ForwardPlan {
           ...this.product(L.qkv.k, a.xn, a.qkv, m, { bias, normed, column: c.heads * c.headDim, stride: qkvDim }),
           ...this.product(L.qkv.v, a.xn, a.qkv, m, { bias, normed, column: (c.heads + c.kvHeads) * c.headDim, stride: qkvDim }),
         ];
-    const rope = this.fk.ropeOps({
+    const rotation = {
       style: c.ropeStyle,
       invFreq: !layerUsesRope(c, l) ? this.noRopeFreq! : this.invFreqSliding && layerRopeTheta(c, l) !== c.ropeTheta ? this.invFreqSliding : this.invFreq,
       ropeDims: c.ropeDims,
       magnitude: c.ropeScaling?.type === 'longrope' ? c.ropeScaling.attnFactor : undefined,
+      qkNorm: L.qNorm && L.kNorm ? { q: L.qNorm.buffer, k: L.kNorm.buffer, eps: c.rmsEps } : undefined,
+    };
+    // Decode steps rotate q and the new key inside attention (and store the new key and value there): no rope op.
+    const ropeInAttention = m === 1 && attentionTakesRope(c.ropeStyle, c.headDim, c.ropeDims);
+    const rope = ropeInAttention ? [] : this.fk.ropeOps({
+      ...rotation,
       qkv: a.qkv,
       m,
       nHeads: c.heads,
       nKvHeads: c.kvHeads,
       headDim: c.headDim,
       kvCache: { kCache: this.kv.keys[l], vCache: this.kv.values[l], maxSeq: this.kv.shape.maxSeq },
-      qkNorm: L.qNorm && L.kNorm ? { q: L.qNorm.buffer, k: L.kNorm.buffer, eps: c.rmsEps } : undefined,
     });
     // Prefill chunks (m > 1): the KV-tiled kernel (attention_prefill.wgsl); decode: split attention.
     const attention = (m > 1 ? this.fk.attentionPrefillOps : this.fk.attentionOps).call(this.fk, {
@@ -374,12 +381,13 @@ export class ForwardPlan {
       window: layerWindow(c, l),
       sinks: L.sinks?.buffer,
       partials: a.attentionPartials,
+      rope: ropeInAttention ? rotation : undefined,
     });
     return [
       ...(normed ? [] : group('rmsnorm', ops(this.kernels.rmsnormOps({ x: a.x, weight: L.attnNorm.buffer, y: a.xn, rows: m, n: c.hidden, eps: c.rmsEps })))),
       ...group('q/k/v products', ops(qkv)),
       ...group(L.qNorm ? 'q/k norm + rope + kv store' : 'rope + kv store', ops(rope)),
-      ...group('attention', ops(attention)),
+      ...group(ropeInAttention ? 'rope + kv store + attention' : 'attention', ops(attention)),
       ...group('output product + residual', ops(this.residual(L.wo, a.attn, m, L.postAttnNorm, L.bo?.buffer, this.normAfter(l, 'ffn')))),
     ];
   }

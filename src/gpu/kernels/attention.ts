@@ -3,12 +3,14 @@
 // merged by attention_combine (flash-decoding; the step's `splits` says which form runs), and prefill chunks
 // (m > 1) through attention_prefill.wgsl composed per head dim, rows and lanes (attention-prefill-kernel.ts:
 // tiled over the positions, each K/V tile read once for a workgroup of query rows sharing a KV head). Sliding
-// window and attention sinks in both.
+// window and attention sinks in both. Decode may also do RoPE (and the q/k norm) and the new key's and value's
+// store itself (AttentionArgs.rope), so that a decode step has no rope op (src/model/forward-plan.ts).
 import { attentionPrefillSource } from '../attention-prefill-kernel.ts';
 import { requireBytes, type Binding } from '../dispatch.ts';
 import { PARAMS, STEP, type KernelOp, type StepParams } from '../kernel-op.ts';
 import * as shaders from '../shaders.ts';
 import type { KernelContext, Prepared } from './context.ts';
+import type { RopeStyle } from './rope.ts';
 
 /** Attention of m queries (their positions come from the step, as for RopeArgs). */
 export interface AttentionArgs {
@@ -17,6 +19,26 @@ export interface AttentionArgs {
   window?: number;
   /** Attention sinks: a logit per head [nHeads] f32 in the softmax's denominator. */
   sinks?: Binding;
+  /**
+   * RoPE (and Qwen3's q/k norm) done inside decode attention (m = 1, shaders/attention.wgsl ROPE) instead of by a
+   * rope op first: q is then the token's unrotated qkv row (q heads, k heads, v heads; qStride its width), and the
+   * new key and value go into the caches at pos0 here. As RopeArgs; see attentionTakesRope for the head shapes.
+   */
+  rope?: AttentionRope;
+}
+
+/** RoPE inside decode attention: RopeArgs' rotation fields. */
+export interface AttentionRope {
+  style: RopeStyle;
+  invFreq: Binding;
+  ropeDims?: number;
+  magnitude?: number;
+  qkNorm?: { q: Binding; k: Binding; eps: number };
+}
+
+/** Whether decode attention can rotate heads of this shape itself: four pairs at a time (NEOX: rot_dims / 2 a multiple of 4). */
+export function attentionTakesRope(style: RopeStyle, headDim: number, ropeDims = headDim): boolean {
+  return ropeDims <= headDim && ropeDims % (style === 'neox' ? 8 : 4) === 0;
 }
 
 export class AttentionKernels {
@@ -27,8 +49,9 @@ export class AttentionKernels {
   constructor(private readonly ctx: KernelContext) {}
 
   /** The kernel for this head dim (HEAD_DIM 0 would be attention.wgsl's generic form: the head dim from the params). */
-  private attentionKernel(headDim: number, sinks: boolean): Prepared {
-    return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.ctx.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim, SINKS: sinks } };
+  private attentionKernel(headDim: number, sinks: boolean, rope?: AttentionRope): Prepared {
+    const ropeConstants: Record<string, boolean> = rope ? { ROPE: true, NEOX: rope.style === 'neox', QK_NORM: rope.qkNorm !== undefined } : {};
+    return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.ctx.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim, SINKS: sinks, ...ropeConstants } };
   }
 
   /** attention_prefill composed for this head dim and ROWS (attention-prefill-kernel.ts: constant private indices). */
@@ -71,20 +94,31 @@ export class AttentionKernels {
     if (a.m === 0) return [];
     if (a.headDim % 4 !== 0 || a.headDim > 256) throw new RangeError(`attention: head dim ${a.headDim} must be a multiple of 4, at most 256`);
     const qStride = this.checked(a);
-    const kernel = this.attentionKernel(a.headDim, a.sinks !== undefined);
+    const rope = a.rope;
+    const ropeDims = rope?.ropeDims ?? a.headDim;
+    if (rope) {
+      if (a.m !== 1) throw new RangeError(`attention: RoPE inside attention is for decode steps (m = 1), not m = ${a.m}`);
+      if (!attentionTakesRope(rope.style, a.headDim, ropeDims)) throw new RangeError(`attention: ${ropeDims} rotary dimensions of head dim ${a.headDim} (${rope.style}) are not rotated inside attention`);
+      if (qStride < (a.nHeads + 2 * a.nKvHeads) * a.headDim) throw new RangeError(`attention: with RoPE inside, q is the qkv row (stride ${qStride} < ${(a.nHeads + 2 * a.nKvHeads) * a.headDim})`);
+    }
+    const kernel = this.attentionKernel(a.headDim, a.sinks !== undefined, rope);
     const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.ctx.shapes.attention;
     if (SPLIT_POSITIONS % 4 !== 0) throw new RangeError(`attention: SPLIT_POSITIONS ${SPLIT_POSITIONS} must be a multiple of 4`);
-    const params = [a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, SPLIT_POSITIONS, qStride, a.window ?? 0];
+    const params = [
+      a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, SPLIT_POSITIONS, qStride, a.window ?? 0,
+      { f32: rope?.qkNorm?.eps ?? 0 }, ropeDims, { f32: rope?.magnitude ?? 1 },
+    ];
     const sinkBinding = a.sinks ?? this.ctx.unused(0);
+    const ropeBindings = [rope?.invFreq ?? this.ctx.unused(0), rope?.qkNorm?.q ?? this.ctx.unused(0), rope?.qkNorm?.k ?? this.ctx.unused(0)];
     const whole = (s: StepParams) => s.splits === 1;
-    const ops: KernelOp[] = [{ ...kernel, bindings: [a.q, a.kCache, a.vCache, a.out, PARAMS, sinkBinding, STEP], params, workgroups: Math.ceil((a.m * a.nHeads) / WORKGROUP_SIZE), when: whole }];
+    const ops: KernelOp[] = [{ ...kernel, bindings: [a.q, a.kCache, a.vCache, a.out, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: Math.ceil((a.m * a.nHeads) / WORKGROUP_SIZE), when: whole }];
     if (a.m > 1 || SPLIT_POSITIONS === 0) return ops;
     const split = (s: StepParams) => s.splits > 1;
     const rows = a.m * a.nHeads;
     const { elementwise } = this.ctx.shapes;
     const combine = { kernel: shaders.attentionCombine, constants: { ...elementwise } };
     ops.push(
-      { ...kernel, bindings: [a.q, a.kCache, a.vCache, a.partials, PARAMS, sinkBinding, STEP], params, workgroups: (s) => Math.ceil((rows * s.splits) / WORKGROUP_SIZE), when: split },
+      { ...kernel, bindings: [a.q, a.kCache, a.vCache, a.partials, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: (s) => Math.ceil((rows * s.splits) / WORKGROUP_SIZE), when: split },
       { ...combine, bindings: [a.partials, a.out, PARAMS, STEP], params: [rows, a.headDim], workgroups: Math.ceil((rows * a.headDim) / 4 / elementwise.WORKGROUP_SIZE), when: split },
     );
     return ops;

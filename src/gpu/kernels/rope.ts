@@ -1,6 +1,7 @@
 // RoPE (interleaved or NEOX pairs, partial rotary, LongRoPE's magnitude) in place on each token's q and k heads,
 // optionally after a per-head RMSNorm of q and k (Qwen3) and with the rotated k and v stored into the layer's KV
-// cache (shaders/rope.wgsl); positions come from the step uniform (kernel-op.ts StepParams).
+// cache (shaders/rope.wgsl); positions come from the step uniform (kernel-op.ts StepParams). A forward plan runs it
+// for prefill chunks (m > 1) and for heads decode attention does not rotate itself (attention.ts attentionTakesRope).
 import { requireBytes, type Binding } from '../dispatch.ts';
 import { PARAMS, STEP, type KernelOp } from '../kernel-op.ts';
 import * as shaders from '../shaders.ts';
