@@ -138,16 +138,6 @@ fn round_f16(v: vec4<f32>) -> vec4<f32> {
   return vec4<f32>(unpack2x16float(pack2x16float(v.xy)), unpack2x16float(pack2x16float(v.zw)));
 }
 
-// NORMED: RMSNorm's 1/sqrt(mean(x²) + eps) of `token` (clamped to the last), from the producer's sums of squares.
-fn norm_scale(token: u32) -> f32 {
-  let base = min(token, params.m - 1u) * params.norm_groups;
-  var squares = 0.0;
-  for (var g = 0u; g < params.norm_groups; g++) {
-    squares += norm_sums[base + g];
-  }
-  return inverseSqrt(squares / f32(params.k) + params.eps);
-}
-
 // Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked;
 // returns the sum of the written values' squares (for NORM_OUT; 0 for a token past m).
 fn store(token: u32, row0: u32, value: vec4<f32>) -> f32 {
@@ -252,7 +242,7 @@ fn main(
     }
   }
   if (NORMED) {
-    // RMSNorm's scale is one factor per token: applied to the sums, the weights saw x·g (see the header).
+    // RMSNorm's scale is one factor per token (shaders/norm_scale.wgsl): applied to the sums, the weights saw x·g.
     let r = vec4<f32>(norm_scale(t0), norm_scale(t0 + 1u), norm_scale(t0 + 2u), norm_scale(t0 + 3u));
     acc0 *= r.x;
     acc1 *= r.y;

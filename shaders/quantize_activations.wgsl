@@ -17,7 +17,8 @@
 //   2 params  uniform { k, m, norm_groups, eps }.
 //   3 norm_sums array<f32>  NORMED: the sums of squares a NORM_OUT product wrote (shaders/matmul.wgsl), [m, norm_groups].
 // Overrides: WORKGROUP_SIZE; PAIRS (the layout above); NORMED (X holds Y·g of a NORM_OUT product: each value is
-//   first scaled by its token's 1/sqrt(Σ norm_sums / k + eps), so the blocks are those of RMSNorm(Y)·g).
+//   first scaled by its token's 1/sqrt(Σ norm_sums / k + eps), shaders/norm_scale.wgsl's norm_scale, composed with
+//   this file; so the blocks are those of RMSNorm(Y)·g).
 // Dispatch: 1-D, ceil(m * k / 32 / WORKGROUP_SIZE) workgroups; one invocation per block.
 
 struct Params {
@@ -35,15 +36,6 @@ struct Params {
 override WORKGROUP_SIZE: u32 = 64;
 override PAIRS: bool = false;
 override NORMED: bool = false;
-
-// NORMED: RMSNorm's 1/sqrt(mean(y²) + eps) of token t (shaders/matmul.wgsl norm_scale).
-fn norm_scale(t: u32) -> f32 {
-  var squares = 0.0;
-  for (var g = 0u; g < params.norm_groups; g++) {
-    squares += norm_sums[t * params.norm_groups + g];
-  }
-  return inverseSqrt(squares / f32(params.k) + params.eps);
-}
 
 // Codes of elements 4j..4j+3 (a) and 16+4j..19+4j (b) as shaders/matmul_q4_0_int8.wgsl's pair words.
 fn pairs(a: vec4<f32>, b: vec4<f32>) -> vec4<u32> {

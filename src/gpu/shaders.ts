@@ -4,7 +4,8 @@ import type { KernelSource } from './pipeline-cache.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../common/weight-formats.ts';
 import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
-import matmulCode from '../../shaders/matmul.wgsl?raw';
+import matmulSkeletonCode from '../../shaders/matmul.wgsl?raw';
+import normScaleCode from '../../shaders/norm_scale.wgsl?raw';
 import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
 import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?raw';
 import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
@@ -57,6 +58,9 @@ import matmulQ8_0Int8Code from '../../shaders/matmul_q8_0_int8.wgsl?raw';
 import matmulQ4_0Int8Code from '../../shaders/matmul_q4_0_int8.wgsl?raw';
 import quantizeActivationsCode from '../../shaders/quantize_activations.wgsl?raw';
 import decodeF16NativeCode from '../../shaders/decode_f16_native.wgsl?raw';
+
+// The product skeleton with the fused norm's scale it reads (NORMED; quantize_activations reads the same function).
+const matmulCode = composeWgsl(normScaleCode, matmulSkeletonCode);
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
@@ -178,7 +182,7 @@ function composeWgsl(...parts: string[]): string {
 export const INT8_PRODUCT_FORMATS = ['Q8_0', 'Q4_0'] as const;
 export type Int8ProductFormat = (typeof INT8_PRODUCT_FORMATS)[number];
 
-export const quantizeActivations: KernelSource = { name: 'quantize_activations', code: quantizeActivationsCode };
+export const quantizeActivations: KernelSource = { name: 'quantize_activations', code: composeWgsl(normScaleCode, quantizeActivationsCode) };
 
 /** Each int8 product's decoder and body. */
 const PARTS: Readonly<Record<Int8ProductFormat, readonly [decoder: string, body: string]>> = {
