@@ -9,6 +9,12 @@ const BLOCK_ELEMENTS: u32 = 32u;
 const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = false;
 
+// The four codes of a word plus 128, over 255, low byte first: each byte's sign bit flipped makes it q + 128, and
+// one unpack4x8unorm widens all four (the product body shaders/matmul_q8_0.wgsl takes 255·Σ - 128·Σx).
+fn biased_codes(word: u32) -> vec4<f32> {
+  return unpack4x8unorm(word ^ 0x80808080u);
+}
+
 // The four int8 of a word, low byte first.
 fn unpack_i8x4(word: u32) -> vec4<f32> {
   let v = vec4<i32>(bitcast<i32>(word << 24u), bitcast<i32>(word << 16u), bitcast<i32>(word << 8u), bitcast<i32>(word));

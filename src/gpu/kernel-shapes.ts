@@ -119,9 +119,11 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
       attentionPrefill: { WORKGROUP_SIZE: 4, KV_TILE: 16, ROWS: 8, SHARED_KV: false, LANES: 4 },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
       prefillChunk: 64,
-      // SwiftShader: decode 1.4-1.7x less CPU per token with int8 activations (bench/README.md decode-int8);
-      // test/gpu/forward.test.ts checks them against the reference's q8_0 activations (test/support/cpu-forward.ts).
-      int8Activations: { Q8_0: dot4, Q4_0: dot4, prefill: false },
+      // SwiftShader: Q4_0 decode 1.4-1.7x less CPU per token with int8 activations (bench/README.md decode-int8, Q4_0
+      // pair products); test/gpu/forward.test.ts checks them against the reference's q8_0 activations
+      // (test/support/cpu-forward.ts). Not Q8_0: its f32 body reads codes with one unpack4x8unorm a word and was
+      // ~1.6x faster than the emulated dot4I8Packed (bench/README.md, "Q8_0 through unpack4x8unorm").
+      int8Activations: { Q8_0: false, Q4_0: dot4, prefill: false },
     };
   }
   const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
