@@ -1,8 +1,10 @@
 // matmul_q4_k: the Q4_K product's tuned block body (scales decoded once per block for the 4 rows, each qs word
 // read once for both nibbles, mins applied through Σx). The kernel is the block decoder shaders/decode_q4_k.wgsl
-// (after decode_kquant_scales.wgsl: layout, BLOCK_WORDS, scales_mins, nibbles), this file, the K_SPLIT reduction
-// and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
-// bindings, overrides and dispatch.
+// (after decode_kquant_scales.wgsl: layout, BLOCK_WORDS, scales_mins, unit_nibbles), this file, the K_SPLIT
+// reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
+// bindings, overrides and dispatch. The nibbles come over 255 from one unpack4x8unorm a word (unit_nibbles) and the
+// 255 is folded into the sub-block scales: on CPU adapters each shader op costs several SIMD instructions, and this
+// took the product ~1.5x faster than vector shifts (bench/README.md, "Codes through unpack4x8unorm").
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -22,8 +24,8 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
     // Chunk c: 64 elements, low nibbles = sub-block 2c, high nibbles = sub-block 2c + 1.
     let half = c >> 1u;
     let j = 2u * (c & 1u);
-    let low_scale = d * vec4<f32>(sm0[half][j], sm1[half][j], sm2[half][j], sm3[half][j]);
-    let high_scale = d * vec4<f32>(sm0[half][j + 1u], sm1[half][j + 1u], sm2[half][j + 1u], sm3[half][j + 1u]);
+    let low_scale = 255.0 * d * vec4<f32>(sm0[half][j], sm1[half][j], sm2[half][j], sm3[half][j]);
+    let high_scale = 255.0 * d * vec4<f32>(sm0[half][j + 1u], sm1[half][j + 1u], sm2[half][j + 1u], sm3[half][j + 1u]);
     let low_min = dmin * vec4<f32>(sm0[2u + half][j], sm1[2u + half][j], sm2[2u + half][j], sm3[2u + half][j]);
     let high_min = dmin * vec4<f32>(sm0[2u + half][j + 1u], sm1[2u + half][j + 1u], sm2[2u + half][j + 1u], sm3[2u + half][j + 1u]);
     // Per token: q·x over the low and the high sub-block (rows in the components), and Σx over each.
@@ -45,14 +47,14 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
       let a1 = w[o1 + qi];
       let a2 = w[o2 + qi];
       let a3 = w[o3 + qi];
-      let l0 = nibbles(a0, 0u);
-      let l1 = nibbles(a1, 0u);
-      let l2 = nibbles(a2, 0u);
-      let l3 = nibbles(a3, 0u);
-      let h0 = nibbles(a0, 4u);
-      let h1 = nibbles(a1, 4u);
-      let h2 = nibbles(a2, 4u);
-      let h3 = nibbles(a3, 4u);
+      let l0 = unit_nibbles(a0, 0u);
+      let l1 = unit_nibbles(a1, 0u);
+      let l2 = unit_nibbles(a2, 0u);
+      let l3 = unit_nibbles(a3, 0u);
+      let h0 = unit_nibbles(a0, 4u);
+      let h1 = unit_nibbles(a1, 4u);
+      let h2 = unit_nibbles(a2, 4u);
+      let h3 = unit_nibbles(a3, 4u);
       let xi = xb + 16u * c + l;
       let xl0 = x[x0 + xi];
       let xh0 = x[x0 + xi + 8u];
