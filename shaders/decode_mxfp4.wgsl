@@ -32,6 +32,14 @@ fn mxfp4_scale(e: u32) -> f32 {
   return bitcast<f32>(select(0x00200000u << (e & 1u), (e - 1u) << 23u, e >= 2u));
 }
 
+// The affine body's units: the codes themselves (code = UNIT_SCALE·unit - UNIT_BIAS).
+const UNIT_SCALE: f32 = 1.0;
+const UNIT_BIAS: f32 = 0.0;
+
+fn group_units(o: u32, g: u32) -> vec4<f32> {
+  return group_codes(o, g);
+}
+
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return vec2<f32>(mxfp4_scale(w[o] & 255u), 0.0);
 }

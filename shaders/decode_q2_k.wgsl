@@ -11,6 +11,17 @@ const BLOCK_ELEMENTS: u32 = 256u;
 const SUB_ELEMENTS: u32 = 16u;
 const HAS_OFFSET: bool = true;
 
+// The codes of group_codes over 255, from one unpack4x8unorm of the masked word (the affine body's units:
+// code = UNIT_SCALE·unit - UNIT_BIAS; on CPU adapters one widening op a word is the fast form).
+const UNIT_SCALE: f32 = 255.0;
+const UNIT_BIAS: f32 = 0.0;
+
+fn group_units(o: u32, g: u32) -> vec4<f32> {
+  let s = g >> 2u;
+  let word = w[o + 4u + 8u * (s >> 3u) + 4u * (s & 1u) + (g & 3u)];
+  return unpack4x8unorm((word >> (2u * ((s >> 1u) & 3u))) & 0x03030303u);
+}
+
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   let sc = (w[o + (s >> 2u)] >> (8u * (s & 3u))) & 255u;
   let dm = unpack2x16float(w[o + 20u]);

@@ -17,6 +17,22 @@ fn q3k_scale_byte(o: u32, i: u32) -> u32 {
   return (w[o + 24u + (i >> 2u)] >> (8u * (i & 3u))) & 255u;
 }
 
+// The codes of group_codes plus 4, over 255 (the affine body's units: code = UNIT_SCALE·unit - UNIT_BIAS): the 2
+// low bits and the high bit joined in the bytes of one word and widened by one unpack4x8unorm (on CPU adapters one
+// widening op a word is the fast form).
+const UNIT_SCALE: f32 = 255.0;
+const UNIT_BIAS: f32 = 4.0;
+
+fn group_units(o: u32, g: u32) -> vec4<f32> {
+  let s = g >> 2u;
+  let n = s >> 3u;
+  let j = (s >> 1u) & 3u;
+  let h = s & 1u;
+  let low = (w[o + 8u + 8u * n + 4u * h + (g & 3u)] >> (2u * j)) & 0x03030303u;
+  let high = ((w[o + 4u * h + (g & 3u)] >> (4u * n + j)) & 0x01010101u) << 2u;
+  return unpack4x8unorm(low | high);
+}
+
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   let low = (q3k_scale_byte(o, s & 7u) >> (4u * (s >> 3u))) & 15u;
   let high = (q3k_scale_byte(o, 8u + (s & 3u)) >> (2u * (s >> 2u))) & 3u;

@@ -9,6 +9,15 @@ const BLOCK_ELEMENTS: u32 = 32u;
 const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = true;
 
+// The codes of group_codes over 255, from one unpack4x8unorm of the masked word (the affine body's units:
+// code = UNIT_SCALE·unit - UNIT_BIAS; on CPU adapters one widening op a word is the fast form).
+const UNIT_SCALE: f32 = 255.0;
+const UNIT_BIAS: f32 = 0.0;
+
+fn group_units(o: u32, g: u32) -> vec4<f32> {
+  return unpack4x8unorm((w[o + 1u + (g & 3u)] >> ((g >> 2u) * 4u)) & 0x0F0F0F0Fu);
+}
+
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return unpack2x16float(w[o]);
 }

@@ -15,7 +15,11 @@
 //   const SUB_ELEMENTS                 weights sharing one affine pair (a multiple of 4 dividing BLOCK_ELEMENTS);
 //   const HAS_OFFSET: bool             whether any sub-block's offset can be non-zero;
 //   fn sub_affine(o, s) -> vec2<f32>   (scale, offset) of sub-block s: weight = scale * code + offset;
-//   fn group_codes(o, g) -> vec4<f32>  the codes of weights 4g .. 4g + 3 of the block.
+//   fn group_codes(o, g) -> vec4<f32>  the codes of weights 4g .. 4g + 3 of the block;
+// and those composed with the 'affine' body also:
+//   const UNIT_SCALE, UNIT_BIAS: f32, fn group_units(o, g) -> vec4<f32>   the same codes as the body reads them,
+//                                      code = UNIT_SCALE * unit - UNIT_BIAS (most: the codes over 255 from one
+//                                      unpack4x8unorm a word, the fast form on CPU adapters; else the codes, 1, 0).
 // The embedding lookup composes the decoder alone; the products compose it with a block body: 'plain' (F32/F16:
 // shaders/matmul_plain_block.wgsl, 4 weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block
 // Σ code·x and Σ x, scaled once), or a tuned body of their own (shaders/matmul_<name>.wgsl, built on the
