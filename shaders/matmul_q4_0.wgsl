@@ -1,47 +1,71 @@
 // matmul_q4_0: the Q4_0 product's tuned block body (each qs word read once for its low and high nibbles, d
 // applied once per block). The kernel is the block decoder shaders/decode_q4_0.wgsl (layout, BLOCK_WORDS,
-// nibbles), this file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in
-// src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch.
+// unit_nibbles), this file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in
+// src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch. The nibbles come over 255 from
+// one unpack4x8unorm a word and the -8 through Σx (centred): the fast form on CPU adapters (bench/README.md, "Codes
+// through unpack4x8unorm"), where this f32 body runs prefill (decode takes the int8 pair products there).
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {
   let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
+  // s_t: Σ unit·x over this block for token t (rows in the components), t_t: Σ x; d applied once per block.
   var s0 = vec4<f32>(0.0);
   var s1 = vec4<f32>(0.0);
   var s2 = vec4<f32>(0.0);
   var s3 = vec4<f32>(0.0);
+  var t0 = vec4<f32>(0.0);
+  var t1 = vec4<f32>(0.0);
+  var t2 = vec4<f32>(0.0);
+  var t3 = vec4<f32>(0.0);
   for (var i = 1u; i < 5u; i++) {
     // Word i holds bytes 4(i-1) .. 4(i-1)+3: low nibbles are elements 4(i-1).., high nibbles 16 + 4(i-1)..
     let a0 = w[o0 + i];
     let a1 = w[o1 + i];
     let a2 = w[o2 + i];
     let a3 = w[o3 + i];
-    let l0 = nibbles(a0, 0u);
-    let l1 = nibbles(a1, 0u);
-    let l2 = nibbles(a2, 0u);
-    let l3 = nibbles(a3, 0u);
-    let h0 = nibbles(a0, 4u);
-    let h1 = nibbles(a1, 4u);
-    let h2 = nibbles(a2, 4u);
-    let h3 = nibbles(a3, 4u);
+    let l0 = unit_nibbles(a0, 0u);
+    let l1 = unit_nibbles(a1, 0u);
+    let l2 = unit_nibbles(a2, 0u);
+    let l3 = unit_nibbles(a3, 0u);
+    let h0 = unit_nibbles(a0, 4u);
+    let h1 = unit_nibbles(a1, 4u);
+    let h2 = unit_nibbles(a2, 4u);
+    let h3 = unit_nibbles(a3, 4u);
     let xi = xb + i - 1u;
-    s0 += dot4(l0, l1, l2, l3, x[x0 + xi]) + dot4(h0, h1, h2, h3, x[x0 + xi + 4u]);
+    let v0 = x[x0 + xi];
+    let u0 = x[x0 + xi + 4u];
+    s0 += dot4(l0, l1, l2, l3, v0) + dot4(h0, h1, h2, h3, u0);
+    t0 += v0 + u0;
     if (TILE_M > 1u) {
-      s1 += dot4(l0, l1, l2, l3, x[x1 + xi]) + dot4(h0, h1, h2, h3, x[x1 + xi + 4u]);
+      let v1 = x[x1 + xi];
+      let u1 = x[x1 + xi + 4u];
+      s1 += dot4(l0, l1, l2, l3, v1) + dot4(h0, h1, h2, h3, u1);
+      t1 += v1 + u1;
     }
     if (TILE_M > 2u) {
-      s2 += dot4(l0, l1, l2, l3, x[x2 + xi]) + dot4(h0, h1, h2, h3, x[x2 + xi + 4u]);
+      let v2 = x[x2 + xi];
+      let u2 = x[x2 + xi + 4u];
+      s2 += dot4(l0, l1, l2, l3, v2) + dot4(h0, h1, h2, h3, u2);
+      t2 += v2 + u2;
     }
     if (TILE_M > 3u) {
-      s3 += dot4(l0, l1, l2, l3, x[x3 + xi]) + dot4(h0, h1, h2, h3, x[x3 + xi + 4u]);
+      let v3 = x[x3 + xi];
+      let u3 = x[x3 + xi + 4u];
+      s3 += dot4(l0, l1, l2, l3, v3) + dot4(h0, h1, h2, h3, u3);
+      t3 += v3 + u3;
     }
   }
-  *acc0 += d * s0;
+  *acc0 += d * centred(s0, t0);
   if (TILE_M > 1u) {
-    *acc1 += d * s1;
-    *acc2 += d * s2;
-    *acc3 += d * s3;
+    *acc1 += d * centred(s1, t1);
+    *acc2 += d * centred(s2, t2);
+    *acc3 += d * centred(s3, t3);
   }
+}
+
+// Σ (code - 8)·x from Σ unit·x (s; unit = code / 255) and the block's x summed by component (t).
+fn centred(s: vec4<f32>, t: vec4<f32>) -> vec4<f32> {
+  return 255.0 * s - 8.0 * ((t.x + t.y) + (t.z + t.w));
 }
