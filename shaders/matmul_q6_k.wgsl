@@ -1,5 +1,5 @@
 // matmul_q6_k: the Q6_K product's tuned block body (each ql word read once for two groups, each qh word for
-// four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS, scale_i8, unit_q6), this
+// four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS, unit_q6), this
 // file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read
 // that header for the bindings, overrides and dispatch. The 6-bit codes are assembled in the bytes of a word and
 // widened by one unpack4x8unorm ((q + 32) / 255, unit_q6); each group's sum is then 255·Σ - 32·Σx (centred): on
@@ -17,13 +17,22 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
   var sum3 = *acc3;
   let d = vec4<f32>(unpack2x16float(w[o0 + 52u]).x, unpack2x16float(w[o1 + 52u]).x, unpack2x16float(w[o2 + 52u]).x, unpack2x16float(w[o3 + 52u]).x);
   for (var h = 0u; h < 2u; h++) {
+    // The scales of this half: bytes 8h .. 8h + 7, words 48 + 2h (a) and 49 + 2h (b), read once per row.
+    let sa0 = w[o0 + 48u + 2u * h];
+    let sa1 = w[o1 + 48u + 2u * h];
+    let sa2 = w[o2 + 48u + 2u * h];
+    let sa3 = w[o3 + 48u + 2u * h];
+    let sb0 = w[o0 + 49u + 2u * h];
+    let sb1 = w[o1 + 49u + 2u * h];
+    let sb2 = w[o2 + 49u + 2u * h];
+    let sb3 = w[o3 + 49u + 2u * h];
     for (var half16 = 0u; half16 < 2u; half16++) {
-      // Elements 128h + 32g + 16*half16 + (0..15), g = 0..3, use scale 8h + 2g + half16 (per row).
-      let si = 8u * h + half16;
-      let s0 = d * vec4<f32>(scale_i8(o0, si), scale_i8(o1, si), scale_i8(o2, si), scale_i8(o3, si));
-      let s1 = d * vec4<f32>(scale_i8(o0, si + 2u), scale_i8(o1, si + 2u), scale_i8(o2, si + 2u), scale_i8(o3, si + 2u));
-      let s2 = d * vec4<f32>(scale_i8(o0, si + 4u), scale_i8(o1, si + 4u), scale_i8(o2, si + 4u), scale_i8(o3, si + 4u));
-      let s3 = d * vec4<f32>(scale_i8(o0, si + 6u), scale_i8(o1, si + 6u), scale_i8(o2, si + 6u), scale_i8(o3, si + 6u));
+      // Elements 128h + 32g + 16*half16 + (0..15), g = 0..3, use scale 8h + 2g + half16 (per row): byte half16
+      // (g = 0) or half16 + 2 (g = 1) of word a, the same of word b (g = 2, 3).
+      let s0 = d * vec4<f32>(signed_byte(sa0, half16), signed_byte(sa1, half16), signed_byte(sa2, half16), signed_byte(sa3, half16));
+      let s1 = d * vec4<f32>(signed_byte(sa0, half16 + 2u), signed_byte(sa1, half16 + 2u), signed_byte(sa2, half16 + 2u), signed_byte(sa3, half16 + 2u));
+      let s2 = d * vec4<f32>(signed_byte(sb0, half16), signed_byte(sb1, half16), signed_byte(sb2, half16), signed_byte(sb3, half16));
+      let s3 = d * vec4<f32>(signed_byte(sb0, half16 + 2u), signed_byte(sb1, half16 + 2u), signed_byte(sb2, half16 + 2u), signed_byte(sb3, half16 + 2u));
       for (var l = 0u; l < 4u; l++) {
         // Words of ql[l4*4 ..] (a), ql[32 + l4*4 ..] (b) and qh[l4*4 ..] of this half: elements 4*l4 .. 4*l4+3
         // of the four groups. One group at a time keeps few values live (CPU adapters spill otherwise).
@@ -162,4 +171,9 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
 // Σ (q - 32)·x of 4 rows from Σ (q/255)·x (unit_q6's codes) and the 4 values x.
 fn centred(unit: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
   return 255.0 * unit - 32.0 * ((v.x + v.y) + (v.z + v.w));
+}
+
+// Byte i of a word as a signed integer.
+fn signed_byte(word: u32, i: u32) -> f32 {
+  return f32(bitcast<i32>(word << (24u - 8u * i)) >> 24u);
 }
