@@ -34,7 +34,7 @@
 // last chunk); `targets`: each target's measured value, goal and `met`, with the top kernels where one is not met.
 // Chromium runs with --enable-dawn-features=allow_unsafe_apis,disable_robustness (benchmarks only, never in the
 // product; `--robust` leaves it off). Options:
-//   --size 20m|100m  --types F16,Q8_0,Q4_0  --no-bundled  --decode-tokens 32  --prefill 128,512  --ttft-tokens 16
+//   --size 20m|100m  --types F16,Q8_0,Q4_0 (also llama_ftype names: Q4_K_M, Q5_0, Q5_K_M, ... through llama.cpp's quantizer)  --no-bundled  --decode-tokens 32  --prefill 128,512  --ttft-tokens 16
 //   --catalog id,id|all (the catalog's real shapes instead of the generated models: bench/real-sizes, below)  --logits-only
 //   --positions N (catalog runs: logit positions; default 8, 3 for the 1B-4B shapes)  --binding-limit-mib 128 (catalog runs: the engine's device capped at WebGPU's default binding size, so weights split)
 //   --no-transformers  --transformers-device webgpu|wasm|both  --transformers-models bundled,headline|all|ids  --transformers-decode-tokens 8  --transformers-prefill 128
@@ -43,7 +43,7 @@
 //   --sampling-vocab 151936 (0: none)  --sampling-rounds 7  --prefill-long 8192 (0: none; smaller for a smoke run)
 //   --paired-rounds 3 (engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,18 +108,42 @@ const loadavg = () => readFileSync('/proc/loadavg', 'utf8').trim().split(/\s+/).
 
 // ---------------------------------------------------------------- models
 
+// The types tools/make-test-model writes itself; any other llama_ftype name (Q4_K_M, Q5_0, Q5_K_M, ...) is an F32
+// model of the same shape and seed quantized by llama.cpp's own llama_model_quantize (../shared/tools/
+// llama-quantize.py, on tools/llama-oracle's node-llama-cpp libraries), with the type per tensor a published file has.
+const MAKE_TEST_MODEL_TYPES = new Set(['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K']);
+const QUANTIZE_SCRIPT = process.env.LLAMA_QUANTIZE_SCRIPT ?? join(ROOT, '..', 'shared', 'tools', 'llama-quantize.py');
+
+function makeTestModel(type, dir) {
+  execFileSync(process.execPath, [
+    join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'tools', 'make-test-model', 'cli.ts'),
+    '--arch', 'qwen3', '--type', type, '--out', dir, '--seed', '7', '--layers', String(shape.layers), '--hidden', String(shape.hidden),
+    '--intermediate', String(shape.intermediate), '--heads', String(shape.heads), '--kv-heads', String(shape.kvHeads),
+    '--head-dim', String(shape.headDim), '--merges', '250', '--context-length', '2048',
+  ], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** node-llama-cpp's prebuilt libraries under tools/llama-oracle (test/support/ggml-oracle.ts llamaLibDir). */
+function llamaLibDir() {
+  const dir = join(ROOT, 'tools', 'llama-oracle', 'node_modules', '@node-llama-cpp', 'linux-x64', 'bins', 'linux-x64');
+  if (!existsSync(join(dir, 'libggml-base.so'))) throw new Error(`--types: llama.cpp's quantizer needs @node-llama-cpp/linux-x64 under tools/llama-oracle (npm ci there)`);
+  return dir;
+}
+
 function generatedModel(type) {
   const name = `qwen3-q${opt.size}-${type.toLowerCase()}`;
   const dir = join(MODELS_DIR, name);
   if (!existsSync(join(dir, 'model.gguf'))) {
     log(`generating ${name} ...`);
     mkdirSync(dir, { recursive: true });
-    execFileSync(process.execPath, [
-      join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'tools', 'make-test-model', 'cli.ts'),
-      '--arch', 'qwen3', '--type', type, '--out', dir, '--seed', '7', '--layers', String(shape.layers), '--hidden', String(shape.hidden),
-      '--intermediate', String(shape.intermediate), '--heads', String(shape.heads), '--kv-heads', String(shape.kvHeads),
-      '--head-dim', String(shape.headDim), '--merges', '250', '--context-length', '2048',
-    ], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (MAKE_TEST_MODEL_TYPES.has(type)) makeTestModel(type, dir);
+    else {
+      const f32 = join(dir, 'f32');
+      makeTestModel('F32', f32);
+      execFileSync('python3', [QUANTIZE_SCRIPT, llamaLibDir(), join(f32, 'model.gguf'), join(dir, 'model.gguf'), type], { stdio: ['ignore', 'ignore', 'pipe'] });
+      cpSync(join(f32, 'hf'), join(dir, 'hf'), { recursive: true });
+      rmSync(f32, { recursive: true });
+    }
   }
   return { id: name, kind: 'generated', type, url: `/__bench_models/${name}/model.gguf`, path: join(dir, 'model.gguf') };
 }
