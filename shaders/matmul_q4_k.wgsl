@@ -1,6 +1,6 @@
 // matmul_q4_k: the Q4_K product's tuned block body (scales decoded once per block for the 4 rows, each qs word
 // read once for both nibbles, mins applied through Σx). The kernel is the block decoder shaders/decode_q4_k.wgsl
-// (after decode_kquant_scales.wgsl: layout, BLOCK_WORDS, scales_mins, unit_nibbles), this file, the K_SPLIT
+// (after decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_scale_min, unit_nibbles), this file, the K_SPLIT
 // reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
 // bindings, overrides and dispatch. The nibbles come over 255 from one unpack4x8unorm a word (unit_nibbles) and the
 // 255 is folded into the sub-block scales: on CPU adapters each shader op costs several SIMD instructions, and this
@@ -16,18 +16,33 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
   let dm3 = unpack2x16float(w[o3]);
   let d = vec4<f32>(dm0.x, dm1.x, dm2.x, dm3.x);
   let dmin = vec4<f32>(dm0.y, dm1.y, dm2.y, dm3.y);
-  let sm0 = scales_mins(w[o0 + 1u], w[o0 + 2u], w[o0 + 3u]);
-  let sm1 = scales_mins(w[o1 + 1u], w[o1 + 2u], w[o1 + 3u]);
-  let sm2 = scales_mins(w[o2 + 1u], w[o2 + 2u], w[o2 + 3u]);
-  let sm3 = scales_mins(w[o3 + 1u], w[o3 + 2u], w[o3 + 3u]);
+  // The scale words of each row, read once per block (kquant_scale_min takes a sub-block's scale and min out).
+  let sa0 = w[o0 + 1u];
+  let sb0 = w[o0 + 2u];
+  let sc0 = w[o0 + 3u];
+  let sa1 = w[o1 + 1u];
+  let sb1 = w[o1 + 2u];
+  let sc1 = w[o1 + 3u];
+  let sa2 = w[o2 + 1u];
+  let sb2 = w[o2 + 2u];
+  let sc2 = w[o2 + 3u];
+  let sa3 = w[o3 + 1u];
+  let sb3 = w[o3 + 2u];
+  let sc3 = w[o3 + 3u];
   for (var c = 0u; c < 4u; c++) {
-    // Chunk c: 64 elements, low nibbles = sub-block 2c, high nibbles = sub-block 2c + 1.
-    let half = c >> 1u;
-    let j = 2u * (c & 1u);
-    let low_scale = 255.0 * d * vec4<f32>(sm0[half][j], sm1[half][j], sm2[half][j], sm3[half][j]);
-    let high_scale = 255.0 * d * vec4<f32>(sm0[half][j + 1u], sm1[half][j + 1u], sm2[half][j + 1u], sm3[half][j + 1u]);
-    let low_min = dmin * vec4<f32>(sm0[2u + half][j], sm1[2u + half][j], sm2[2u + half][j], sm3[2u + half][j]);
-    let high_min = dmin * vec4<f32>(sm0[2u + half][j + 1u], sm1[2u + half][j + 1u], sm2[2u + half][j + 1u], sm3[2u + half][j + 1u]);
+    // Chunk c's sub-blocks 2c (low nibbles) and 2c + 1 (high nibbles), (scale, min) per row.
+    let sl0 = kquant_scale_min(sa0, sb0, sc0, 2u * c);
+    let sl1 = kquant_scale_min(sa1, sb1, sc1, 2u * c);
+    let sl2 = kquant_scale_min(sa2, sb2, sc2, 2u * c);
+    let sl3 = kquant_scale_min(sa3, sb3, sc3, 2u * c);
+    let sh0 = kquant_scale_min(sa0, sb0, sc0, 2u * c + 1u);
+    let sh1 = kquant_scale_min(sa1, sb1, sc1, 2u * c + 1u);
+    let sh2 = kquant_scale_min(sa2, sb2, sc2, 2u * c + 1u);
+    let sh3 = kquant_scale_min(sa3, sb3, sc3, 2u * c + 1u);
+    let low_scale = 255.0 * d * vec4<f32>(sl0.x, sl1.x, sl2.x, sl3.x);
+    let high_scale = 255.0 * d * vec4<f32>(sh0.x, sh1.x, sh2.x, sh3.x);
+    let low_min = dmin * vec4<f32>(sl0.y, sl1.y, sl2.y, sl3.y);
+    let high_min = dmin * vec4<f32>(sh0.y, sh1.y, sh2.y, sh3.y);
     // Per token: q·x over the low and the high sub-block (rows in the components), and Σx over each.
     var lo0 = vec4<f32>(0.0);
     var lo1 = vec4<f32>(0.0);
