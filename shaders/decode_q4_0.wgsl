@@ -16,12 +16,6 @@ fn nibbles(word: u32, shift: u32) -> vec4<f32> {
   return vec4<f32>(q) - vec4<f32>(8.0);
 }
 
-// The nibbles (without the -8) over 255: one unpack4x8unorm of the masked word (the f32 product body,
-// shaders/matmul_q4_0.wgsl, takes 255·Σ - 8·Σx; on CPU adapters one widening op a word is the fast form).
-fn unit_nibbles(word: u32, shift: u32) -> vec4<f32> {
-  return unpack4x8unorm((word >> shift) & 0x0F0F0F0Fu);
-}
-
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return vec2<f32>(unpack2x16float(w[o]).x, 0.0);
 }

@@ -15,7 +15,7 @@ const UNIT_SCALE: f32 = 255.0;
 const UNIT_BIAS: f32 = 0.0;
 
 fn group_units(o: u32, g: u32) -> vec4<f32> {
-  return unpack4x8unorm((w[o + 1u + (g & 3u)] >> ((g >> 2u) * 4u)) & 0x0F0F0F0Fu);
+  return unit_nibbles(w[o + 1u + (g & 3u)], (g >> 2u) * 4u);
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {

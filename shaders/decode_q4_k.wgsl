@@ -16,12 +16,6 @@ fn nibbles(word: u32, shift: u32) -> vec4<f32> {
   return vec4<f32>((vec4<u32>(word) >> (vec4<u32>(0u, 8u, 16u, 24u) + shift)) & vec4<u32>(15u));
 }
 
-// nibbles() over 255: one unpack4x8unorm of the masked word (the product body shaders/matmul_q4_k.wgsl folds the
-// 255 into its scales).
-fn unit_nibbles(word: u32, shift: u32) -> vec4<f32> {
-  return unpack4x8unorm((word >> shift) & 0x0F0F0F0Fu);
-}
-
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return kquant_sub_affine(o, s);
 }

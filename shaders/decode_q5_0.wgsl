@@ -11,15 +11,13 @@ const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = false;
 
 // The codes of group_codes plus 16 over 255 (the affine body's units: code = UNIT_SCALE·unit - UNIT_BIAS): the 4 bits of
-// qs and the 5th bit of qh (4 consecutive qh bits spread to one a byte by a multiply) joined in the bytes of one word
-// and widened by one unpack4x8unorm (on CPU adapters one widening op a word is the fast form).
+// qs and the 5th bit of qh joined in the bytes of one word and widened by one unpack4x8unorm (unit_q5,
+// shaders/decode_units.wgsl).
 const UNIT_SCALE: f32 = 255.0;
 const UNIT_BIAS: f32 = 16.0;
 
 fn group_units(o: u32, g: u32) -> vec4<f32> {
-  let low = (w[o + 2u + (g & 3u)] >> ((g >> 2u) * 4u)) & 0x0F0F0F0Fu;
-  let high = ((((w[o + 1u] >> (4u * g)) & 15u) * 0x00204081u) & 0x01010101u) << 4u;
-  return unpack4x8unorm(low | high);
+  return unit_q5(w[o + 2u + (g & 3u)], (g >> 2u) * 4u, w[o + 1u], g);
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {

@@ -1,9 +1,10 @@
 // matmul_q4_0: the Q4_0 product's tuned block body (each qs word read once for its low and high nibbles, d
-// applied once per block). The kernel is the block decoder shaders/decode_q4_0.wgsl (layout, BLOCK_WORDS,
-// unit_nibbles), this file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in
-// src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch. The nibbles come over 255 from
-// one unpack4x8unorm a word and the -8 through Σx (centred): the fast form on CPU adapters (bench/README.md, "Codes
-// through unpack4x8unorm"), where this f32 body runs prefill (decode takes the int8 pair products there).
+// applied once per block). The kernel is the block decoder shaders/decode_q4_0.wgsl (layout, BLOCK_WORDS; after
+// shaders/decode_units.wgsl: unit_nibbles, from_units), this file, the K_SPLIT reduction and the shared skeleton
+// shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch.
+// The nibbles come over 255 from one unpack4x8unorm a word and the -8 through Σx (from_units): the fast form on CPU
+// adapters (bench/README.md, "Codes through unpack4x8unorm"), where this f32 body runs prefill (decode takes the
+// int8 pair products there).
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -57,15 +58,10 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
       t3 += v3 + u3;
     }
   }
-  *acc0 += d * centred(s0, t0);
+  *acc0 += d * from_units(s0, t0, 8.0);
   if (TILE_M > 1u) {
-    *acc1 += d * centred(s1, t1);
-    *acc2 += d * centred(s2, t2);
-    *acc3 += d * centred(s3, t3);
+    *acc1 += d * from_units(s1, t1, 8.0);
+    *acc2 += d * from_units(s2, t2, 8.0);
+    *acc3 += d * from_units(s3, t3, 8.0);
   }
-}
-
-// Σ (code - 8)·x from Σ unit·x (s; unit = code / 255) and the block's x summed by component (t).
-fn centred(s: vec4<f32>, t: vec4<f32>) -> vec4<f32> {
-  return 255.0 * s - 8.0 * ((t.x + t.y) + (t.z + t.w));
 }

@@ -1,7 +1,7 @@
 // matmul_q4_k: the Q4_K product's tuned block body (scales decoded once per block for the 4 rows, each qs word
 // read once for both nibbles, mins applied through Σx). The kernel is the block decoder shaders/decode_q4_k.wgsl
-// (after decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_scale_min, unit_nibbles), this file, the K_SPLIT
-// reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
+// (after decode_units.wgsl and decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_scale_min, unit_nibbles),
+// this file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
 // bindings, overrides and dispatch. The nibbles come over 255 from one unpack4x8unorm a word (unit_nibbles) and the
 // 255 is folded into the sub-block scales: on CPU adapters each shader op costs several SIMD instructions, and this
 // took the product ~1.5x faster than vector shifts (bench/README.md, "Codes through unpack4x8unorm").

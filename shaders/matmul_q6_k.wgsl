@@ -2,7 +2,7 @@
 // four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS, unit_q6), this
 // file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read
 // that header for the bindings, overrides and dispatch. The 6-bit codes are assembled in the bytes of a word and
-// widened by one unpack4x8unorm ((q + 32) / 255, unit_q6); each group's sum is then 255·Σ - 32·Σx (centred): on
+// widened by one unpack4x8unorm ((q + 32) / 255, unit_q6); each group's sum is then 255·Σ - 32·Σx (from_units): on
 // CPU adapters each shader op costs several SIMD instructions, and this took the product ~2.3x faster than vector
 // shifts (bench/README.md, "Codes through unpack4x8unorm").
 
@@ -61,24 +61,24 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
         let g0_3 = unit_q6(a3, h3, 0u, 0u);
         {
           let v = x[x0 + xi];
-          sum0 += s0 * centred(dot4(g0_0, g0_1, g0_2, g0_3, v), v);
+          sum0 += s0 * from_units(dot4(g0_0, g0_1, g0_2, g0_3, v), v, 32.0);
         }
         if (TILE_M > 1u) {
           {
           let v = x[x1 + xi];
-          sum1 += s0 * centred(dot4(g0_0, g0_1, g0_2, g0_3, v), v);
+          sum1 += s0 * from_units(dot4(g0_0, g0_1, g0_2, g0_3, v), v, 32.0);
         }
         }
         if (TILE_M > 2u) {
           {
           let v = x[x2 + xi];
-          sum2 += s0 * centred(dot4(g0_0, g0_1, g0_2, g0_3, v), v);
+          sum2 += s0 * from_units(dot4(g0_0, g0_1, g0_2, g0_3, v), v, 32.0);
         }
         }
         if (TILE_M > 3u) {
           {
           let v = x[x3 + xi];
-          sum3 += s0 * centred(dot4(g0_0, g0_1, g0_2, g0_3, v), v);
+          sum3 += s0 * from_units(dot4(g0_0, g0_1, g0_2, g0_3, v), v, 32.0);
         }
         }
         let g1_0 = unit_q6(b0, h0, 0u, 2u);
@@ -87,24 +87,24 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
         let g1_3 = unit_q6(b3, h3, 0u, 2u);
         {
           let v = x[x0 + xi + 8u];
-          sum0 += s1 * centred(dot4(g1_0, g1_1, g1_2, g1_3, v), v);
+          sum0 += s1 * from_units(dot4(g1_0, g1_1, g1_2, g1_3, v), v, 32.0);
         }
         if (TILE_M > 1u) {
           {
           let v = x[x1 + xi + 8u];
-          sum1 += s1 * centred(dot4(g1_0, g1_1, g1_2, g1_3, v), v);
+          sum1 += s1 * from_units(dot4(g1_0, g1_1, g1_2, g1_3, v), v, 32.0);
         }
         }
         if (TILE_M > 2u) {
           {
           let v = x[x2 + xi + 8u];
-          sum2 += s1 * centred(dot4(g1_0, g1_1, g1_2, g1_3, v), v);
+          sum2 += s1 * from_units(dot4(g1_0, g1_1, g1_2, g1_3, v), v, 32.0);
         }
         }
         if (TILE_M > 3u) {
           {
           let v = x[x3 + xi + 8u];
-          sum3 += s1 * centred(dot4(g1_0, g1_1, g1_2, g1_3, v), v);
+          sum3 += s1 * from_units(dot4(g1_0, g1_1, g1_2, g1_3, v), v, 32.0);
         }
         }
         let g2_0 = unit_q6(a0, h0, 4u, 4u);
@@ -113,24 +113,24 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
         let g2_3 = unit_q6(a3, h3, 4u, 4u);
         {
           let v = x[x0 + xi + 16u];
-          sum0 += s2 * centred(dot4(g2_0, g2_1, g2_2, g2_3, v), v);
+          sum0 += s2 * from_units(dot4(g2_0, g2_1, g2_2, g2_3, v), v, 32.0);
         }
         if (TILE_M > 1u) {
           {
           let v = x[x1 + xi + 16u];
-          sum1 += s2 * centred(dot4(g2_0, g2_1, g2_2, g2_3, v), v);
+          sum1 += s2 * from_units(dot4(g2_0, g2_1, g2_2, g2_3, v), v, 32.0);
         }
         }
         if (TILE_M > 2u) {
           {
           let v = x[x2 + xi + 16u];
-          sum2 += s2 * centred(dot4(g2_0, g2_1, g2_2, g2_3, v), v);
+          sum2 += s2 * from_units(dot4(g2_0, g2_1, g2_2, g2_3, v), v, 32.0);
         }
         }
         if (TILE_M > 3u) {
           {
           let v = x[x3 + xi + 16u];
-          sum3 += s2 * centred(dot4(g2_0, g2_1, g2_2, g2_3, v), v);
+          sum3 += s2 * from_units(dot4(g2_0, g2_1, g2_2, g2_3, v), v, 32.0);
         }
         }
         let g3_0 = unit_q6(b0, h0, 4u, 6u);
@@ -139,24 +139,24 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
         let g3_3 = unit_q6(b3, h3, 4u, 6u);
         {
           let v = x[x0 + xi + 24u];
-          sum0 += s3 * centred(dot4(g3_0, g3_1, g3_2, g3_3, v), v);
+          sum0 += s3 * from_units(dot4(g3_0, g3_1, g3_2, g3_3, v), v, 32.0);
         }
         if (TILE_M > 1u) {
           {
           let v = x[x1 + xi + 24u];
-          sum1 += s3 * centred(dot4(g3_0, g3_1, g3_2, g3_3, v), v);
+          sum1 += s3 * from_units(dot4(g3_0, g3_1, g3_2, g3_3, v), v, 32.0);
         }
         }
         if (TILE_M > 2u) {
           {
           let v = x[x2 + xi + 24u];
-          sum2 += s3 * centred(dot4(g3_0, g3_1, g3_2, g3_3, v), v);
+          sum2 += s3 * from_units(dot4(g3_0, g3_1, g3_2, g3_3, v), v, 32.0);
         }
         }
         if (TILE_M > 3u) {
           {
           let v = x[x3 + xi + 24u];
-          sum3 += s3 * centred(dot4(g3_0, g3_1, g3_2, g3_3, v), v);
+          sum3 += s3 * from_units(dot4(g3_0, g3_1, g3_2, g3_3, v), v, 32.0);
         }
         }
       }
@@ -166,11 +166,6 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
   *acc1 = sum1;
   *acc2 = sum2;
   *acc3 = sum3;
-}
-
-// Σ (q - 32)·x of 4 rows from Σ (q/255)·x (unit_q6's codes) and the 4 values x.
-fn centred(unit: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
-  return 255.0 * unit - 32.0 * ((v.x + v.y) + (v.z + v.w));
 }
 
 // Byte i of a word as a signed integer.

@@ -49,15 +49,10 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
       t3 += v3;
     }
   }
-  *acc0 += d * unbiased(s0, t0);
+  *acc0 += d * from_units(s0, t0, 128.0);
   if (TILE_M > 1u) {
-    *acc1 += d * unbiased(s1, t1);
-    *acc2 += d * unbiased(s2, t2);
-    *acc3 += d * unbiased(s3, t3);
+    *acc1 += d * from_units(s1, t1, 128.0);
+    *acc2 += d * from_units(s2, t2, 128.0);
+    *acc3 += d * from_units(s3, t3, 128.0);
   }
-}
-
-// Σ q·x from Σ biased·x (s) and the block's x summed by component (t).
-fn unbiased(s: vec4<f32>, t: vec4<f32>) -> vec4<f32> {
-  return 255.0 * s - 128.0 * ((t.x + t.y) + (t.z + t.w));
 }

@@ -31,6 +31,7 @@ import decodeIq4XsCode from '../../shaders/decode_iq4_xs.wgsl?raw';
 import decodeMxfp4Code from '../../shaders/decode_mxfp4.wgsl?raw';
 import decodeKquantScalesCode from '../../shaders/decode_kquant_scales.wgsl?raw';
 import decodeIq4ValuesCode from '../../shaders/decode_iq4_values.wgsl?raw';
+import decodeUnitsCode from '../../shaders/decode_units.wgsl?raw';
 import embeddingCode from '../../shaders/embedding.wgsl?raw';
 import stepParamsCode from '../../shaders/step_params.wgsl?raw';
 import ropeCode from '../../shaders/rope.wgsl?raw';
@@ -103,10 +104,13 @@ function part(name: string): string {
   return code;
 }
 
-/** A GPU format's decoder with its helpers (module-scope declarations for any kernel that binds `w`). */
+/**
+ * A GPU format's decoder with its helpers (module-scope declarations for any kernel that binds `w`), after the units
+ * helpers every decoder and product body may use (shaders/decode_units.wgsl).
+ */
 function decoderCode(format: GpuWeightFormatName): string {
   const row = WEIGHT_FORMAT[format];
-  return composeWgsl(...(row.helpers ?? []).map(part), part(row.decoder!));
+  return composeWgsl(decodeUnitsCode, ...(row.helpers ?? []).map(part), part(row.decoder!));
 }
 
 /** The product kernel of each GPU weight format, with its K_SPLIT reduction through workgroup memory (any adapter) or subgroup shuffles. */
