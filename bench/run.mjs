@@ -43,7 +43,7 @@
 //   --sampling-vocab 151936 (0: none)  --sampling-rounds 7  --prefill-long 8192 (0: none; smaller for a smoke run)
 //   --paired-rounds 3 (engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
-import { cpSync, createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,10 +109,10 @@ const loadavg = () => readFileSync('/proc/loadavg', 'utf8').trim().split(/\s+/).
 // ---------------------------------------------------------------- models
 
 // The types tools/make-test-model writes itself; any other llama_ftype name (Q4_K_M, Q5_0, Q5_K_M, ...) is an F32
-// model of the same shape and seed quantized by llama.cpp's own llama_model_quantize (../shared/tools/
-// llama-quantize.py, on tools/llama-oracle's node-llama-cpp libraries), with the type per tensor a published file has.
+// model of the same shape and seed quantized by llama.cpp's own llama_model_quantize (test/support/ggml-oracle.ts
+// llamaQuantize: ../shared/tools/llama-quantize.py on tools/llama-oracle's node-llama-cpp libraries), with the type
+// per tensor a published file has.
 const MAKE_TEST_MODEL_TYPES = new Set(['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K']);
-const QUANTIZE_SCRIPT = process.env.LLAMA_QUANTIZE_SCRIPT ?? join(ROOT, '..', 'shared', 'tools', 'llama-quantize.py');
 
 function makeTestModel(type, dir) {
   execFileSync(process.execPath, [
@@ -121,13 +121,6 @@ function makeTestModel(type, dir) {
     '--intermediate', String(shape.intermediate), '--heads', String(shape.heads), '--kv-heads', String(shape.kvHeads),
     '--head-dim', String(shape.headDim), '--merges', '250', '--context-length', '2048',
   ], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-/** node-llama-cpp's prebuilt libraries under tools/llama-oracle (test/support/ggml-oracle.ts llamaLibDir). */
-function llamaLibDir() {
-  const dir = join(ROOT, 'tools', 'llama-oracle', 'node_modules', '@node-llama-cpp', 'linux-x64', 'bins', 'linux-x64');
-  if (!existsSync(join(dir, 'libggml-base.so'))) throw new Error(`--types: llama.cpp's quantizer needs @node-llama-cpp/linux-x64 under tools/llama-oracle (npm ci there)`);
-  return dir;
 }
 
 function generatedModel(type) {
@@ -140,7 +133,9 @@ function generatedModel(type) {
     else {
       const f32 = join(dir, 'f32');
       makeTestModel('F32', f32);
-      execFileSync('python3', [QUANTIZE_SCRIPT, llamaLibDir(), join(f32, 'model.gguf'), join(dir, 'model.gguf'), type], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const quantized = execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '-e',
+        `import('./test/support/ggml-oracle.ts').then((o) => process.stdout.write(o.llamaQuantize(${JSON.stringify(join(f32, 'model.gguf'))}, ${JSON.stringify(type)})))`], { cwd: ROOT, encoding: 'utf8' });
+      renameSync(quantized, join(dir, 'model.gguf'));
       cpSync(join(f32, 'hf'), join(dir, 'hf'), { recursive: true });
       rmSync(f32, { recursive: true });
     }
