@@ -7,7 +7,7 @@
 // flipped), and Σ q·x = 255·Σ biased·x - 128·Σ x. One widening op a word, where the shifts and sign extensions of
 // unpack_i8x4 are about eight: on CPU adapters, where each shader op costs several SIMD instructions (SwiftShader's
 // Subzero JIT), this body is the fastest Q8_0 decode product measured (bench/README.md, "Q8_0 through
-// unpack4x8unorm"), faster than the int8-activation form's emulated dot4I8Packed. Exact for every byte; the biased
+// unpack4x8unorm"), faster than the int8-activation forms measured (an emulated dot4I8Packed; one unpack4x8snorm an activation word). Exact for every byte; the biased
 // sum costs a few f32 ulps of 128·Σ|x| against the direct one.
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.

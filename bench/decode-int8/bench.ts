@@ -1,5 +1,5 @@
 // Decode speed and logits of the decoder alone (no tokenizer, no sampler) on Node's Dawn with the Q8_0/Q4_0
-// products reading f32 activations (f32) against 8-bit activations with dot4I8Packed (int8: shapes.int8Activations,
+// products reading f32 activations (f32) against 8-bit activations (int8: shapes.int8Activations,
 // shaders/quantize_activations.wgsl + matmul_q*_int8.wgsl), on bench/real-sizes models (.tmp/real-sizes/<id>/:
 // model.gguf, llama.cpp's ref.json and ref-logits.f32). Per model: the max |logit - llama.cpp's| at every position
 // of ref.json's tokens (the prompt as one prefill, the rest as decode steps: only decode takes int8), then rounds

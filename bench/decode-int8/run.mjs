@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Decode with the Q8_0/Q4_0 products on f32 activations against 8-bit activations (dot4I8Packed), on Node's Dawn
+// Decode with the Q8_0/Q4_0 products on f32 activations against 8-bit activations, on Node's Dawn
 // (bench/decode-int8/bench.ts), on bench/real-sizes models: logits against llama.cpp, paired rounds of decode
 // ms/token, GPU ms per op. Prints one JSON object. No test asserts a time.
 //   node bench/decode-int8/run.mjs [--models qwen2.5-0.5b-instruct-q8_0,qwen2.5-0.5b-instruct-q4_0] [--tokens 4]

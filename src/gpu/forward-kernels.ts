@@ -76,8 +76,12 @@ export class ForwardKernels extends KernelSet {
   int8Product(type: ProductWeightType, m: number): boolean {
     return this.products.int8Product(type, m);
   }
-  quantizeOps(x: Binding, out: Binding, m: number, k: number, pairs = false, normed?: ProductArgs['normed']): KernelOp[] {
-    return this.products.quantizeOps(x, out, m, k, pairs, normed);
+  quantizeOps(x: Binding, out: Binding, m: number, k: number, pairs = false): KernelOp[] {
+    return this.products.quantizeOps(x, out, m, k, pairs);
+  }
+  /** Whether a product can write the next product's int8 activations (kernels/products.ts quantizesOut). */
+  quantizesOut(n: number, yOffset?: number, yStride?: number): boolean {
+    return this.products.quantizesOut(n, yOffset, yStride);
   }
   /** The sums of squares per token a fused norm's producer of n rows writes (ProductArgs.normOut). */
   normGroups(n: number): number {

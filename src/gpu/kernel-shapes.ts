@@ -80,10 +80,8 @@ export interface ForwardKernelShapes {
    */
   prefillChunk: number;
   /**
-   * A forward plan's Q8_0 / Q4_0 products with 8-bit activations (shaders/quantize_activations.wgsl, then the int8
-   * bodies with dot4I8Packed: llama.cpp's numerics) in decode steps (m = 1), and with `prefill` in m > 1 steps too.
-   * Only where the adapter's WGSL has packed_4x8_integer_dot_product (an override that asks for it elsewhere fails
-   * to compile).
+   * A forward plan's Q8_0 / Q4_0 products with 8-bit activations (shaders/quantize_activations.wgsl or the producing
+   * product's QUANT_OUT, then the int8 bodies) in decode steps (m = 1), and with `prefill` in m > 1 steps too.
    */
   int8Activations: { Q8_0: boolean; Q4_0: boolean; prefill: boolean };
 }
@@ -98,16 +96,7 @@ function exactSubgroupSize(info: GpuAdapterSummary): number {
   return size > 0 && size === info.subgroupMaxSize ? size : 0;
 }
 
-/** The WGSL language feature of dot4I8Packed. */
-export const PACKED_INT8_DOT = 'packed_4x8_integer_dot_product';
-
-/**
- * wgslFeatures: the WGSL language features of the GPU object the device came from (GpuContext.wgslLanguageFeatures:
- * the same in a page and on Node's Dawn, which has no navigator.gpu); int8 activations only with
- * packed_4x8_integer_dot_product among them (none given: none).
- */
-export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits, wgslFeatures: ReadonlySet<string> = new Set()): ForwardKernelShapes {
-  const dot4 = wgslFeatures.has(PACKED_INT8_DOT);
+export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits): ForwardKernelShapes {
   if (isCpuAdapter(info)) {
     // SwiftShader: a workgroup runs on one CPU thread with invocations in SIMD lanes: 4 rows per invocation,
     // no workgroup-memory reductions in the products, small workgroups so that the few rows of attention spread
@@ -120,10 +109,11 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
       prefillChunk: 64,
       // SwiftShader: Q4_0 decode 1.4-1.7x less CPU per token with int8 activations (bench/README.md decode-int8, Q4_0
-      // pair products); test/gpu/forward.test.ts checks them against the reference's q8_0 activations
-      // (test/support/cpu-forward.ts). Not Q8_0: its f32 body reads codes with one unpack4x8unorm a word and was
-      // ~1.6x faster than the emulated dot4I8Packed (bench/README.md, "Q8_0 through unpack4x8unorm").
-      int8Activations: { Q8_0: false, Q4_0: dot4, prefill: false },
+      // pair products), and its inputs come quantized by their producers (QUANT_OUT: bench/README.md, "Int8
+      // activations written by their producer"); test/gpu/forward.test.ts checks them against the reference's int8
+      // activations (test/support/cpu-forward.ts). Not Q8_0: its f32 body reads codes with one unpack4x8unorm a word,
+      // and its int8 body (one unpack4x8snorm an activation word) measured slower in paired runs.
+      int8Activations: { Q8_0: false, Q4_0: true, prefill: false },
     };
   }
   const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);

@@ -6,6 +6,8 @@ import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
 import matmulSkeletonCode from '../../shaders/matmul.wgsl?raw';
 import normScaleCode from '../../shaders/norm_scale.wgsl?raw';
+import q8CodesCode from '../../shaders/q8_codes.wgsl?raw';
+import matmulQuantOutCode from '../../shaders/matmul_quant_out.wgsl?raw';
 import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
 import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?raw';
 import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
@@ -61,7 +63,7 @@ import quantizeActivationsCode from '../../shaders/quantize_activations.wgsl?raw
 import decodeF16NativeCode from '../../shaders/decode_f16_native.wgsl?raw';
 
 // The product skeleton with the fused norm's scale it reads (NORMED; quantize_activations reads the same function).
-const matmulCode = composeWgsl(normScaleCode, matmulSkeletonCode);
+const matmulCode = composeWgsl(normScaleCode, q8CodesCode, matmulQuantOutCode, matmulSkeletonCode);
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
@@ -175,23 +177,22 @@ function composeWgsl(...parts: string[]): string {
 }
 
 // The int8-activation kernels (issue 19): the activation quantizer (shaders/quantize_activations.wgsl, llama.cpp's
-// q8_0 blocks) and the Q8_0 and Q4_0 products that multiply int8 by int8, composed as the products above: the
-// format's one block decoder (the same decode_*.wgsl), the format's int8 body (how a block's integers are summed:
-// Q8_0's matmul_q8_0_int8.wgsl with WGSL's dot4I8Packed, Q4_0's matmul_q4_0_int8.wgsl two products per 32-bit
-// multiply, its activations in the quantizer's PAIRS layout), the shared block loop (shaders/int8_block_loop.wgsl),
-// the K_SPLIT reduction and the shaders/matmul.wgsl skeleton. Apart from the product table because dot4I8Packed
-// needs the `packed_4x8_integer_dot_product` language feature: nothing here is compiled on an adapter without it
-// (src/gpu/kernels/products.ts asks).
+// q8_0 with a d per 16 values) and the Q8_0 and Q4_0 products on int8 activations, composed as the products above:
+// the format's one block decoder (the same decode_*.wgsl) and its int8 body (Q8_0's matmul_q8_0_int8.wgsl: codes and
+// activations widened by one pack built-in a word; Q4_0's matmul_q4_0_int8.wgsl with the block loop
+// shaders/int8_block_loop.wgsl: two 4-bit x int8 products per 32-bit multiply, its activations in the quantizer's
+// PAIRS layout), the K_SPLIT reduction and the shaders/matmul.wgsl skeleton, whose QUANT_OUT writes the next
+// product's int8 activations (shaders/matmul_quant_out.wgsl). No language feature needed.
 /** The weight formats with an int8-activation product. */
 export const INT8_PRODUCT_FORMATS = ['Q8_0', 'Q4_0'] as const;
 export type Int8ProductFormat = (typeof INT8_PRODUCT_FORMATS)[number];
 
-export const quantizeActivations: KernelSource = { name: 'quantize_activations', code: composeWgsl(normScaleCode, quantizeActivationsCode) };
+export const quantizeActivations: KernelSource = { name: 'quantize_activations', code: composeWgsl(q8CodesCode, quantizeActivationsCode) };
 
 /** Each int8 product's decoder and body. */
 const PARTS: Readonly<Record<Int8ProductFormat, readonly [decoder: string, body: string]>> = {
-  Q8_0: [decodeQ8_0Code, matmulQ8_0Int8Code],
-  Q4_0: [decodeQ4_0Code, matmulQ4_0Int8Code],
+  Q8_0: [decoderCode('Q8_0'), matmulQ8_0Int8Code],
+  Q4_0: [decoderCode('Q4_0'), composeWgsl(matmulQ4_0Int8Code, int8BlockLoopCode)],
 };
 
 /** How each int8 product reads its activations: shaders/quantize_activations.wgsl's PAIRS layout or not. */
@@ -202,8 +203,8 @@ function int8ProductKernels(split: 'workgroup' | 'subgroup'): Readonly<Record<In
     const [decoder, body] = PARTS[format];
     const name = `matmul_${format.toLowerCase()}_int8`;
     return split === 'workgroup'
-      ? { name, code: composeWgsl(decoder, body, int8BlockLoopCode, matmulSplitWorkgroupCode, matmulCode) }
-      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', decoder, body, int8BlockLoopCode, matmulSplitSubgroupCode, matmulCode) };
+      ? { name, code: composeWgsl(decoder, body, matmulSplitWorkgroupCode, matmulCode) }
+      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', decoder, body, matmulSplitSubgroupCode, matmulCode) };
   };
   return { Q8_0: make('Q8_0'), Q4_0: make('Q4_0') };
 }

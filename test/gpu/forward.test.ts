@@ -5,8 +5,8 @@
 // Tolerances (max |GPU - x| over every logit of 47 positions; logits ~ N(0, 1)):
 // - vs the reference: both dequantize the same weights exactly and compute in f32 (GPU) / f64 (reference);
 //   only f32 rounding differs: 1e-4 for every type (observed maxima are printed). Where the decoder's kernels take
-//   8-bit activations (ForwardKernels.int8Product: Q8_0/Q4_0 decode steps where the adapter has
-//   packed_4x8_integer_dot_product), the reference quantizes those products' inputs the same way (q8ActivationsOf).
+//   8-bit activations (ForwardKernels.int8Product: Q4_0 decode steps on CPU adapters), the reference quantizes those
+//   products' inputs the same way, a fused norm's before its 1/rms (q8ActivationsOf).
 // - vs llama.cpp: F32 1e-4; F16 1e-2; BF16 5e-2; quantized 0.15 / 0.2 (K-quants): llama.cpp converts activations to F16 (BF16)
 //   or quantizes them to Q8_0/Q8_K for these weight types, see test/unit/forward-reference.test.ts.
 // Greedy: 32 free-running tokens equal the reference's for every type and llama.cpp's for F32/F16; against
@@ -18,7 +18,7 @@ import { FORWARD_CASES, FORWARD_GREEDY, FORWARD_PROMPT, type ForwardFixtureIndex
 import { createStorageBuffer } from '../../src/gpu/transfer.ts';
 import { Decoder, type DecoderLayerWeights, type DecoderOptions, type DecoderWeights, type GpuMatrix, type GpuVector, type TokenChooser } from '../../src/model/decoder.ts';
 import { ffnMatrices, qkvMatrices } from '../../src/model/decoder-types.ts';
-import { isCpuAdapter, PACKED_INT8_DOT } from '../../src/gpu/kernel-shapes.ts';
+import { isCpuAdapter } from '../../src/gpu/kernel-shapes.ts';
 import type { ModelConfig } from '../../src/model/model-config.ts';
 import { decoderFromGguf, decoderFromHfDir, fetchGguf, loadFixtureIndex, maxAbsDiff, sharedGpu } from './forward-support.ts';
 
@@ -39,11 +39,12 @@ function q8ActivationsOf(decoder: Decoder): Q8Activations {
     const [gate, up, down] = ffn.length === 2 ? [ffn[0], ffn[0], ffn[1]] : ffn;
     for (const [name, m] of [['attn_q', q], ['attn_k', k], ['attn_v', v], ['attn_output', l.wo], ['ffn_gate', gate], ['ffn_up', up], ['ffn_down', down]] as const) types.set(`${p}${name}.weight`, m.type);
   });
-  return (tensor, m) => {
+  const q8 = (tensor: string, m: number): boolean => {
     const type = types.get(tensor);
     if (!type) throw new Error(`q8 activations: no product weight ${tensor}`);
     return fk.int8Product(type, m);
   };
+  return Object.assign(q8, { fusedNorms: decoder.fusedNorms });
 }
 
 /** The m of each position when `count` tokens go through a decoder in chunks of maxBatch. */
@@ -126,9 +127,9 @@ describe('decoder invariants', () => {
     const { gpu } = await sharedGpu();
     // GpuContext records the GPU object's WGSL language features (navigator.gpu's in a page).
     expect([...gpu.wgslLanguageFeatures].sort()).toEqual([...navigator.gpu.wgslLanguageFeatures].sort());
-    // Chromium's SwiftShader has dot4I8Packed, and CPU adapters take 8-bit activations in Q4_0 decode steps (Q8_0's
-    // f32 body with unpack4x8unorm is the faster one there: kernel-shapes.ts).
-    expect(gpu.wgslLanguageFeatures.has(PACKED_INT8_DOT) && isCpuAdapter(gpu.adapterInfo)).toBe(true);
+    // CPU adapters take 8-bit activations in Q4_0 decode steps (Q8_0's f32 body with unpack4x8unorm is the faster one
+    // there: kernel-shapes.ts).
+    expect(isCpuAdapter(gpu.adapterInfo)).toBe(true);
     for (const id of ['llama-q8_0', 'qwen2-q4_0', 'qwen3-f32']) {
       const { decoder, destroy } = await decoderFromGguf(await fetchGguf(index.cases.find((x) => x.id === id)!.gguf));
       try {
@@ -180,7 +181,7 @@ describe('decoder invariants', () => {
       const d3 = maxAbsDiff(chunks, all);
       // Where decode steps (m = 1) take 8-bit activations and prefill steps do not, the paths differ by the
       // quantization (the chunks of 5 too: the 16th token is a step of its own): each is checked against the
-      // reference taking the same products on q8_0 activations.
+      // reference taking the same products on int8 activations.
       const q8 = q8ActivationsOf(whole.decoder);
       const fk = whole.decoder['fk'];
       const differs = qkvMatrices(whole.decoder.weights.layers[0].qkv).some((m) => fk.int8Product(m.type, 1) !== fk.int8Product(m.type, prompt.length));

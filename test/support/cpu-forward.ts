@@ -2,7 +2,7 @@
 // dequantized), f64 accumulation, no tricks. It is the semantic yardstick the WGSL decoder is checked against
 // (and is itself checked against llama.cpp in test/unit/forward-reference.test.ts).
 // Optionally (Q8Activations) the products the GPU runs on 8-bit activations take their input as the GPU does:
-// rounded to f32, then quantized to llama.cpp's q8_0 blocks (quantizeQ8_0, = shaders/quantize_activations.wgsl)
+// rounded to f32, then quantized as shaders/quantize_activations.wgsl does (quantizeInt8Activations: q8_0, a d per 16)
 // and dequantized, d·q; the product itself stays f64, so only the GPU's f32 sums differ from it.
 //
 // Weights are row-major [N outputs, K inputs] with K contiguous (GGUF ne0 = K), like the GPU kernels use.
@@ -92,20 +92,23 @@ export function f16Round(value: number): number {
   return Math.sign(value) * r * quantum;
 }
 
-/** One row quantized as ggml's quantize_row_q8_0_ref (and shaders/quantize_activations.wgsl) does it. */
-export interface Q8_0Row {
+/** One row as the int8 products' activations (shaders/quantize_activations.wgsl): ggml's q8_0 with a d per 16 values. */
+export interface Int8ActivationRow {
   /** Per value the code in [-127, 127]. */
   codes: Int8Array;
-  /** Per 32-block its scale as stored (f16, here as its value). */
+  /** Per half block of 16 values its scale as stored (f16, here as its value). */
   d: Float32Array;
-  /** Per block Σ codes. */
+  /** Per half block Σ codes. */
   sums: Int32Array;
 }
 
-/** Values of x·id nearer than this to a rounding tie are reported (Q8_0Options.tie). */
+/** Values per activation scale. */
+export const INT8_ACTIVATION_BLOCK = 16;
+
+/** Values of x·id nearer than this to a rounding tie are reported (Int8ActivationOptions.tie). */
 export const Q8_TIE_DISTANCE = 1e-3;
 
-export interface Q8_0Options {
+export interface Int8ActivationOptions {
   /** Round value i the other way (toward the other nearest integer): a tie the GPU's f32 inputs took the other side of. */
   other?: (i: number) => boolean;
   /** Called for each value i whose x·id is within Q8_TIE_DISTANCE of a tie (distance |x·id - k - 1/2|). */
@@ -113,22 +116,24 @@ export interface Q8_0Options {
 }
 
 /**
- * x (length a multiple of 32, each value first rounded to f32) as q8_0 blocks: per block d = max|x| / 127 in f32,
- * id = 1/d (0 for an all-zero block), code = x·id rounded half away from zero (C's roundf), d stored as f16.
+ * x (length a multiple of 32, each value first rounded to f32) as the int8 products' activations: ggml's
+ * quantize_row_q8_0_ref per half block of 16: d = max|x| / 127 in f32, id = 1/d (0 for an all-zero half), code =
+ * x·id rounded half away from zero (C's roundf), d stored as f16.
  */
-export function quantizeQ8_0(x: ArrayLike<number>, options: Q8_0Options = {}): Q8_0Row {
-  const blocks = x.length / 32;
-  if (!Number.isInteger(blocks)) throw new RangeError(`q8_0 blocks: ${x.length} values are not whole blocks of 32`);
+export function quantizeInt8Activations(x: ArrayLike<number>, options: Int8ActivationOptions = {}): Int8ActivationRow {
+  if (x.length % 32 !== 0) throw new RangeError(`int8 activations: ${x.length} values are not whole blocks of 32`);
+  const B = INT8_ACTIVATION_BLOCK;
+  const blocks = x.length / B;
   const codes = new Int8Array(x.length);
   const d = new Float32Array(blocks);
   const sums = new Int32Array(blocks);
   for (let b = 0; b < blocks; b++) {
     let amax = 0;
-    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(Math.fround(x[b * 32 + j])));
+    for (let j = 0; j < B; j++) amax = Math.max(amax, Math.abs(Math.fround(x[b * B + j])));
     const scale = Math.fround(amax / 127);
     const id = scale ? Math.fround(1 / scale) : 0;
-    for (let j = 0; j < 32; j++) {
-      const i = b * 32 + j;
+    for (let j = 0; j < B; j++) {
+      const i = b * B + j;
       const v = Math.fround(Math.fround(x[i]) * id);
       let q = Math.sign(v) * Math.round(Math.abs(v));
       const distance = Math.abs(Math.abs(v - Math.trunc(v)) - 0.5);
@@ -145,10 +150,10 @@ export function quantizeQ8_0(x: ArrayLike<number>, options: Q8_0Options = {}): Q
   return { codes, d, sums };
 }
 
-/** The values a q8_0 row stands for: d·q per value (exact in f32). */
-export function dequantizeQ8_0(row: Q8_0Row): Float64Array {
+/** The values an int8 activation row stands for: d·q per value (exact in f32). */
+export function dequantizeInt8Activations(row: Int8ActivationRow): Float64Array {
   const out = new Float64Array(row.codes.length);
-  for (let i = 0; i < out.length; i++) out[i] = row.d[i >> 5] * row.codes[i];
+  for (let i = 0; i < out.length; i++) out[i] = row.d[Math.floor(i / INT8_ACTIVATION_BLOCK)] * row.codes[i];
   return out;
 }
 
@@ -157,7 +162,14 @@ export function dequantizeQ8_0(row: Q8_0Row): Float64Array {
  * ForwardKernels.int8Product of the weight's type); `tensor` is the GGUF name of the product's weight
  * ('blk.0.attn_q.weight', ... 'output.weight', which names the LM head also where it is the tied embedding).
  */
-export type Q8Activations = (tensor: string, m: number) => boolean;
+export type Q8Activations = ((tensor: string, m: number) => boolean) & {
+  /**
+   * The GPU's norms ride on the products (ForwardPlan.fusedNorms): a product whose input is a fused norm's (layer
+   * l > 0's q/k/v, every gate/up, the LM head where it reads the normed stream: decode steps and 'all' logits)
+   * gets Y·g quantized and the token's 1/rms applied to its sums, not RMSNorm(Y)·g quantized.
+   */
+  fusedNorms?: boolean;
+};
 
 function rmsNorm(x: Float32Array | Float64Array, w: Float32Array, eps: number, offset = 0, n = w.length): Float64Array {
   let ss = 0;
@@ -205,7 +217,7 @@ export class ReferenceDecoder {
   constructor(
     private readonly cfg: ReferenceConfig,
     private readonly weights: ReferenceWeights,
-    /** Products on q8_0 activations (none by default: every product reads f64 activations). */
+    /** Products on int8 activations (none by default: every product reads f64 activations). */
     private readonly q8?: Q8Activations,
     /** Values (ReferenceDecoder.ties keys) to round the other way. */
     private readonly roundOther: ReadonlySet<string> = new Set(),
@@ -223,23 +235,35 @@ export class ReferenceDecoder {
 
   /**
    * Runs token `tok` at the next position and returns the logits over the vocabulary; m: the tokens of the GPU
-   * step this position belongs to (1: a decode step), which decides the products on q8_0 activations; headM: the
+   * step this position belongs to (1: a decode step), which decides the products on int8 activations; headM: the
    * rows of that step's LM head product (1 where the step returns only the last position's logits).
    */
   step(tok: number, m = 1, headM = m): Float32Array {
     const { cfg, weights } = this;
     const pos = this.position++;
     const seen = new Set<string>();
-    const input = (site: string, tensor: string, v: Float64Array): ArrayLike<number> => {
+    // norm: the residual x and the norm's weights g where v = RMSNorm(x)·g came from a fused norm on the GPU.
+    const input = (site: string, tensor: string, v: Float64Array, norm?: { x: Float64Array; g: Float32Array }): ArrayLike<number> => {
       if (!this.q8?.(tensor, tensor === 'output.weight' ? headM : m)) return v;
       const key = (i: number) => `${pos}:${site}:${i}`;
-      return dequantizeQ8_0(quantizeQ8_0(v, {
+      const prenorm = norm && this.q8.fusedNorms;
+      let r = 1;
+      let values = v;
+      if (prenorm) {
+        let ss = 0;
+        for (let i = 0; i < norm.x.length; i++) ss += norm.x[i] * norm.x[i];
+        r = 1 / Math.sqrt(ss / norm.x.length + cfg.rmsNormEps);
+        values = Float64Array.from(norm.x, (xi, i) => xi * norm.g[i]);
+      }
+      const q = dequantizeInt8Activations(quantizeInt8Activations(values, {
         other: (i) => this.roundOther.has(key(i)),
         tie: (i, distance) => {
           if (!seen.has(key(i))) this.ties.push({ key: key(i), position: pos, distance });
           seen.add(key(i));
         },
       }));
+      if (prenorm) for (let i = 0; i < q.length; i++) q[i] *= r;
+      return q;
     };
     const { hiddenSize: d, headDim: hd, numHeads: nh, numKvHeads: nkv, intermediateSize: ff, vocabSize: vocab } = cfg;
     const group = nh / nkv;
@@ -248,9 +272,11 @@ export class ReferenceDecoder {
     weights.layers.forEach((L, l) => {
       const p = `blk.${l}.`;
       const h = rmsNorm(x, L.attnNorm, cfg.rmsNormEps);
-      const q = matvec(L.wq, input(p + 'attn_qkv', p + 'attn_q.weight', h), nh * hd, d, L.bq);
-      const k = matvec(L.wk, input(p + 'attn_qkv', p + 'attn_k.weight', h), nkv * hd, d, L.bk);
-      const v = matvec(L.wv, input(p + 'attn_qkv', p + 'attn_v.weight', h), nkv * hd, d, L.bv);
+      // Layer 0's norm is a dispatch of its own on the GPU; the later ones ride on the down product before them.
+      const attnNorm = l > 0 ? { x: Float64Array.from(x), g: L.attnNorm } : undefined;
+      const q = matvec(L.wq, input(p + 'attn_qkv', p + 'attn_q.weight', h, attnNorm), nh * hd, d, L.bq);
+      const k = matvec(L.wk, input(p + 'attn_qkv', p + 'attn_k.weight', h, attnNorm), nkv * hd, d, L.bk);
+      const v = matvec(L.wv, input(p + 'attn_qkv', p + 'attn_v.weight', h, attnNorm), nkv * hd, d, L.bv);
       if (L.qNorm) for (let hh = 0; hh < nh; hh++) q.set(rmsNorm(q, L.qNorm, cfg.rmsNormEps, hh * hd, hd), hh * hd);
       if (L.kNorm) for (let hh = 0; hh < nkv; hh++) k.set(rmsNorm(k, L.kNorm, cfg.rmsNormEps, hh * hd, hd), hh * hd);
       for (let hh = 0; hh < nh; hh++) applyRope(q, hh * hd, hd, pos, cfg);
@@ -281,14 +307,17 @@ export class ReferenceDecoder {
       const o = matvec(L.wo, input(p + 'attn_output', p + 'attn_output.weight', attn), d, nh * hd);
       for (let i = 0; i < d; i++) x[i] += o[i];
       const h2 = rmsNorm(x, L.ffnNorm, cfg.rmsNormEps);
-      const g = matvec(L.wGate, input(p + 'ffn_gate_up', p + 'ffn_gate.weight', h2), ff, d);
-      const u = matvec(L.wUp, input(p + 'ffn_gate_up', p + 'ffn_up.weight', h2), ff, d);
+      const ffnNorm = { x: Float64Array.from(x), g: L.ffnNorm };
+      const g = matvec(L.wGate, input(p + 'ffn_gate_up', p + 'ffn_gate.weight', h2, ffnNorm), ff, d);
+      const u = matvec(L.wUp, input(p + 'ffn_gate_up', p + 'ffn_up.weight', h2, ffnNorm), ff, d);
       for (let i = 0; i < ff; i++) g[i] = (g[i] / (1 + Math.exp(-g[i]))) * u[i];
       const down = matvec(L.wDown, input(p + 'ffn_down', p + 'ffn_down.weight', g), d, ff);
       for (let i = 0; i < d; i++) x[i] += down[i];
     });
     const hf = rmsNorm(x, weights.outputNorm, cfg.rmsNormEps);
-    return Float32Array.from(matvec(weights.lmHead ?? weights.tokenEmbedding, input('output', 'output.weight', hf), vocab, d));
+    // The LM head reads the fused output norm where it takes every row (or the only one); else the last row's own norm.
+    const outputNorm = headM === m ? { x: Float64Array.from(x), g: weights.outputNorm } : undefined;
+    return Float32Array.from(matvec(weights.lmHead ?? weights.tokenEmbedding, input('output', 'output.weight', hf, outputNorm), vocab, d));
   }
 }
 

@@ -1,12 +1,12 @@
 // The one context every kernel family of this folder takes: the device, the pipeline cache, the ONE allocator of
 // params uniforms (uniforms.ts), the adapter's workgroup shapes (kernel-shapes.ts: the row reductions' and the
 // forward kernels' in one object) and the device features the families choose their kernels by (shader-f16,
-// subgroups and their sizes, WGSL's packed_4x8_integer_dot_product). It also holds the placeholder buffers bound in
+// subgroups and their sizes). It also holds the placeholder buffers bound in
 // place of unused bindings, and records or compiles ops (kernel-op.ts) with its cache and allocator.
 import type { GpuContext, GpuLimits } from '../device.ts';
 import type { ComputeBatch } from '../dispatch.ts';
 import { compileOps, recordOps, type KernelOp, type StepParams } from '../kernel-op.ts';
-import { PACKED_INT8_DOT, forwardKernelShapesFor, kernelShapesFor, type ForwardKernelShapes, type KernelShapes } from '../kernel-shapes.ts';
+import { forwardKernelShapesFor, kernelShapesFor, type ForwardKernelShapes, type KernelShapes } from '../kernel-shapes.ts';
 import { PipelineCache, type KernelSource, type OverrideConstants } from '../pipeline-cache.ts';
 import { UniformAllocator } from '../uniforms.ts';
 
@@ -21,8 +21,6 @@ export interface KernelFeatures {
   subgroups: boolean;
   subgroupMinSize?: number;
   subgroupMaxSize?: number;
-  /** WGSL's packed_4x8_integer_dot_product (dot4I8Packed): what the int8-activation products need to compile. */
-  packedInt8Dot: boolean;
 }
 
 export interface KernelContextOptions {
@@ -32,8 +30,6 @@ export interface KernelContextOptions {
   pipelines?: PipelineCache;
   /** Share a params allocator (the caller then destroys it); by default the context owns one. */
   uniforms?: UniformAllocator;
-  /** The WGSL language features of the GPU object (default: the GpuContext's). */
-  wgslLanguageFeatures?: ReadonlySet<string>;
 }
 
 /** A kernel and the override constants of its pipeline: what an op spreads into its description. */
@@ -42,8 +38,8 @@ export interface Prepared {
   constants: OverrideConstants;
 }
 
-/** Placeholders: 0 for read-only unused bindings, 1 and 2 for writable ones (distinct, so they never alias). */
-export type Placeholder = 0 | 1 | 2;
+/** Placeholders: 0 for read-only unused bindings, 1, 2 and 3 for writable ones (distinct, so they never alias). */
+export type Placeholder = 0 | 1 | 2 | 3;
 
 export class KernelContext {
   readonly device: GPUDevice;
@@ -61,11 +57,9 @@ export class KernelContext {
   ) {
     this.device = gpu.device;
     this.limits = gpu.limits;
-    // The GPU object's WGSL language features, as the device context carries them (none where it does not say).
-    const wgsl = options.wgslLanguageFeatures ?? gpu.wgslLanguageFeatures;
-    this.shapes = { ...kernelShapesFor(gpu.adapterInfo, gpu.limits), ...forwardKernelShapesFor(gpu.adapterInfo, gpu.limits, wgsl), ...options.shapes };
+    this.shapes = { ...kernelShapesFor(gpu.adapterInfo, gpu.limits), ...forwardKernelShapesFor(gpu.adapterInfo, gpu.limits), ...options.shapes };
     const { subgroupMinSize, subgroupMaxSize } = gpu.adapterInfo;
-    this.features = { f16: gpu.features.f16, subgroups: gpu.features.subgroups, subgroupMinSize, subgroupMaxSize, packedInt8Dot: wgsl.has(PACKED_INT8_DOT) };
+    this.features = { f16: gpu.features.f16, subgroups: gpu.features.subgroups, subgroupMinSize, subgroupMaxSize };
     this.pipelines = options.pipelines ?? new PipelineCache(gpu.device);
     this.ownsUniforms = options.uniforms === undefined;
     this.uniforms = options.uniforms ?? new UniformAllocator(gpu.device);
