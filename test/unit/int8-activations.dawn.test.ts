@@ -173,6 +173,7 @@ interface HandOffCase {
   /** Output columns: [from, to) of each part (one dispatch each), the row width the last `to`. */
   parts: [number, number][];
   gated?: boolean;
+  activation?: 'gelu';
   /** Residual with the fused norm (the int8 blocks are those of Y·g). */
   normOut?: boolean;
   pairs: boolean;
@@ -186,6 +187,7 @@ const HAND_OFF_CASES: HandOffCase[] = [
   { m: 1, parts: [[0, 32], [32, 96]], gated: true, pairs: false },
   { m: 6, parts: [[0, 64]], normOut: true, pairs: false },
   { m: 5, parts: [[0, 160]], gated: true, pairs: true },
+  { m: 1, parts: [[0, 96]], gated: true, activation: 'gelu', pairs: true },
 ];
 
 /**
@@ -215,7 +217,7 @@ async function checkHandOff(gpu: GpuContext, fk: ForwardKernels, c: HandOffCase,
     const rows = w.subarray(from * rowBytes, to * rowBytes);
     const up = w.subarray((width + from) * rowBytes, (width + to) * rowBytes);
     const bytes = c.gated ? Uint8Array.from([...rows, ...up]) : rows;
-    return fk.productOps({ type: 'Q4_0', weights: keep(createStorageBuffer(gpu.device, bytes)), x: xBuffer, y, m, n: to - from, k, yOffset: from, yStride: width, gated: c.gated, accumulate: c.normOut, normOut: norm, quantizeOut: { into: handed, pairs: c.pairs } });
+    return fk.productOps({ type: 'Q4_0', weights: keep(createStorageBuffer(gpu.device, bytes)), x: xBuffer, y, m, n: to - from, k, yOffset: from, yStride: width, gated: c.gated, activation: c.activation, accumulate: c.normOut, normOut: norm, quantizeOut: { into: handed, pairs: c.pairs } });
   });
   if (ops.some((o) => o.kernel.name.includes('int8') || o.kernel.name.includes('quantize'))) return 'the producer read int8 activations';
   const batch = new ComputeBatch(gpu, 'hand-off check');
