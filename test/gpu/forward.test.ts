@@ -142,6 +142,27 @@ describe('decoder invariants', () => {
     }
   });
 
+  test('Q4_0 decode steps take their int8 activations from the products that wrote them: 3 quantize dispatches fewer a layer', async () => {
+    const file = await fetchGguf(index.cases.find((x) => x.id === 'qwen2-q4_0')!.gguf);
+    const dispatches: number[] = [];
+    let layers = 0;
+    // The hand-off needs one invocation a row group (K_SPLIT 1): with 2, every int8 product quantizes its own input.
+    for (const shapes of [undefined, { forward: { product: { WORKGROUP_SIZE: 16, K_SPLIT: 2, TILE_M: 4 } } }]) {
+      const { decoder, destroy } = await decoderFromGguf(file, shapes ? { shapes } : {});
+      try {
+        layers = decoder.weights.layers.length;
+        await decoder.forward(FORWARD_PROMPT.slice(0, 3));
+        await decoder.forward([FORWARD_PROMPT[3]]);
+        dispatches.push(decoder.lastStepDispatches);
+      } finally {
+        destroy();
+      }
+    }
+    // Per layer the gate/up product's input (the output product's hand-off) and the down product's (gate/up's), and
+    // past layer 0 the q/k/v products' (the down product's before them); the LM head's too (Q4_0 here).
+    expect(dispatches[1] - dispatches[0]).toBe(3 * layers);
+  });
+
   test('a weight row length that is not whole product blocks is refused before anything is allocated, naming the tensor', async () => {
     const { gpu } = await sharedGpu();
     const matrix = (name: string, cols: number): GpuMatrix => ({ name, type: 'F32', rows: 8, cols, parts: [] });
