@@ -20,3 +20,25 @@ fn unit_q5(qs_word: u32, shift: u32, qh: u32, g: u32) -> vec4<f32> {
 fn from_units(s: vec4<f32>, t: vec4<f32>, bias: f32) -> vec4<f32> {
   return 255.0 * s - bias * ((t.x + t.y) + (t.z + t.w));
 }
+
+// The low (l_r) and high (h_r) nibbles over 255 of one word of each of four rows: w[o0] .. w[o3] (the 4-row tile's
+// step of the nibble bodies, shaders/matmul_q4_0.wgsl and matmul_q4_k.wgsl).
+struct RowNibbles {
+  l0: vec4<f32>,
+  l1: vec4<f32>,
+  l2: vec4<f32>,
+  l3: vec4<f32>,
+  h0: vec4<f32>,
+  h1: vec4<f32>,
+  h2: vec4<f32>,
+  h3: vec4<f32>,
+}
+
+fn row_nibbles(o0: u32, o1: u32, o2: u32, o3: u32) -> RowNibbles {
+  let a0 = w[o0];
+  let a1 = w[o1];
+  let a2 = w[o2];
+  let a3 = w[o3];
+  return RowNibbles(unit_nibbles(a0, 0u), unit_nibbles(a1, 0u), unit_nibbles(a2, 0u), unit_nibbles(a3, 0u),
+    unit_nibbles(a0, 4u), unit_nibbles(a1, 4u), unit_nibbles(a2, 4u), unit_nibbles(a3, 4u));
+}

@@ -22,39 +22,28 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
   var t3 = vec4<f32>(0.0);
   for (var i = 1u; i < 5u; i++) {
     // Word i holds bytes 4(i-1) .. 4(i-1)+3: low nibbles are elements 4(i-1).., high nibbles 16 + 4(i-1)..
-    let a0 = w[o0 + i];
-    let a1 = w[o1 + i];
-    let a2 = w[o2 + i];
-    let a3 = w[o3 + i];
-    let l0 = unit_nibbles(a0, 0u);
-    let l1 = unit_nibbles(a1, 0u);
-    let l2 = unit_nibbles(a2, 0u);
-    let l3 = unit_nibbles(a3, 0u);
-    let h0 = unit_nibbles(a0, 4u);
-    let h1 = unit_nibbles(a1, 4u);
-    let h2 = unit_nibbles(a2, 4u);
-    let h3 = unit_nibbles(a3, 4u);
+    let n = row_nibbles(o0 + i, o1 + i, o2 + i, o3 + i);
     let xi = xb + i - 1u;
     let v0 = x[x0 + xi];
     let u0 = x[x0 + xi + 4u];
-    s0 += dot4(l0, l1, l2, l3, v0) + dot4(h0, h1, h2, h3, u0);
+    s0 += dot4(n.l0, n.l1, n.l2, n.l3, v0) + dot4(n.h0, n.h1, n.h2, n.h3, u0);
     t0 += v0 + u0;
     if (TILE_M > 1u) {
       let v1 = x[x1 + xi];
       let u1 = x[x1 + xi + 4u];
-      s1 += dot4(l0, l1, l2, l3, v1) + dot4(h0, h1, h2, h3, u1);
+      s1 += dot4(n.l0, n.l1, n.l2, n.l3, v1) + dot4(n.h0, n.h1, n.h2, n.h3, u1);
       t1 += v1 + u1;
     }
     if (TILE_M > 2u) {
       let v2 = x[x2 + xi];
       let u2 = x[x2 + xi + 4u];
-      s2 += dot4(l0, l1, l2, l3, v2) + dot4(h0, h1, h2, h3, u2);
+      s2 += dot4(n.l0, n.l1, n.l2, n.l3, v2) + dot4(n.h0, n.h1, n.h2, n.h3, u2);
       t2 += v2 + u2;
     }
     if (TILE_M > 3u) {
       let v3 = x[x3 + xi];
       let u3 = x[x3 + xi + 4u];
-      s3 += dot4(l0, l1, l2, l3, v3) + dot4(h0, h1, h2, h3, u3);
+      s3 += dot4(n.l0, n.l1, n.l2, n.l3, v3) + dot4(n.h0, n.h1, n.h2, n.h3, u3);
       t3 += v3 + u3;
     }
   }

@@ -58,43 +58,32 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
     var sx3 = vec2<f32>(0.0);
     for (var l = 0u; l < 8u; l++) {
       let qi = 4u + 8u * c + l;
-      let a0 = w[o0 + qi];
-      let a1 = w[o1 + qi];
-      let a2 = w[o2 + qi];
-      let a3 = w[o3 + qi];
-      let l0 = unit_nibbles(a0, 0u);
-      let l1 = unit_nibbles(a1, 0u);
-      let l2 = unit_nibbles(a2, 0u);
-      let l3 = unit_nibbles(a3, 0u);
-      let h0 = unit_nibbles(a0, 4u);
-      let h1 = unit_nibbles(a1, 4u);
-      let h2 = unit_nibbles(a2, 4u);
-      let h3 = unit_nibbles(a3, 4u);
+      let n = row_nibbles(o0 + qi, o1 + qi, o2 + qi, o3 + qi);
       let xi = xb + 16u * c + l;
       let xl0 = x[x0 + xi];
       let xh0 = x[x0 + xi + 8u];
-      lo0 += dot4(l0, l1, l2, l3, xl0);
-      hi0 += dot4(h0, h1, h2, h3, xh0);
+      lo0 += dot4(n.l0, n.l1, n.l2, n.l3, xl0);
+      hi0 += dot4(n.h0, n.h1, n.h2, n.h3, xh0);
       sx0 += vec2<f32>(dot(xl0, vec4<f32>(1.0)), dot(xh0, vec4<f32>(1.0)));
       if (TILE_M > 1u) {
         let xl1 = x[x1 + xi];
         let xh1 = x[x1 + xi + 8u];
-        lo1 += dot4(l0, l1, l2, l3, xl1);
-        hi1 += dot4(h0, h1, h2, h3, xh1);
+        lo1 += dot4(n.l0, n.l1, n.l2, n.l3, xl1);
+        hi1 += dot4(n.h0, n.h1, n.h2, n.h3, xh1);
         sx1 += vec2<f32>(dot(xl1, vec4<f32>(1.0)), dot(xh1, vec4<f32>(1.0)));
       }
       if (TILE_M > 2u) {
         let xl2 = x[x2 + xi];
         let xh2 = x[x2 + xi + 8u];
-        lo2 += dot4(l0, l1, l2, l3, xl2);
-        hi2 += dot4(h0, h1, h2, h3, xh2);
+        lo2 += dot4(n.l0, n.l1, n.l2, n.l3, xl2);
+        hi2 += dot4(n.h0, n.h1, n.h2, n.h3, xh2);
         sx2 += vec2<f32>(dot(xl2, vec4<f32>(1.0)), dot(xh2, vec4<f32>(1.0)));
       }
       if (TILE_M > 3u) {
         let xl3 = x[x3 + xi];
         let xh3 = x[x3 + xi + 8u];
-        lo3 += dot4(l0, l1, l2, l3, xl3);
-        hi3 += dot4(h0, h1, h2, h3, xh3);
+        lo3 += dot4(n.l0, n.l1, n.l2, n.l3, xl3);
+        hi3 += dot4(n.h0, n.h1, n.h2, n.h3, xh3);
         sx3 += vec2<f32>(dot(xl3, vec4<f32>(1.0)), dot(xh3, vec4<f32>(1.0)));
       }
     }
