@@ -242,7 +242,8 @@ export class ReferenceDecoder {
     const { cfg, weights } = this;
     const pos = this.position++;
     const seen = new Set<string>();
-    // norm: the residual x and the norm's weights g where v = RMSNorm(x)·g came from a fused norm on the GPU.
+    // norm: the residual x (read now, before the layer adds to it) and the norm's weights g where v = RMSNorm(x)·g
+    // came from a fused norm on the GPU.
     const input = (site: string, tensor: string, v: Float64Array, norm?: { x: Float64Array; g: Float32Array }): ArrayLike<number> => {
       if (!this.q8?.(tensor, tensor === 'output.weight' ? headM : m)) return v;
       const key = (i: number) => `${pos}:${site}:${i}`;
@@ -273,7 +274,7 @@ export class ReferenceDecoder {
       const p = `blk.${l}.`;
       const h = rmsNorm(x, L.attnNorm, cfg.rmsNormEps);
       // Layer 0's norm is a dispatch of its own on the GPU; the later ones ride on the down product before them.
-      const attnNorm = l > 0 ? { x: Float64Array.from(x), g: L.attnNorm } : undefined;
+      const attnNorm = l > 0 ? { x, g: L.attnNorm } : undefined;
       const q = matvec(L.wq, input(p + 'attn_qkv', p + 'attn_q.weight', h, attnNorm), nh * hd, d, L.bq);
       const k = matvec(L.wk, input(p + 'attn_qkv', p + 'attn_k.weight', h, attnNorm), nkv * hd, d, L.bk);
       const v = matvec(L.wv, input(p + 'attn_qkv', p + 'attn_v.weight', h, attnNorm), nkv * hd, d, L.bv);
@@ -307,7 +308,7 @@ export class ReferenceDecoder {
       const o = matvec(L.wo, input(p + 'attn_output', p + 'attn_output.weight', attn), d, nh * hd);
       for (let i = 0; i < d; i++) x[i] += o[i];
       const h2 = rmsNorm(x, L.ffnNorm, cfg.rmsNormEps);
-      const ffnNorm = { x: Float64Array.from(x), g: L.ffnNorm };
+      const ffnNorm = { x, g: L.ffnNorm };
       const g = matvec(L.wGate, input(p + 'ffn_gate_up', p + 'ffn_gate.weight', h2, ffnNorm), ff, d);
       const u = matvec(L.wUp, input(p + 'ffn_gate_up', p + 'ffn_up.weight', h2, ffnNorm), ff, d);
       for (let i = 0; i < ff; i++) g[i] = (g[i] / (1 + Math.exp(-g[i]))) * u[i];
@@ -316,7 +317,7 @@ export class ReferenceDecoder {
     });
     const hf = rmsNorm(x, weights.outputNorm, cfg.rmsNormEps);
     // The LM head reads the fused output norm where it takes every row (or the only one); else the last row's own norm.
-    const outputNorm = headM === m ? { x: Float64Array.from(x), g: weights.outputNorm } : undefined;
+    const outputNorm = headM === m ? { x, g: weights.outputNorm } : undefined;
     return Float32Array.from(matvec(weights.lmHead ?? weights.tokenEmbedding, input('output', 'output.weight', hf, outputNorm), vocab, d));
   }
 }
