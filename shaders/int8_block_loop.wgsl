@@ -5,11 +5,13 @@
 // integers are summed, as decode_f16.wgsl's `halves` gives how a word becomes two weights:
 //   WeightBlock, fn weight_words(o: u32) -> WeightBlock            a row block's codes, from its word o on (the
 //                                                                  word after its f16 d);
-//   ActivationBlock (with d: vec2<f32>, the halves' d, and offset:
-//   f32, what the block's codes' offset takes off a row's sum),
+//   ActivationBlock (with d: vec2<f32>, what block_dot's sums are
+//   scaled by: the halves' d over any scale those sums carry, and
+//   offset: f32, what the block's codes' offset takes off a row's sum),
 //   fn activation_block(q: u32) -> ActivationBlock                 one token's block at vec4 q;
 //   const ACTIVATION_VEC4S: u32                                    vec4 a block takes in x (its layout);
-//   fn block_dot(c: WeightBlock, a: ActivationBlock) -> vec2<i32>  Σ code·q of one row's block per half, exact.
+//   fn block_dot(c: WeightBlock, a: ActivationBlock) -> vec2<i32>  Σ code·q of one row's block per half (times
+//                                                                  a power of two the body chooses), exact.
 // The kernel is the block decoder (shaders/decode_q4_0.wgsl: layout, BLOCK_WORDS, d the low half of the block's
 // first word), the body, this file, the K_SPLIT reduction and the skeleton shaders/matmul.wgsl: read that header
 // for the bindings, overrides and dispatch.
@@ -31,9 +33,9 @@ fn block_products(d: vec4<f32>, c0: WeightBlock, c1: WeightBlock, c2: WeightBloc
   return d * (a.d.x * lo + a.d.y * hi - a.offset);
 }
 
-// See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3 (xb = 8 b:
-// token t's activation block b is at vec4 x_t + ACTIVATION_VEC4S·b).
-fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,
+// See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3 (token t's
+// activation block b is at vec4 x_t + ACTIVATION_VEC4S·b).
+fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {
   let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
@@ -41,7 +43,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u3
   let c1 = weight_words(o1 + 1u);
   let c2 = weight_words(o2 + 1u);
   let c3 = weight_words(o3 + 1u);
-  let q = (xb / 8u) * ACTIVATION_VEC4S;
+  let q = b * ACTIVATION_VEC4S;
   *acc0 += block_products(d, c0, c1, c2, c3, activation_block(x0 + q));
   if (TILE_M > 1u) {
     *acc1 += block_products(d, c0, c1, c2, c3, activation_block(x1 + q));

@@ -9,11 +9,12 @@
 // file defines only its block format and decoding:
 //   const BLOCK_WORDS: u32     u32 words per block of one row;
 //   const BLOCK_ELEMENTS: u32  weights per block (a multiple of 4; k is a multiple of it);
-//   fn accumulate_block(o0, o1, o2, o3: u32, xb: u32, x0, x1, x2, x3: u32,
+//   fn accumulate_block(o0, o1, o2, o3: u32, b: u32, x0, x1, x2, x3: u32,
 //                       acc0, acc1, acc2, acc3: ptr<function, vec4<f32>>)
 //       adds to *acc_t, for token t0 + t (t < TILE_M; the others may be left alone or get any value), the dot
-//       products of rows row0 .. row0 + 3 (the components) of the block whose words start at w[o0] .. w[o3] with
-//       the block's x values, which start at x[x_t + xb] (vec4 index).
+//       products of rows row0 .. row0 + 3 (the components) of block b, whose words start at w[o0] .. w[o3], with
+//       the block's x values, which start at x[x_t + b·BLOCK_ELEMENTS/4] (vec4 index). The body multiplies b
+//       itself: an integer division costs a CPU adapter one `div` a lane (SwiftShader), a multiply one SIMD op.
 // The type's code may call dot4 below. Keep each type's tricks there (decoding scales once per block, grouping)
 // and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
 // The K_SPLIT reduction, fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> (the sum over the
@@ -221,11 +222,10 @@ fn main(
   let up_words = n * blocks * BLOCK_WORDS;
   for (var b = lane; b < blocks; b += K_SPLIT) {
     let o = b * BLOCK_WORDS;
-    let xb = b * (BLOCK_ELEMENTS / 4u);
-    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, xb, x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
+    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b, x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
     if (GATED) {
       let u = up_words + o;
-      accumulate_block(w0 + u, w1 + u, w2 + u, w3 + u, xb, x0, x1, x2, x3, &up0, &up1, &up2, &up3);
+      accumulate_block(w0 + u, w1 + u, w2 + u, w3 + u, b, x0, x1, x2, x3, &up0, &up1, &up2, &up3);
     }
   }
 

@@ -98,7 +98,7 @@ fn rows_dot(base: u32, row0: u32, x_row: u32, lane: u32) -> vec4<f32> {
   var acc3 = vec4<f32>(0.0);
   for (var b = lane; b < blocks; b += K_SPLIT) {
     let o = b * BLOCK_WORDS;
-    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b * (BLOCK_ELEMENTS / 4u), x0, x0, x0, x0, &acc0, &acc1, &acc2, &acc3);
+    accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b, x0, x0, x0, x0, &acc0, &acc1, &acc2, &acc3);
   }
   return acc0;
 }

@@ -12,7 +12,10 @@
 // wrap consistently): the product is w_lo·a_hi + (w_lo·a_lo + w_hi·a_hi)·2^16 + w_hi·a_lo·2^32, and mod 2^32 the
 // last term vanishes. Eight such products summed (a half block: shifts 0 and 8 hold the low half's elements, 4 and
 // 12 the high half's): |Σ w_lo·a_hi| <= 8·15·127 = 15240 < 2^15 and |Σ middle| <= 8·2·15·127 = 30480, so the sum
-// read as i32 is exact (< 2^31) and (sum + 2^15) >> 16 (arithmetic) is the middle term exactly.
+// read as i32 is exact (< 2^31) and (sum + 2^15) & 0xFFFF0000 is the middle term times 2^16 exactly, an f32 with 15
+// significant bits; the activation d carries the 2^-16 (ActivationBlock.d), so the scaled sum is the same f32 as the
+// middle term times d. A mask, not `>> 16`: SwiftShader runs a WGSL shift lane by lane (its JIT has no per-lane
+// shift amounts; the pack built-ins shift by constants inside), an `and` is one SIMD op (bench/README.md).
 // No packed_4x8_integer_dot_product needed here.
 //
 // x: per token row (vec4 index x_t), block b at vec4 x_t + 5b: 4 vec4 of pair words (vec4 j for weight word j,
@@ -20,7 +23,7 @@
 
 const PAIR_MASK: u32 = 0x000F000Fu;
 
-// Σ (w_lo·a_lo + w_hi·a_hi) over 8 code pairs: those of words c0..c3 at shift 0 and 8 (elements 0..15, with their
+// 2^16 · Σ (w_lo·a_lo + w_hi·a_hi) over 8 code pairs: those of words c0..c3 at shift 0 and 8 (elements 0..15, with their
 // activation pairs p_j.x and p_j.z) or, with the words shifted right by 4 first, at shift 4 and 12 (elements 16..31,
 // with p_j.y and p_j.w): one half block, one activation d.
 fn pair_sum8(c0: u32, c1: u32, c2: u32, c3: u32, a0: u32, b0: u32, a1: u32, b1: u32, a2: u32, b2: u32, a3: u32, b3: u32) -> i32 {
@@ -32,11 +35,11 @@ fn pair_sum8(c0: u32, c1: u32, c2: u32, c3: u32, a0: u32, b0: u32, a1: u32, b1: 
   s += ((c2 >> 8u) & PAIR_MASK) * b2;
   s += (c3 & PAIR_MASK) * a3;
   s += ((c3 >> 8u) & PAIR_MASK) * b3;
-  return (bitcast<i32>(s) + 32768) >> 16u;
+  return bitcast<i32>((s + 0x8000u) & 0xFFFF0000u);
 }
 
-// One token's activation block: its 16 pair words, per half (elements 0..15, 16..31) d, and the offset's share
-// 8·(d_lo·Σq_lo + d_hi·Σq_hi) (Σ (code - 8)·q = Σ code·q - 8·Σq).
+// One token's activation block: its 16 pair words, per half (elements 0..15, 16..31) d·2^-16 (block_dot's sums
+// carry 2^16), and the offset's share 8·(d_lo·Σq_lo + d_hi·Σq_hi) (Σ (code - 8)·q = Σ code·q - 8·Σq).
 struct ActivationBlock {
   p0: vec4<u32>,
   p1: vec4<u32>,
@@ -53,7 +56,7 @@ fn activation_block(q: u32) -> ActivationBlock {
   let d = bitcast<vec2<f32>>(tail.xy);
   let sum = vec2<f32>(bitcast<vec2<i32>>(tail.zw));
   return ActivationBlock(bitcast<vec4<u32>>(x[q]), bitcast<vec4<u32>>(x[q + 1u]), bitcast<vec4<u32>>(x[q + 2u]),
-    bitcast<vec4<u32>>(x[q + 3u]), d, 8.0 * dot(d, sum));
+    bitcast<vec4<u32>>(x[q + 3u]), d * (1.0 / 65536.0), 8.0 * dot(d, sum));
 }
 
 // One row's block: its 4 words of nibbles (words 1..4 after the f16 d).
@@ -63,7 +66,7 @@ fn weight_words(o: u32) -> WeightBlock {
   return words4(o);
 }
 
-// Σ code·q of one row's block with one token's activation block per half (low, high), exact in i32.
+// 2^16 · Σ code·q of one row's block with one token's activation block per half (low, high), exact in i32.
 fn block_dot(c: WeightBlock, a: ActivationBlock) -> vec2<i32> {
   let lo = pair_sum8(c.x, c.y, c.z, c.w, a.p0.x, a.p0.z, a.p1.x, a.p1.z, a.p2.x, a.p2.z, a.p3.x, a.p3.z);
   let h = c >> vec4<u32>(4u);

@@ -7,9 +7,10 @@
 // shifts (bench/README.md, "Codes through unpack4x8unorm").
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
-fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,
+fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {
+  let xb = b * (BLOCK_ELEMENTS / 4u);
   // Running sums in locals (the same additions, in the same order, as into *acc_t), written back once per block.
   var sum0 = *acc0;
   var sum1 = *acc1;

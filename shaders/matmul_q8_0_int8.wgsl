@@ -50,13 +50,13 @@ fn half_block(o0: u32, o1: u32, o2: u32, o3: u32, first: u32, q0: u32, q1: u32, 
   }
 }
 
-// See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3 (xb = 8 b:
-// token t's block b at vec4 x_t + 3b).
-fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, xb: u32, x0: u32, x1: u32, x2: u32, x3: u32,
+// See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3 (token t's
+// block b at vec4 x_t + 3b).
+fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {
   let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
-  let q = (xb / 8u) * 3u;
+  let q = b * 3u;
   // Per token the unit sums of the low (words 0..3) and the high half (words 4..7), rows in the components.
   var lo0 = vec4<f32>(0.0);
   var lo1 = vec4<f32>(0.0);
