@@ -19,14 +19,11 @@ fn biased_codes(word: u32) -> vec4<f32> {
 // exact in f32. The low three bytes' sign bits flipped make them unsigned, the top byte is the i32's own sign; one
 // mask and one i32 -> f32 conversion a code, all single SIMD ops on CPU adapters (SwiftShader), where shifting each
 // byte down costs more than both (bench/README.md). The product body shaders/matmul_q8_0.wgsl scales the activations
-// by (1, 2^-8, 2^-16, 2^-24) instead and takes Σ - 128·(x0 + x1 + x2).
+// by PLACES (shaders/decode_units.wgsl) instead and takes Σ - 128·(x0 + x1 + x2).
 fn placed_codes(word: u32) -> vec4<f32> {
   let b = vec4<u32>(word ^ 0x00808080u) & vec4<u32>(0xFFu, 0xFF00u, 0xFF0000u, 0xFF000000u);
   return vec4<f32>(bitcast<vec4<i32>>(b));
 }
-
-// What placed_codes' byte places are undone by: a word's four activations times these.
-const CODE_PLACES: vec4<f32> = vec4<f32>(1.0, 1.0 / 256.0, 1.0 / 65536.0, 1.0 / 16777216.0);
 
 // The four int8 of a word, low byte first.
 fn unpack_i8x4(word: u32) -> vec4<f32> {

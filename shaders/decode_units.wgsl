@@ -21,8 +21,19 @@ fn from_units(s: vec4<f32>, t: vec4<f32>, bias: f32) -> vec4<f32> {
   return 255.0 * s - bias * ((t.x + t.y) + (t.z + t.w));
 }
 
-// The low (l_r) and high (h_r) nibbles over 255 of one word of each of four rows: w[o0] .. w[o3] (the 4-row tile's
-// step of the nibble bodies, shaders/matmul_q4_0.wgsl and matmul_q4_k.wgsl).
+// Codes left in their places. On CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane and
+// unpack4x8unorm's shifts, u32 conversions and multiplies cost more than a mask and an i32 -> f32 conversion a code,
+// each one SIMD op: so the hottest bodies mask each code where it lies, convert it (exact: at most 8 significant
+// bits) and scale the activations, which serve 4 rows, by the places instead (bench/README.md, "Shifts").
+// PLACES undoes bytes 0..3's places (2^0, 2^8, 2^16, 2^24); HIGH_PLACES the high nibbles' (2^4, 2^12, 2^20, 2^28).
+const PLACES: vec4<f32> = vec4<f32>(1.0, 1.0 / 256.0, 1.0 / 65536.0, 1.0 / 16777216.0);
+const HIGH_PLACES: vec4<f32> = vec4<f32>(1.0 / 16.0, 1.0 / 4096.0, 1.0 / 1048576.0, 1.0 / 268435456.0);
+
+// The low (l_r) and high (h_r) nibbles of one word of each of four rows, w[o0] .. w[o3], in their places: l = (L0,
+// L1·2^8, L2·2^16, L3·2^24), h = (H0·2^4, H1·2^12, H2·2^20, (H3 - 8)·2^28), L_i and H_i the low and high nibble of
+// byte i. The top nibble comes less 8 (its bit flipped first), as the i32's sign bit is its top bit: a body adds
+// 8·x back for it or takes it as part of an offset of 8 (the 4-row tile's step of the nibble bodies,
+// shaders/matmul_q4_0.wgsl and matmul_q4_k.wgsl).
 struct RowNibbles {
   l0: vec4<f32>,
   l1: vec4<f32>,
@@ -34,11 +45,19 @@ struct RowNibbles {
   h3: vec4<f32>,
 }
 
+fn placed_low_nibbles(word: u32) -> vec4<f32> {
+  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word) & vec4<u32>(0xFu, 0xF00u, 0xF0000u, 0xF000000u)));
+}
+
+fn placed_high_nibbles(word: u32) -> vec4<f32> {
+  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word ^ 0x80000000u) & vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u)));
+}
+
 fn row_nibbles(o0: u32, o1: u32, o2: u32, o3: u32) -> RowNibbles {
   let a0 = w[o0];
   let a1 = w[o1];
   let a2 = w[o2];
   let a3 = w[o3];
-  return RowNibbles(unit_nibbles(a0, 0u), unit_nibbles(a1, 0u), unit_nibbles(a2, 0u), unit_nibbles(a3, 0u),
-    unit_nibbles(a0, 4u), unit_nibbles(a1, 4u), unit_nibbles(a2, 4u), unit_nibbles(a3, 4u));
+  return RowNibbles(placed_low_nibbles(a0), placed_low_nibbles(a1), placed_low_nibbles(a2), placed_low_nibbles(a3),
+    placed_high_nibbles(a0), placed_high_nibbles(a1), placed_high_nibbles(a2), placed_high_nibbles(a3));
 }

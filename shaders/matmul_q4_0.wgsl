@@ -1,10 +1,10 @@
 // matmul_q4_0: the Q4_0 product's tuned block body (each qs word read once for its low and high nibbles, d
 // applied once per block). The kernel is the block decoder shaders/decode_q4_0.wgsl (layout, BLOCK_WORDS; after
-// shaders/decode_units.wgsl: unit_nibbles, from_units), this file, the K_SPLIT reduction and the shared skeleton
+// shaders/decode_units.wgsl: row_nibbles, PLACES), this file, the K_SPLIT reduction and the shared skeleton
 // shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch.
-// The nibbles come over 255 from one unpack4x8unorm a word and the -8 through Σx (from_units): the fast form on CPU
-// adapters (bench/README.md, "Codes through unpack4x8unorm"), where this f32 body runs prefill (decode takes the
-// int8 pair products there).
+// The nibbles stay in their places (row_nibbles: a mask and a conversion each, the top one less 8), the activations
+// are scaled by the places once for the 4 rows, and the -8 comes through Σx: the fast form on CPU adapters
+// (bench/README.md, "Shifts"), where this f32 body runs prefill.
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -12,7 +12,8 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     acc3: ptr<function, vec4<f32>>) {
   let xb = b * (BLOCK_ELEMENTS / 4u);
   let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
-  // s_t: Σ unit·x over this block for token t (rows in the components), t_t: Σ x; d applied once per block.
+  // s_t: Σ placed·x' over this block for token t (rows in the components), t_t: Σ x but the top nibbles' (already
+  // less 8); d applied once per block.
   var s0 = vec4<f32>(0.0);
   var s1 = vec4<f32>(0.0);
   var s2 = vec4<f32>(0.0);
@@ -27,31 +28,31 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     let xi = xb + i - 1u;
     let v0 = x[x0 + xi];
     let u0 = x[x0 + xi + 4u];
-    s0 += dot4(n.l0, n.l1, n.l2, n.l3, v0) + dot4(n.h0, n.h1, n.h2, n.h3, u0);
-    t0 += v0 + u0;
+    s0 += dot4(n.l0, n.l1, n.l2, n.l3, v0 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u0 * HIGH_PLACES);
+    t0 += v0 + vec4<f32>(u0.xyz, 0.0);
     if (TILE_M > 1u) {
       let v1 = x[x1 + xi];
       let u1 = x[x1 + xi + 4u];
-      s1 += dot4(n.l0, n.l1, n.l2, n.l3, v1) + dot4(n.h0, n.h1, n.h2, n.h3, u1);
-      t1 += v1 + u1;
+      s1 += dot4(n.l0, n.l1, n.l2, n.l3, v1 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u1 * HIGH_PLACES);
+      t1 += v1 + vec4<f32>(u1.xyz, 0.0);
     }
     if (TILE_M > 2u) {
       let v2 = x[x2 + xi];
       let u2 = x[x2 + xi + 4u];
-      s2 += dot4(n.l0, n.l1, n.l2, n.l3, v2) + dot4(n.h0, n.h1, n.h2, n.h3, u2);
-      t2 += v2 + u2;
+      s2 += dot4(n.l0, n.l1, n.l2, n.l3, v2 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u2 * HIGH_PLACES);
+      t2 += v2 + vec4<f32>(u2.xyz, 0.0);
     }
     if (TILE_M > 3u) {
       let v3 = x[x3 + xi];
       let u3 = x[x3 + xi + 4u];
-      s3 += dot4(n.l0, n.l1, n.l2, n.l3, v3) + dot4(n.h0, n.h1, n.h2, n.h3, u3);
-      t3 += v3 + u3;
+      s3 += dot4(n.l0, n.l1, n.l2, n.l3, v3 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u3 * HIGH_PLACES);
+      t3 += v3 + vec4<f32>(u3.xyz, 0.0);
     }
   }
-  *acc0 += d * from_units(s0, t0, 8.0);
+  *acc0 += d * (s0 - 8.0 * ((t0.x + t0.y) + (t0.z + t0.w)));
   if (TILE_M > 1u) {
-    *acc1 += d * from_units(s1, t1, 8.0);
-    *acc2 += d * from_units(s2, t2, 8.0);
-    *acc3 += d * from_units(s3, t3, 8.0);
+    *acc1 += d * (s1 - 8.0 * ((t1.x + t1.y) + (t1.z + t1.w)));
+    *acc2 += d * (s2 - 8.0 * ((t2.x + t2.y) + (t2.z + t2.w)));
+    *acc3 += d * (s3 - 8.0 * ((t3.x + t3.y) + (t3.z + t3.w)));
   }
 }

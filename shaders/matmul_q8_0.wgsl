@@ -5,7 +5,7 @@
 //
 // The codes stay in their bytes' places (placed_codes: q + 128 for the low three bytes, whose sign bits are flipped,
 // times 2^0, 2^8, 2^16; the top byte's q times 2^24, its sign the i32's), each by one mask and one i32 -> f32
-// conversion, and each activation vec4 is scaled by CODE_PLACES once for the 4 rows: Σ q·x = Σ placed·x' -
+// conversion, and each activation vec4 is scaled by PLACES once for the 4 rows: Σ q·x = Σ placed·x' -
 // 128·Σ (x0 + x1 + x2) over the words. No shifts: on CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane
 // by lane, and the pack built-in this body used before (unpack4x8unorm of the biased word, four shifts, masks, u32
 // conversions and multiplies inside) cost more than the masks and conversions (bench/README.md, "Shifts").
@@ -33,21 +33,21 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     let q3 = placed_codes(w[o3 + i]);
     let xi = xb + i - 1u;
     let v0 = x[x0 + xi];
-    s0 += dot4(q0, q1, q2, q3, v0 * CODE_PLACES);
+    s0 += dot4(q0, q1, q2, q3, v0 * PLACES);
     t0 += v0;
     if (TILE_M > 1u) {
       let v1 = x[x1 + xi];
-      s1 += dot4(q0, q1, q2, q3, v1 * CODE_PLACES);
+      s1 += dot4(q0, q1, q2, q3, v1 * PLACES);
       t1 += v1;
     }
     if (TILE_M > 2u) {
       let v2 = x[x2 + xi];
-      s2 += dot4(q0, q1, q2, q3, v2 * CODE_PLACES);
+      s2 += dot4(q0, q1, q2, q3, v2 * PLACES);
       t2 += v2;
     }
     if (TILE_M > 3u) {
       let v3 = x[x3 + xi];
-      s3 += dot4(q0, q1, q2, q3, v3 * CODE_PLACES);
+      s3 += dot4(q0, q1, q2, q3, v3 * PLACES);
       t3 += v3;
     }
   }
