@@ -108,12 +108,11 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
       attentionPrefill: { WORKGROUP_SIZE: 4, KV_TILE: 16, ROWS: 8, SHARED_KV: false, LANES: 4 },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
       prefillChunk: 64,
-      // SwiftShader: Q4_0 decode 1.4-1.7x less CPU per token with int8 activations (bench/README.md decode-int8, Q4_0
-      // pair products), and its inputs come quantized by their producers (QUANT_OUT: bench/README.md, "Int8
-      // activations written by their producer"); test/gpu/forward.test.ts checks them against the reference's int8
-      // activations (test/support/cpu-forward.ts). Not Q8_0: its f32 body reads codes with one unpack4x8unorm a word,
-      // and its int8 body (one unpack4x8snorm an activation word) measured slower in paired runs.
-      int8Activations: { Q8_0: false, Q4_0: true, prefill: false },
+      // SwiftShader: no int8 activations. The f32 bodies with their codes in place (a mask and an i32 -> f32
+      // conversion a code, no shifts: bench/README.md, "Shifts") decode Q4_0 faster than the int8 pair products
+      // with their inputs quantized by their producers (paired: 0.912x / 0.943x -> 1.173x / 1.103x wllama), as
+      // Q8_0's did its int8 body. The int8 path stays a shape option (tests, bench/decode-int8).
+      int8Activations: { Q8_0: false, Q4_0: false, prefill: false },
     };
   }
   const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);

@@ -123,32 +123,59 @@ describe('forward pass on WebGPU', () => {
 describe('decoder invariants', () => {
   const prompt = FORWARD_PROMPT;
 
-  test('Q4_0 decode steps run on 8-bit activations here (the reference q8 mode above is exercised), Q8_0 and F32 never', async () => {
+  // 8-bit activations are a kernel-shapes option (no adapter takes them by default: kernel-shapes.ts).
+  const INT8: DecoderOptions['shapes'] = { forward: { int8Activations: { Q8_0: false, Q4_0: true, prefill: false } } };
+
+  test('8-bit activations only where the shapes ask: then Q4_0 decode steps take them and match the reference\'s q8 mode', async () => {
     const { gpu } = await sharedGpu();
     // GpuContext records the GPU object's WGSL language features (navigator.gpu's in a page).
     expect([...gpu.wgslLanguageFeatures].sort()).toEqual([...navigator.gpu.wgslLanguageFeatures].sort());
-    // CPU adapters take 8-bit activations in Q4_0 decode steps (Q8_0's f32 body with unpack4x8unorm is the faster one
-    // there: kernel-shapes.ts).
     expect(isCpuAdapter(gpu.adapterInfo)).toBe(true);
     for (const id of ['llama-q8_0', 'qwen2-q4_0', 'qwen3-f32']) {
-      const { decoder, destroy } = await decoderFromGguf(await fetchGguf(index.cases.find((x) => x.id === id)!.gguf));
-      try {
-        const q8 = q8ActivationsOf(decoder);
-        const names = ['blk.0.attn_q.weight', 'blk.0.attn_output.weight', 'blk.0.ffn_gate.weight', 'blk.0.ffn_down.weight'];
-        expect(names.map((n) => q8(n, 1)), id).toEqual(names.map(() => id.endsWith('q4_0')));
-      } finally {
-        destroy();
+      for (const shapes of [undefined, INT8]) {
+        const { decoder, destroy } = await decoderFromGguf(await fetchGguf(index.cases.find((x) => x.id === id)!.gguf), { shapes });
+        try {
+          const q8 = q8ActivationsOf(decoder);
+          const names = ['blk.0.attn_q.weight', 'blk.0.attn_output.weight', 'blk.0.ffn_gate.weight', 'blk.0.ffn_down.weight'];
+          expect(names.map((n) => q8(n, 1)), `${id} ${shapes ? 'int8' : 'default'}`).toEqual(names.map(() => shapes !== undefined && id.endsWith('q4_0')));
+        } finally {
+          destroy();
+        }
       }
+    }
+    // Decode steps on int8 activations against the reference's q8 mode (the prompt as one f32 step, then 12 steps).
+    const file = await fetchGguf(index.cases.find((x) => x.id === 'qwen2-q4_0')!.gguf);
+    const reference = await referenceModelFromGguf(file);
+    const { decoder, destroy } = await decoderFromGguf(file, { shapes: INT8 });
+    try {
+      const q8 = q8ActivationsOf(decoder);
+      expect(q8('blk.0.ffn_down.weight', 1)).toBe(true);
+      let step = await decoder.forward(FORWARD_PROMPT, { logits: 'last' });
+      const tokens = [step.nextToken];
+      const logits = [step.logits![0]];
+      while (tokens.length < 12) {
+        step = await decoder.forward([tokens.at(-1)!], { logits: 'last' });
+        tokens.push(step.nextToken);
+        logits.push(step.logits![0]);
+      }
+      const P = FORWARD_PROMPT.length;
+      const sequence = [...FORWARD_PROMPT, ...tokens.slice(0, -1)];
+      const steps = sequence.map((token, i): ReferenceStep => (i < P ? { token, m: P, headM: 1 } : { token, m: 1 }));
+      const near = referenceNearTies(reference, steps, q8, sequence.map((_, i) => (i < P - 1 ? null : logits[i - P + 1])), REFERENCE_TOLERANCE);
+      expect(near.maxDiff).toBeLessThan(REFERENCE_TOLERANCE);
+      expect(tokens).toEqual(near.logits.slice(P - 1).map((l) => argmax(l)));
+    } finally {
+      destroy();
     }
   });
 
-  test('Q4_0 decode steps take their int8 activations from the products that wrote them: 3 quantize dispatches fewer a layer', async () => {
+  test('Q4_0 decode steps on int8 activations take them from the products that wrote them: 3 quantize dispatches fewer a layer', async () => {
     const file = await fetchGguf(index.cases.find((x) => x.id === 'qwen2-q4_0')!.gguf);
     const dispatches: number[] = [];
     let layers = 0;
     // The hand-off needs one invocation a row group (K_SPLIT 1): with 2, every int8 product quantizes its own input.
-    for (const shapes of [undefined, { forward: { product: { WORKGROUP_SIZE: 16, K_SPLIT: 2, TILE_M: 4 } } }]) {
-      const { decoder, destroy } = await decoderFromGguf(file, shapes ? { shapes } : {});
+    for (const product of [undefined, { WORKGROUP_SIZE: 16, K_SPLIT: 2, TILE_M: 4 }]) {
+      const { decoder, destroy } = await decoderFromGguf(file, { shapes: { forward: { ...INT8!.forward, ...(product ? { product } : {}) } } });
       try {
         layers = decoder.weights.layers.length;
         await decoder.forward(FORWARD_PROMPT.slice(0, 3));
