@@ -2,8 +2,8 @@
 // header for the functions each decoder defines). Reads the kernel's `w: array<u32>`.
 // After shaders/decode_iq4_values.wgsl.
 //
-// Block format: IQ4_NL blocks, row-major [rows, k/32 blocks], 5 u32 per block: word 0 = f16 d in the low half
-// (high half zero), words 1..4 = 16 bytes qs; value j < 16 = d*IQ4[qs[j] & 15], value j + 16 = d*IQ4[qs[j] >> 4].
+// Block format: IQ4_NL blocks, row-major [rows, k/32 blocks], 5 u32 per block: word 0 = d as f32 (the file's
+// f16 widened at upload), words 1..4 = 16 bytes qs; value j < 16 = d*IQ4[qs[j] & 15], value j + 16 = d*IQ4[qs[j] >> 4].
 
 const BLOCK_WORDS: u32 = 5u;
 const BLOCK_ELEMENTS: u32 = 32u;
@@ -19,7 +19,7 @@ fn group_units(o: u32, g: u32) -> vec4<f32> {
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
-  return vec2<f32>(unpack2x16float(w[o]).x, 0.0);
+  return vec2<f32>(bitcast<f32>(w[o]), 0.0);
 }
 
 // Groups 0..3: low nibbles of words 1..4; groups 4..7: their high nibbles.

@@ -1,8 +1,8 @@
 // decode_q4_0: the Q4_0 block decoder (src/common/weight-formats.ts lists every format and its decoder; read its
 // header for the functions each decoder defines). Reads the kernel's `w: array<u32>`.
 //
-// Block format: Q4_0 blocks, row-major [rows, k/32 blocks], 5 u32 per block: word 0 = f16 d in the low half
-// (high half zero), words 1..4 = 16 bytes qs; value j < 16 = d*((qs[j] & 15) - 8), value j + 16 =
+// Block format: Q4_0 blocks, row-major [rows, k/32 blocks], 5 u32 per block: word 0 = d as f32 (the file's
+// f16 widened at upload), words 1..4 = 16 bytes qs; value j < 16 = d*((qs[j] & 15) - 8), value j + 16 =
 // d*((qs[j] >> 4) - 8).
 
 const BLOCK_WORDS: u32 = 5u;
@@ -17,7 +17,7 @@ fn nibbles(word: u32, shift: u32) -> vec4<f32> {
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
-  return vec2<f32>(unpack2x16float(w[o]).x, 0.0);
+  return vec2<f32>(bitcast<f32>(w[o]), 0.0);
 }
 
 // Groups 0..3: low nibbles of words 1..4; groups 4..7: their high nibbles.

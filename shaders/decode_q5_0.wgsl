@@ -1,7 +1,7 @@
 // decode_q5_0: the Q5_0 block decoder (src/common/weight-formats.ts lists every format and its decoder; read its
 // header for the functions each decoder defines). Reads the kernel's `w: array<u32>`.
 //
-// Block format: Q5_0 blocks, row-major [rows, k/32 blocks], the 22 GGUF bytes with 2 zero bytes after d (6 u32) each: word 0 = f16 d in the low half (high half zero),
+// Block format: Q5_0 blocks, row-major [rows, k/32 blocks], 6 u32 each: word 0 = d as f32 (the file's f16 widened at upload),
 // word 1 = qh (bit j: the fifth bit of weight j), words 2..5 = 16 bytes qs (weight j < 16: low nibble of qs[j],
 // j + 16: its high nibble); q = nibble | qh bit << 4, value = d*(q - 16).
 
@@ -21,7 +21,7 @@ fn group_units(o: u32, g: u32) -> vec4<f32> {
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
-  return vec2<f32>(unpack2x16float(w[o]).x, 0.0);
+  return vec2<f32>(bitcast<f32>(w[o]), 0.0);
 }
 
 // Weights 4g .. 4g + 3: nibbles of word 2 + g % 4 (low for g < 4), fifth bits 4g .. 4g + 3 of qh.

@@ -1,8 +1,8 @@
 // decode_q8_0: the Q8_0 block decoder (src/common/weight-formats.ts lists every format and its decoder; read its
 // header for the functions each decoder defines). Reads the kernel's `w: array<u32>`.
 //
-// Block format: Q8_0 blocks, row-major [rows, k/32 blocks], 9 u32 per block: word 0 = f16 d in the low half
-// (high half zero), words 1..8 = 32 int8 qs; value j = d*qs[j].
+// Block format: Q8_0 blocks, row-major [rows, k/32 blocks], 9 u32 per block: word 0 = d as f32 (the file's
+// f16 widened at upload), words 1..8 = 32 int8 qs; value j = d*qs[j].
 
 const BLOCK_WORDS: u32 = 9u;
 const BLOCK_ELEMENTS: u32 = 32u;
@@ -32,7 +32,7 @@ fn unpack_i8x4(word: u32) -> vec4<f32> {
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
-  return vec2<f32>(unpack2x16float(w[o]).x, 0.0);
+  return vec2<f32>(bitcast<f32>(w[o]), 0.0);
 }
 
 fn group_codes(o: u32, g: u32) -> vec4<f32> {

@@ -1,10 +1,10 @@
 // int8_block_loop: the block loop of the int8-activation Q4_0 product (shaders/matmul_q4_0_int8.wgsl; llama.cpp's
-// vec_dot_q4_0_q8_0): per block, the 4 rows' f16 scales, their codes, and per token its activation block, whose
+// vec_dot_q4_0_q8_0): per block, the 4 rows' scales, their codes, and per token its activation block, whose
 // exact integer sums per row and half block are scaled by d_x, then by d_w once. x is not f32 but
 // shaders/quantize_activations.wgsl's int8 blocks (bound as the skeleton's `x`, bitcast). The body gives how the
 // integers are summed, as decode_f16.wgsl's `halves` gives how a word becomes two weights:
 //   WeightBlock, fn weight_words(o: u32) -> WeightBlock            a row block's codes, from its word o on (the
-//                                                                  word after its f16 d);
+//                                                                  word after its d);
 //   ActivationBlock (with d: vec2<f32>, what block_dot's sums are
 //   scaled by: the halves' d over any scale those sums carry, and
 //   offset: f32, what the block's codes' offset takes off a row's sum),
@@ -12,7 +12,7 @@
 //   const ACTIVATION_VEC4S: u32                                    vec4 a block takes in x (its layout);
 //   fn block_dot(c: WeightBlock, a: ActivationBlock) -> vec2<i32>  Σ code·q of one row's block per half (times
 //                                                                  a power of two the body chooses), exact.
-// The kernel is the block decoder (shaders/decode_q4_0.wgsl: layout, BLOCK_WORDS, d the low half of the block's
+// The kernel is the block decoder (shaders/decode_q4_0.wgsl: layout, BLOCK_WORDS, d the f32 of the block's
 // first word), the body, this file, the K_SPLIT reduction and the skeleton shaders/matmul.wgsl: read that header
 // for the bindings, overrides and dispatch.
 
@@ -38,7 +38,7 @@ fn block_products(d: vec4<f32>, c0: WeightBlock, c1: WeightBlock, c2: WeightBloc
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {
-  let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
+  let d = bitcast<vec4<f32>>(vec4<u32>(w[o0], w[o1], w[o2], w[o3]));
   let c0 = weight_words(o0 + 1u);
   let c1 = weight_words(o1 + 1u);
   let c2 = weight_words(o2 + 1u);

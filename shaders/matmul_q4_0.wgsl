@@ -11,7 +11,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {
   let xb = b * (BLOCK_ELEMENTS / 4u);
-  let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
+  let d = bitcast<vec4<f32>>(vec4<u32>(w[o0], w[o1], w[o2], w[o3]));
   // s_t: Σ placed·x' over this block for token t (rows in the components), t_t: Σ x but the top nibbles' (already
   // less 8); d applied once per block.
   var s0 = vec4<f32>(0.0);

@@ -1,6 +1,6 @@
 // matmul_q4_0_int8: the Q4_0 product's int8-activation body (llama.cpp's vec_dot_q4_0_q8_0 with a d per 16
 // activations): Σ (code - 8)·q over each half block, exact in i32, then scaled by d_w·d_x. Composed in src/gpu/shaders.ts with
-// shaders/decode_q4_0.wgsl (the layout: words 1..4 after the f16 d hold the 16 bytes qs; byte i's low nibble is
+// shaders/decode_q4_0.wgsl (the layout: words 1..4 after the f32 d hold the 16 bytes qs; byte i's low nibble is
 // element i, its high nibble element 16 + i), the block loop shaders/int8_block_loop.wgsl (the functions this file
 // defines for it are listed there), the K_SPLIT reduction and the skeleton shaders/matmul.wgsl.
 //
@@ -59,7 +59,7 @@ fn activation_block(q: u32) -> ActivationBlock {
     bitcast<vec4<u32>>(x[q + 3u]), d * (1.0 / 65536.0), 8.0 * dot(d, sum));
 }
 
-// One row's block: its 4 words of nibbles (words 1..4 after the f16 d).
+// One row's block: its 4 words of nibbles (words 1..4 after the d).
 alias WeightBlock = vec4<u32>;
 
 fn weight_words(o: u32) -> WeightBlock {

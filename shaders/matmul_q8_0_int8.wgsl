@@ -55,7 +55,7 @@ fn half_block(o0: u32, o1: u32, o2: u32, o3: u32, first: u32, q0: u32, q1: u32, 
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {
-  let d = vec4<f32>(unpack2x16float(w[o0]).x, unpack2x16float(w[o1]).x, unpack2x16float(w[o2]).x, unpack2x16float(w[o3]).x);
+  let d = bitcast<vec4<f32>>(vec4<u32>(w[o0], w[o1], w[o2], w[o3]));
   let q = b * 3u;
   // Per token the unit sums of the low (words 0..3) and the high half (words 4..7), rows in the components.
   var lo0 = vec4<f32>(0.0);

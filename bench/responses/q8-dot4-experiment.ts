@@ -10,6 +10,7 @@ import { ForwardKernels } from '../../src/gpu/forward-kernels.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import { createGpuTimer } from '../../src/gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { floatToHalf, halfToFloat } from '../../src/model/tensor-types.ts';
 
 const DOT4_SHADER = /* wgsl */ `
 struct Params { n: u32, k: u32, pad0: u32, pad1: u32 }
@@ -34,7 +35,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var s = vec4<i32>(0);
     for (var r = 0u; r < 4u; r++) {
       let base = ((min(row0 + r, params.n - 1u)) * blocks + b) * 9u;
-      d[r] = unpack2x16float(w[base]).x;
+      d[r] = bitcast<f32>(w[base]);
       s[r] = dot4I8Packed(w[base + 1u], x0) + dot4I8Packed(w[base + 2u], x1) + dot4I8Packed(w[base + 3u], x2)
            + dot4I8Packed(w[base + 4u], x3) + dot4I8Packed(w[base + 5u], x4) + dot4I8Packed(w[base + 6u], x5)
            + dot4I8Packed(w[base + 7u], x6) + dot4I8Packed(w[base + 8u], x7);
@@ -46,13 +47,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 }`;
 
-function f16Bits(value: number): number {
-  const f = new Float32Array([value]);
-  const u = new Uint32Array(f.buffer)[0];
-  const sign = (u >>> 16) & 0x8000;
-  const exp = ((u >>> 23) & 0xff) - 127 + 15;
-  const mant = (u >>> 13) & 0x3ff;
-  return exp <= 0 ? sign : sign | (exp << 10) | mant;
+/** The GPU layout's Q8_0 d: the f32 bits of an f16 value (src/common/weight-formats.ts widens the file's f16). */
+function dBits(value: number): number {
+  return new Uint32Array(new Float32Array([halfToFloat(floatToHalf(value))]).buffer)[0];
 }
 
 export async function q8Dot4Experiment(n = 4096, k = 2048, repeats = 8): Promise<Record<string, unknown>> {
@@ -67,7 +64,7 @@ export async function q8Dot4Experiment(n = 4096, k = 2048, repeats = 8): Promise
   const blocks = k / 32;
   const words = new Uint32Array(n * blocks * 9);
   for (let b = 0; b < n * blocks; b++) {
-    words[b * 9] = f16Bits(0.001 + rand() * 0.01);
+    words[b * 9] = dBits(0.001 + rand() * 0.01);
     for (let j = 1; j < 9; j++) words[b * 9 + j] = (rand() * 2 ** 32) >>> 0;
   }
   const x = new Float32Array(k).map(() => rand() * 2 - 1);

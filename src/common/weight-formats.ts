@@ -5,10 +5,10 @@
 //
 // GPU layout (what the WGSL decoders read): a matrix of R rows x K columns is stored row after row; K is a
 // multiple of the block size, so a row is whole blocks and a block never straddles two rows. Each block is
-// the file's block with its fields moved so that they start on u32 boundaries (`repack`), zero-padded to
-// gpuBlockBytes (a multiple of 4); the words are read little-endian (byte 0 of a block is the low byte of its
-// word 0). F16 rows are raw halves (2 per u32, the lower-indexed weight in the low half; a buffer is padded
-// to whole words); BF16 is widened to F32 at load.
+// the file's block with its fields moved so that they start on u32 boundaries (`repack`; the lone f16 scale of a
+// 32-weight block widened to an f32 word), zero-padded to gpuBlockBytes (a multiple of 4); the words are read
+// little-endian (byte 0 of a block is the low byte of its word 0). F16 rows are raw halves (2 per u32, the
+// lower-indexed weight in the low half; a buffer is padded to whole words); BF16 is widened to F32 at load.
 //
 // Every decoder file defines, for the block whose words start at w[o] (w: the kernel's weight binding):
 //   const BLOCK_WORDS, BLOCK_ELEMENTS  (u32 words and weights per block);
@@ -27,7 +27,13 @@
 // decoder's helpers, for the formats whose hand-tuned loops predate the table).
 
 /** How a file block's bytes move into the GPU block: [from, length, to] copies; the rest of the GPU block is zero. */
-export type BlockRepack = readonly (readonly [from: number, length: number, to: number])[];
+/**
+ * How a file block's fields move into the GPU block: bytes [from, from + length) go to `to`, or, with 'f16 to f32',
+ * the f16 at `from` (length 2) is written as the f32 of the same value at `to` (4 bytes). A 32-weight block's scale
+ * is widened so: the products read it once per block and row, and on CPU adapters a word's bitcast costs nothing
+ * where unpack2x16float costs several SIMD ops (bench/README.md, "Shifts").
+ */
+export type BlockRepack = readonly (readonly [from: number, length: number, to: number, convert?: 'f16 to f32'])[];
 
 export interface WeightFormat {
   /** The format's name as GGUF/ggml spells it (upper case). */
@@ -66,20 +72,20 @@ export const WEIGHT_FORMATS = [
   { name: 'F16', ggmlType: 1, blockElements: 1, fileBlockBytes: 2, gpuBlockBytes: 2, gpuFormat: 'F16', repack: [], halfFields: [0], decoder: 'decode_f16', product: 'plain', gpuLayout: 'two halves per word, the lower-indexed weight low' },
   { name: 'BF16', ggmlType: 30, blockElements: 1, fileBlockBytes: 2, gpuBlockBytes: 4, gpuFormat: 'F32', repack: [], halfFields: [], decoder: null, product: null, gpuLayout: 'widened to F32 at load' },
   {
-    name: 'Q8_0', ggmlType: 8, blockElements: 32, fileBlockBytes: 34, gpuBlockBytes: 36, gpuFormat: 'Q8_0', repack: [[0, 2, 0], [2, 32, 4]], halfFields: [0],
-    decoder: 'decode_q8_0', product: 'matmul_q8_0', gpuLayout: '9 words: f16 d (word 0 low half), int8 qs[32] (words 1..8); w = d*q',
+    name: 'Q8_0', ggmlType: 8, blockElements: 32, fileBlockBytes: 34, gpuBlockBytes: 36, gpuFormat: 'Q8_0', repack: [[0, 2, 0, 'f16 to f32'], [2, 32, 4]], halfFields: [0],
+    decoder: 'decode_q8_0', product: 'matmul_q8_0', gpuLayout: '9 words: f32 d (word 0, the file\'s f16 widened), int8 qs[32] (words 1..8); w = d*q',
   },
   {
-    name: 'Q4_0', ggmlType: 2, blockElements: 32, fileBlockBytes: 18, gpuBlockBytes: 20, gpuFormat: 'Q4_0', repack: [[0, 2, 0], [2, 16, 4]], halfFields: [0],
-    decoder: 'decode_q4_0', product: 'matmul_q4_0', gpuLayout: '5 words: f16 d (word 0 low half), qs[16] (words 1..4); w[j] = d*(lo(qs[j]) - 8), w[j+16] = d*(hi(qs[j]) - 8)',
+    name: 'Q4_0', ggmlType: 2, blockElements: 32, fileBlockBytes: 18, gpuBlockBytes: 20, gpuFormat: 'Q4_0', repack: [[0, 2, 0, 'f16 to f32'], [2, 16, 4]], halfFields: [0],
+    decoder: 'decode_q4_0', product: 'matmul_q4_0', gpuLayout: '5 words: f32 d (word 0, the file\'s f16 widened), qs[16] (words 1..4); w[j] = d*(lo(qs[j]) - 8), w[j+16] = d*(hi(qs[j]) - 8)',
   },
   {
     name: 'Q4_1', ggmlType: 3, blockElements: 32, fileBlockBytes: 20, gpuBlockBytes: 20, gpuFormat: 'Q4_1', repack: [], halfFields: [0, 2],
     decoder: 'decode_q4_1', product: 'affine', gpuLayout: '5 words: f16 d | f16 m << 16 (word 0), qs[16] (words 1..4); w[j] = d*lo(qs[j]) + m, w[j+16] = d*hi(qs[j]) + m',
   },
   {
-    name: 'Q5_0', ggmlType: 6, blockElements: 32, fileBlockBytes: 22, gpuBlockBytes: 24, gpuFormat: 'Q5_0', repack: [[0, 2, 0], [2, 20, 4]], halfFields: [0],
-    decoder: 'decode_q5_0', product: 'affine', gpuLayout: '6 words: f16 d (word 0 low half), qh (word 1: bit j = 5th bit of weight j), qs[16] (words 2..5); w = d*(q - 16)',
+    name: 'Q5_0', ggmlType: 6, blockElements: 32, fileBlockBytes: 22, gpuBlockBytes: 24, gpuFormat: 'Q5_0', repack: [[0, 2, 0, 'f16 to f32'], [2, 20, 4]], halfFields: [0],
+    decoder: 'decode_q5_0', product: 'affine', gpuLayout: '6 words: f32 d (word 0, the file\'s f16 widened), qh (word 1: bit j = 5th bit of weight j), qs[16] (words 2..5); w = d*(q - 16)',
   },
   {
     name: 'Q5_1', ggmlType: 7, blockElements: 32, fileBlockBytes: 24, gpuBlockBytes: 24, gpuFormat: 'Q5_1', repack: [], halfFields: [0, 2],
@@ -108,8 +114,8 @@ export const WEIGHT_FORMATS = [
     decoder: 'decode_q6_k', product: 'matmul_q6_k', gpuLayout: '53 words: ql[128] (words 0..31), qh[64] (words 32..47), int8 scales[16] (words 48..51), f16 d (word 52 low half)',
   },
   {
-    name: 'IQ4_NL', ggmlType: 20, blockElements: 32, fileBlockBytes: 18, gpuBlockBytes: 20, gpuFormat: 'IQ4_NL', repack: [[0, 2, 0], [2, 16, 4]], halfFields: [0],
-    decoder: 'decode_iq4_nl', helpers: ['decode_iq4_values'], product: 'affine', gpuLayout: '5 words: f16 d (word 0 low half), qs[16] (words 1..4); w = d*IQ4_VALUES[nibble], nibbles as Q4_0',
+    name: 'IQ4_NL', ggmlType: 20, blockElements: 32, fileBlockBytes: 18, gpuBlockBytes: 20, gpuFormat: 'IQ4_NL', repack: [[0, 2, 0, 'f16 to f32'], [2, 16, 4]], halfFields: [0],
+    decoder: 'decode_iq4_nl', helpers: ['decode_iq4_values'], product: 'affine', gpuLayout: '5 words: f32 d (word 0, the file\'s f16 widened), qs[16] (words 1..4); w = d*IQ4_VALUES[nibble], nibbles as Q4_0',
   },
   {
     name: 'IQ4_XS', ggmlType: 23, blockElements: 256, fileBlockBytes: 136, gpuBlockBytes: 136, gpuFormat: 'IQ4_XS', repack: [], halfFields: [0],

@@ -7,6 +7,7 @@ import { IQ4_VALUES, MXFP4_VALUES, WEIGHT_FORMAT } from '../common/weight-format
 import {
   TENSOR_TYPE_LAYOUTS,
   bf16ToFloat,
+  floatToHalf,
   halfToFloat,
   type TensorType,
 } from './tensor-types.ts';
@@ -40,8 +41,13 @@ export function toGpuLayout(type: TensorType, bytes: Uint8Array): Uint8Array {
   const fb = format.fileBlockBytes;
   const gb = format.gpuBlockBytes;
   const out = new Uint8Array(blocks * gb);
+  const view = new DataView(out.buffer);
   for (let b = 0; b < blocks; b++) {
-    for (const [from, length, to] of format.repack) out.set(bytes.subarray(b * fb + from, b * fb + from + length), b * gb + to);
+    for (const [from, length, to, convert] of format.repack) {
+      const at = b * fb + from;
+      if (convert) view.setFloat32(b * gb + to, halfToFloat(bytes[at] | (bytes[at + 1] << 8)), true);
+      else out.set(bytes.subarray(at, at + length), b * gb + to);
+    }
   }
   return out;
 }
@@ -54,8 +60,16 @@ function fromGpuLayout(type: TensorType, bytes: Uint8Array): Uint8Array {
   const gb = format.gpuBlockBytes;
   const blocks = blockCount(type, bytes.byteLength, gb, 'dequantize');
   const out = new Uint8Array(blocks * fb);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let b = 0; b < blocks; b++) {
-    for (const [from, length, to] of format.repack) out.set(bytes.subarray(b * gb + to, b * gb + to + length), b * fb + from);
+    for (const [from, length, to, convert] of format.repack) {
+      if (convert) {
+        // Exact: the f32 was widened from an f16.
+        const half = floatToHalf(view.getFloat32(b * gb + to, true));
+        out[b * fb + from] = half & 0xff;
+        out[b * fb + from + 1] = half >> 8;
+      } else out.set(bytes.subarray(b * gb + to, b * gb + to + length), b * fb + from);
+    }
   }
   return out;
 }

@@ -9,7 +9,7 @@ import { BlobSource, type ByteSource } from '../../src/model/byte-source.ts';
 import { dequantizeGguf } from '../../src/model/dequantize.ts';
 import { readGguf } from '../../src/model/gguf.ts';
 import { readSafetensorsCheckpoint } from '../../src/model/safetensors.ts';
-import { type TensorType } from '../../src/model/tensor-types.ts';
+import { floatToHalf, halfToFloat, type TensorType } from '../../src/model/tensor-types.ts';
 import {
   ggufTensorSources,
   loadTensorsToGpu,
@@ -49,13 +49,14 @@ async function readBack(buffer: GPUBuffer, size: number): Promise<Uint8Array> {
 
 /**
  * How each block format sits in a GPU buffer, written out from the WGSL decoders' word layouts (independent of
- * src/common/weight-formats.ts): the block's bytes on the GPU and, per field, [file offset, length, GPU offset].
- * Q8_0 and Q4_0 move their qs to word 1 (after the f16 d and two pad bytes); Q6_K gains two pad bytes at the end
- * (d stays at byte 208); Q4_K is the file block as is.
+ * src/common/weight-formats.ts): the block's bytes on the GPU, per field [file offset, length, GPU offset], and
+ * where the GPU holds an f16 of the file as an f32 (widenedD: [file offset, GPU offset]). Q8_0 and Q4_0 hold d as
+ * an f32 in word 0 and their qs from word 1; Q6_K gains two pad bytes at the end (d stays an f16 at byte 208); Q4_K
+ * is the file block as is.
  */
-const GPU_BLOCKS: Partial<Record<TensorType, { elements: number; fileBytes: number; gpuBytes: number; fields: [number, number, number][] }>> = {
-  Q8_0: { elements: 32, fileBytes: 34, gpuBytes: 36, fields: [[0, 2, 0], [2, 32, 4]] },
-  Q4_0: { elements: 32, fileBytes: 18, gpuBytes: 20, fields: [[0, 2, 0], [2, 16, 4]] },
+const GPU_BLOCKS: Partial<Record<TensorType, { elements: number; fileBytes: number; gpuBytes: number; fields: [number, number, number][]; widenedD?: [number, number] }>> = {
+  Q8_0: { elements: 32, fileBytes: 34, gpuBytes: 36, fields: [[2, 32, 4]], widenedD: [0, 0] },
+  Q4_0: { elements: 32, fileBytes: 18, gpuBytes: 20, fields: [[2, 16, 4]], widenedD: [0, 0] },
   Q4_K: { elements: 256, fileBytes: 144, gpuBytes: 144, fields: [[0, 144, 0]] },
   Q6_K: { elements: 256, fileBytes: 210, gpuBytes: 212, fields: [[0, 210, 0]] },
 };
@@ -68,8 +69,17 @@ function valuesOnGpu(type: TensorType, bytes: Uint8Array, elements: number): Flo
   if (!layout) throw new Error(`no GPU block layout written for ${type}`);
   const blocks = elements / layout.elements;
   const file = new Uint8Array(blocks * layout.fileBytes);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let b = 0; b < blocks; b++) {
     for (const [from, length, to] of layout.fields) file.set(bytes.subarray(b * layout.gpuBytes + to, b * layout.gpuBytes + to + length), b * layout.fileBytes + from);
+    if (layout.widenedD) {
+      const [from, to] = layout.widenedD;
+      const d = view.getFloat32(b * layout.gpuBytes + to, true);
+      const half = floatToHalf(d);
+      expect(halfToFloat(half), `${type} block ${b}: d on the GPU is not an f16's value`).toBe(d);
+      file[b * layout.fileBytes + from] = half & 0xff;
+      file[b * layout.fileBytes + from + 1] = half >> 8;
+    }
   }
   return dequantizeGguf(type, file);
 }

@@ -56,8 +56,8 @@ export function randomQuantRows(random: () => number, type: QuantType, rows: num
         break;
       case 'Q8_0':
       case 'Q4_0':
-        view.setUint16(at, randomHalfBits(random, -12, -7), true);
-        view.setUint16(at + 2, 0, true);
+        // The GPU layout's d: the f32 of an f16 (src/common/weight-formats.ts widens it at upload).
+        view.setFloat32(at, halfBitsToNumber(randomHalfBits(random, -12, -7)), true);
         break;
       case 'Q4_K':
         view.setUint16(at, randomHalfBits(random, -14, -10), true); // d
@@ -81,6 +81,7 @@ export function dequantizeRows(type: QuantType, data: Uint8Array, rows: number, 
   const scaled = new Float64Array(rows * k);
   const offset = new Float64Array(rows * k);
   const half = (at: number) => halfBitsToNumber(data[at] | (data[at + 1] << 8));
+  const f32 = (at: number) => new DataView(data.buffer, data.byteOffset).getFloat32(at, true);
   const int8 = (v: number) => (v << 24) >> 24;
   for (let b = 0; b < (rows * k) / elements; b++) {
     const at = b * bytes;
@@ -93,12 +94,12 @@ export function dequantizeRows(type: QuantType, data: Uint8Array, rows: number, 
         for (let j = 0; j < 4; j++) scaled[y + j] = half(at + 2 * j);
         break;
       case 'Q8_0': {
-        const d = half(at);
+        const d = f32(at);
         for (let j = 0; j < 32; j++) scaled[y + j] = d * int8(data[at + 4 + j]);
         break;
       }
       case 'Q4_0': {
-        const d = half(at);
+        const d = f32(at);
         for (let j = 0; j < 16; j++) {
           scaled[y + j] = d * ((data[at + 4 + j] & 15) - 8);
           scaled[y + j + 16] = d * ((data[at + 4 + j] >> 4) - 8);
