@@ -15,16 +15,6 @@ fn biased_codes(word: u32) -> vec4<f32> {
   return unpack4x8unorm(word ^ 0x80808080u);
 }
 
-// The four codes of a word, each left in its byte's place: (q0 + 128, (q1 + 128)·2^8, (q2 + 128)·2^16, q3·2^24),
-// exact in f32. The low three bytes' sign bits flipped make them unsigned, the top byte is the i32's own sign; one
-// mask and one i32 -> f32 conversion a code, all single SIMD ops on CPU adapters (SwiftShader), where shifting each
-// byte down costs more than both (bench/README.md). The product body shaders/matmul_q8_0.wgsl scales the activations
-// by PLACES (shaders/decode_units.wgsl) instead and takes Σ - 128·(x0 + x1 + x2).
-fn placed_codes(word: u32) -> vec4<f32> {
-  let b = vec4<u32>(word ^ 0x00808080u) & vec4<u32>(0xFFu, 0xFF00u, 0xFF0000u, 0xFF000000u);
-  return vec4<f32>(bitcast<vec4<i32>>(b));
-}
-
 // The four int8 of a word, low byte first.
 fn unpack_i8x4(word: u32) -> vec4<f32> {
   let v = vec4<i32>(bitcast<i32>(word << 24u), bitcast<i32>(word << 16u), bitcast<i32>(word << 8u), bitcast<i32>(word));

@@ -29,6 +29,15 @@ fn from_units(s: vec4<f32>, t: vec4<f32>, bias: f32) -> vec4<f32> {
 const PLACES: vec4<f32> = vec4<f32>(1.0, 1.0 / 256.0, 1.0 / 65536.0, 1.0 / 16777216.0);
 const HIGH_PLACES: vec4<f32> = vec4<f32>(1.0 / 16.0, 1.0 / 4096.0, 1.0 / 1048576.0, 1.0 / 268435456.0);
 
+// The four signed bytes of a word, each left in its place: (q0 + 128, (q1 + 128)·2^8, (q2 + 128)·2^16, q3·2^24),
+// exact in f32: the low three bytes' sign bits flipped make them unsigned, the top byte is the i32's own sign. Times
+// PLACES and less (128, 128, 128, 0) it is the bytes (Q8_0's codes: shaders/matmul_q8_0.wgsl scales the activations
+// instead and takes Σ - 128·(x0 + x1 + x2); Q6_K's scales).
+fn placed_codes(word: u32) -> vec4<f32> {
+  let b = vec4<u32>(word ^ 0x00808080u) & vec4<u32>(0xFFu, 0xFF00u, 0xFF0000u, 0xFF000000u);
+  return vec4<f32>(bitcast<vec4<i32>>(b));
+}
+
 // The low (l_r) and high (h_r) nibbles of one word of each of four rows, w[o0] .. w[o3], in their places: l = (L0,
 // L1·2^8, L2·2^16, L3·2^24), h = (H0·2^4, H1·2^12, H2·2^20, (H3 - 8)·2^28), L_i and H_i the low and high nibble of
 // byte i. The top nibble comes less 8 (its bit flipped first), as the i32's sign bit is its top bit: a body adds

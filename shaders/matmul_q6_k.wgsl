@@ -1,10 +1,59 @@
 // matmul_q6_k: the Q6_K product's tuned block body (each ql word read once for two groups, each qh word for
-// four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS, unit_q6), this
-// file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read
-// that header for the bindings, overrides and dispatch. The 6-bit codes are assembled in the bytes of a word and
-// widened by one unpack4x8unorm ((q + 32) / 255, unit_q6); each group's sum is then 255·Σ - 32·Σx (from_units): on
-// CPU adapters each shader op costs several SIMD instructions, and this took the product ~2.3x faster than vector
-// shifts (bench/README.md, "Codes through unpack4x8unorm").
+// four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS), this file, the K_SPLIT
+// reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
+// bindings, overrides and dispatch. The codes stay in their places: a group's 4-bit ql fields and 2-bit qh fields
+// are each masked where they lie in their words and converted (Q6Codes; a field holding a word's top bit comes
+// less its top value, its word's sign bit flipped first), and the activations are scaled by the fields' places once
+// for the 4 rows, the qh fields' with the 16 of code = ql + 16·qh in it; the -32 and the top fields' corrections are
+// a dot of the activations alone (group_sum). The scale bytes are decoded the same way, once per half block. No
+// shifts or pack built-ins: on CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane and a mask and
+// an i32 -> f32 conversion are one SIMD op each (bench/README.md, "Shifts").
+
+// A group's codes for the 4 rows, in place: l_r the ql fields, h_r the qh fields.
+struct Q6Codes {
+  l0: vec4<f32>,
+  l1: vec4<f32>,
+  l2: vec4<f32>,
+  l3: vec4<f32>,
+  h0: vec4<f32>,
+  h1: vec4<f32>,
+  h2: vec4<f32>,
+  h3: vec4<f32>,
+}
+
+fn placed(word: u32, mask: vec4<u32>) -> vec4<f32> {
+  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word) & mask));
+}
+
+// The ql fields `lmask` of words a_r (each xor `lflip`) and the qh fields `hmask` of words h_r (each xor `hflip`).
+fn q6_codes(a0: u32, a1: u32, a2: u32, a3: u32, h0: u32, h1: u32, h2: u32, h3: u32, lmask: vec4<u32>, hmask: vec4<u32>,
+    lflip: u32, hflip: u32) -> Q6Codes {
+  return Q6Codes(placed(a0 ^ lflip, lmask), placed(a1 ^ lflip, lmask), placed(a2 ^ lflip, lmask), placed(a3 ^ lflip, lmask),
+    placed(h0 ^ hflip, hmask), placed(h1 ^ hflip, hmask), placed(h2 ^ hflip, hmask), placed(h3 ^ hflip, hmask));
+}
+
+// Σ (q - 32)·v of the 4 rows (components) for one token's 4 activations v: the ql fields against v·pl, the qh
+// fields against v·ph, and what the codes' offset and the flipped top fields take off: -32·Σv + top·v.w.
+fn group_sum(c: Q6Codes, v: vec4<f32>, pl: vec4<f32>, ph: vec4<f32>, top: f32) -> vec4<f32> {
+  let offset = top * v.w - 32.0 * ((v.x + v.y) + (v.z + v.w));
+  return dot4(c.l0, c.l1, c.l2, c.l3, v * pl) + dot4(c.h0, c.h1, c.h2, c.h3, v * ph) + offset;
+}
+
+// The four int8 of a scale word, low byte first (shaders/decode_units.wgsl placed_codes).
+fn scale_bytes(word: u32) -> vec4<f32> {
+  return placed_codes(word) * PLACES - vec4<f32>(128.0, 128.0, 128.0, 0.0);
+}
+
+// Group g's ql and qh fields (g = 0: ql word a's low nibbles, qh bits 0-1; 1: word b's low nibbles, bits 2-3;
+// 2: a's high nibbles, bits 4-5; 3: b's high nibbles, bits 6-7), the activation places and the top correction:
+// a high nibble at bits 28-31 comes less 8 (+8·x3), qh bits 30-31 less 2 (+32·x3).
+const LOW_FIELDS: vec4<u32> = vec4<u32>(0xFu, 0xF00u, 0xF0000u, 0xF000000u);
+const HIGH_FIELDS: vec4<u32> = vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u);
+const QH0: vec4<u32> = vec4<u32>(0x3u, 0x300u, 0x30000u, 0x3000000u);
+const QH1: vec4<u32> = vec4<u32>(0xCu, 0xC00u, 0xC0000u, 0xC000000u);
+const QH2: vec4<u32> = vec4<u32>(0x30u, 0x3000u, 0x300000u, 0x30000000u);
+const QH3: vec4<u32> = vec4<u32>(0xC0u, 0xC000u, 0xC00000u, 0xC0000000u);
+const TOP: u32 = 0x80000000u;
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -18,22 +67,23 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   var sum3 = *acc3;
   let d = vec4<f32>(unpack2x16float(w[o0 + 52u]).x, unpack2x16float(w[o1 + 52u]).x, unpack2x16float(w[o2 + 52u]).x, unpack2x16float(w[o3 + 52u]).x);
   for (var h = 0u; h < 2u; h++) {
-    // The scales of this half: bytes 8h .. 8h + 7, words 48 + 2h (a) and 49 + 2h (b), read once per row.
-    let sa0 = w[o0 + 48u + 2u * h];
-    let sa1 = w[o1 + 48u + 2u * h];
-    let sa2 = w[o2 + 48u + 2u * h];
-    let sa3 = w[o3 + 48u + 2u * h];
-    let sb0 = w[o0 + 49u + 2u * h];
-    let sb1 = w[o1 + 49u + 2u * h];
-    let sb2 = w[o2 + 49u + 2u * h];
-    let sb3 = w[o3 + 49u + 2u * h];
+    // The scales of this half: bytes 8h .. 8h + 7, words 48 + 2h (a) and 49 + 2h (b), decoded once per row.
+    let sa0 = scale_bytes(w[o0 + 48u + 2u * h]);
+    let sa1 = scale_bytes(w[o1 + 48u + 2u * h]);
+    let sa2 = scale_bytes(w[o2 + 48u + 2u * h]);
+    let sa3 = scale_bytes(w[o3 + 48u + 2u * h]);
+    let sb0 = scale_bytes(w[o0 + 49u + 2u * h]);
+    let sb1 = scale_bytes(w[o1 + 49u + 2u * h]);
+    let sb2 = scale_bytes(w[o2 + 49u + 2u * h]);
+    let sb3 = scale_bytes(w[o3 + 49u + 2u * h]);
     for (var half16 = 0u; half16 < 2u; half16++) {
       // Elements 128h + 32g + 16*half16 + (0..15), g = 0..3, use scale 8h + 2g + half16 (per row): byte half16
       // (g = 0) or half16 + 2 (g = 1) of word a, the same of word b (g = 2, 3).
-      let s0 = d * vec4<f32>(signed_byte(sa0, half16), signed_byte(sa1, half16), signed_byte(sa2, half16), signed_byte(sa3, half16));
-      let s1 = d * vec4<f32>(signed_byte(sa0, half16 + 2u), signed_byte(sa1, half16 + 2u), signed_byte(sa2, half16 + 2u), signed_byte(sa3, half16 + 2u));
-      let s2 = d * vec4<f32>(signed_byte(sb0, half16), signed_byte(sb1, half16), signed_byte(sb2, half16), signed_byte(sb3, half16));
-      let s3 = d * vec4<f32>(signed_byte(sb0, half16 + 2u), signed_byte(sb1, half16 + 2u), signed_byte(sb2, half16 + 2u), signed_byte(sb3, half16 + 2u));
+      let second = half16 == 1u;
+      let s0 = d * select(vec4<f32>(sa0.x, sa1.x, sa2.x, sa3.x), vec4<f32>(sa0.y, sa1.y, sa2.y, sa3.y), second);
+      let s1 = d * select(vec4<f32>(sa0.z, sa1.z, sa2.z, sa3.z), vec4<f32>(sa0.w, sa1.w, sa2.w, sa3.w), second);
+      let s2 = d * select(vec4<f32>(sb0.x, sb1.x, sb2.x, sb3.x), vec4<f32>(sb0.y, sb1.y, sb2.y, sb3.y), second);
+      let s3 = d * select(vec4<f32>(sb0.z, sb1.z, sb2.z, sb3.z), vec4<f32>(sb0.w, sb1.w, sb2.w, sb3.w), second);
       for (var l = 0u; l < 4u; l++) {
         // Words of ql[l4*4 ..] (a), ql[32 + l4*4 ..] (b) and qh[l4*4 ..] of this half: elements 4*l4 .. 4*l4+3
         // of the four groups. One group at a time keeps few values live (CPU adapters spill otherwise).
@@ -54,111 +104,49 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         let h2 = w[o2 + ih];
         let h3 = w[o3 + ih];
         let xi = xb + 32u * h + l4;
-        // Group 0: low nibbles of a, qh bits 0-1; group 1: low nibbles of b, bits 2-3; group 2: high nibbles
-        // of a, bits 4-5; group 3: high nibbles of b, bits 6-7.
-        let g0_0 = unit_q6(a0, h0, 0u, 0u);
-        let g0_1 = unit_q6(a1, h1, 0u, 0u);
-        let g0_2 = unit_q6(a2, h2, 0u, 0u);
-        let g0_3 = unit_q6(a3, h3, 0u, 0u);
-        {
-          let v = x[x0 + xi];
-          sum0 += s0 * from_units(dot4(g0_0, g0_1, g0_2, g0_3, v), v, 32.0);
-        }
+        let g0 = q6_codes(a0, a1, a2, a3, h0, h1, h2, h3, LOW_FIELDS, QH0, 0u, 0u);
+        sum0 += s0 * group_sum(g0, x[x0 + xi], PLACES, 16.0 * PLACES, 0.0);
         if (TILE_M > 1u) {
-          {
-          let v = x[x1 + xi];
-          sum1 += s0 * from_units(dot4(g0_0, g0_1, g0_2, g0_3, v), v, 32.0);
-        }
+          sum1 += s0 * group_sum(g0, x[x1 + xi], PLACES, 16.0 * PLACES, 0.0);
         }
         if (TILE_M > 2u) {
-          {
-          let v = x[x2 + xi];
-          sum2 += s0 * from_units(dot4(g0_0, g0_1, g0_2, g0_3, v), v, 32.0);
-        }
+          sum2 += s0 * group_sum(g0, x[x2 + xi], PLACES, 16.0 * PLACES, 0.0);
         }
         if (TILE_M > 3u) {
-          {
-          let v = x[x3 + xi];
-          sum3 += s0 * from_units(dot4(g0_0, g0_1, g0_2, g0_3, v), v, 32.0);
+          sum3 += s0 * group_sum(g0, x[x3 + xi], PLACES, 16.0 * PLACES, 0.0);
         }
-        }
-        let g1_0 = unit_q6(b0, h0, 0u, 2u);
-        let g1_1 = unit_q6(b1, h1, 0u, 2u);
-        let g1_2 = unit_q6(b2, h2, 0u, 2u);
-        let g1_3 = unit_q6(b3, h3, 0u, 2u);
-        {
-          let v = x[x0 + xi + 8u];
-          sum0 += s1 * from_units(dot4(g1_0, g1_1, g1_2, g1_3, v), v, 32.0);
-        }
+        let g1 = q6_codes(b0, b1, b2, b3, h0, h1, h2, h3, LOW_FIELDS, QH1, 0u, 0u);
+        sum0 += s1 * group_sum(g1, x[x0 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
         if (TILE_M > 1u) {
-          {
-          let v = x[x1 + xi + 8u];
-          sum1 += s1 * from_units(dot4(g1_0, g1_1, g1_2, g1_3, v), v, 32.0);
-        }
+          sum1 += s1 * group_sum(g1, x[x1 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
         }
         if (TILE_M > 2u) {
-          {
-          let v = x[x2 + xi + 8u];
-          sum2 += s1 * from_units(dot4(g1_0, g1_1, g1_2, g1_3, v), v, 32.0);
-        }
+          sum2 += s1 * group_sum(g1, x[x2 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
         }
         if (TILE_M > 3u) {
-          {
-          let v = x[x3 + xi + 8u];
-          sum3 += s1 * from_units(dot4(g1_0, g1_1, g1_2, g1_3, v), v, 32.0);
+          sum3 += s1 * group_sum(g1, x[x3 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
         }
-        }
-        let g2_0 = unit_q6(a0, h0, 4u, 4u);
-        let g2_1 = unit_q6(a1, h1, 4u, 4u);
-        let g2_2 = unit_q6(a2, h2, 4u, 4u);
-        let g2_3 = unit_q6(a3, h3, 4u, 4u);
-        {
-          let v = x[x0 + xi + 16u];
-          sum0 += s2 * from_units(dot4(g2_0, g2_1, g2_2, g2_3, v), v, 32.0);
-        }
+        let g2 = q6_codes(a0, a1, a2, a3, h0, h1, h2, h3, HIGH_FIELDS, QH2, TOP, 0u);
+        sum0 += s2 * group_sum(g2, x[x0 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
         if (TILE_M > 1u) {
-          {
-          let v = x[x1 + xi + 16u];
-          sum1 += s2 * from_units(dot4(g2_0, g2_1, g2_2, g2_3, v), v, 32.0);
-        }
+          sum1 += s2 * group_sum(g2, x[x1 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
         }
         if (TILE_M > 2u) {
-          {
-          let v = x[x2 + xi + 16u];
-          sum2 += s2 * from_units(dot4(g2_0, g2_1, g2_2, g2_3, v), v, 32.0);
-        }
+          sum2 += s2 * group_sum(g2, x[x2 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
         }
         if (TILE_M > 3u) {
-          {
-          let v = x[x3 + xi + 16u];
-          sum3 += s2 * from_units(dot4(g2_0, g2_1, g2_2, g2_3, v), v, 32.0);
+          sum3 += s2 * group_sum(g2, x[x3 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
         }
-        }
-        let g3_0 = unit_q6(b0, h0, 4u, 6u);
-        let g3_1 = unit_q6(b1, h1, 4u, 6u);
-        let g3_2 = unit_q6(b2, h2, 4u, 6u);
-        let g3_3 = unit_q6(b3, h3, 4u, 6u);
-        {
-          let v = x[x0 + xi + 24u];
-          sum0 += s3 * from_units(dot4(g3_0, g3_1, g3_2, g3_3, v), v, 32.0);
-        }
+        let g3 = q6_codes(b0, b1, b2, b3, h0, h1, h2, h3, HIGH_FIELDS, QH3, TOP, TOP);
+        sum0 += s3 * group_sum(g3, x[x0 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
         if (TILE_M > 1u) {
-          {
-          let v = x[x1 + xi + 24u];
-          sum1 += s3 * from_units(dot4(g3_0, g3_1, g3_2, g3_3, v), v, 32.0);
-        }
+          sum1 += s3 * group_sum(g3, x[x1 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
         }
         if (TILE_M > 2u) {
-          {
-          let v = x[x2 + xi + 24u];
-          sum2 += s3 * from_units(dot4(g3_0, g3_1, g3_2, g3_3, v), v, 32.0);
-        }
+          sum2 += s3 * group_sum(g3, x[x2 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
         }
         if (TILE_M > 3u) {
-          {
-          let v = x[x3 + xi + 24u];
-          sum3 += s3 * from_units(dot4(g3_0, g3_1, g3_2, g3_3, v), v, 32.0);
-        }
+          sum3 += s3 * group_sum(g3, x[x3 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
         }
       }
     }
@@ -167,9 +155,4 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   *acc1 = sum1;
   *acc2 = sum2;
   *acc3 = sum3;
-}
-
-// Byte i of a word as a signed integer.
-fn signed_byte(word: u32, i: u32) -> f32 {
-  return f32(bitcast<i32>(word << (24u - 8u * i)) >> 24u);
 }

@@ -1,7 +1,7 @@
 // matmul_q8_0: the Q8_0 product's tuned block body (d applied once per block). The kernel is the block decoder
-// shaders/decode_q8_0.wgsl (layout, BLOCK_WORDS, placed_codes), this file, the K_SPLIT reduction and the shared
-// skeleton shaders/matmul.wgsl (bindings, tiling, output; composed in src/gpu/shaders.ts): read that header for
-// the bindings, overrides and dispatch.
+// shaders/decode_q8_0.wgsl (layout, BLOCK_WORDS; after decode_units.wgsl: placed_codes, PLACES), this file, the
+// K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (bindings, tiling, output; composed in
+// src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch.
 //
 // The codes stay in their bytes' places (placed_codes: q + 128 for the low three bytes, whose sign bits are flipped,
 // times 2^0, 2^8, 2^16; the top byte's q times 2^24, its sign the i32's), each by one mask and one i32 -> f32
