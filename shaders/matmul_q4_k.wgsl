@@ -1,6 +1,6 @@
 // matmul_q4_k: the Q4_K product's tuned block body (scales decoded once per block for the 4 rows, each qs word
 // read once for both nibbles, mins applied through Σx). The kernel is the block decoder shaders/decode_q4_k.wgsl
-// (after decode_units.wgsl and decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_scale_min, row_nibbles), this
+// (after decode_units.wgsl and decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_scales, row_nibbles), this
 // file, the K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that
 // header for the bindings, overrides and dispatch. The nibbles stay in their places (row_nibbles: a mask and a
 // conversion each; the top one comes less 8 and its 8·x is added back per sub-block) and the activations are scaled
@@ -18,29 +18,23 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   let dm3 = unpack2x16float(w[o3]);
   let d = vec4<f32>(dm0.x, dm1.x, dm2.x, dm3.x);
   let dmin = vec4<f32>(dm0.y, dm1.y, dm2.y, dm3.y);
-  // The scale words of each row, read once per block (kquant_scale_min takes a sub-block's scale and min out).
-  let sa0 = w[o0 + 1u];
-  let sb0 = w[o0 + 2u];
-  let sc0 = w[o0 + 3u];
-  let sa1 = w[o1 + 1u];
-  let sb1 = w[o1 + 2u];
-  let sc1 = w[o1 + 3u];
-  let sa2 = w[o2 + 1u];
-  let sb2 = w[o2 + 2u];
-  let sc2 = w[o2 + 3u];
-  let sa3 = w[o3 + 1u];
-  let sb3 = w[o3 + 2u];
-  let sc3 = w[o3 + 3u];
+  // Each row's eight (scale, min), decoded once per block (kquant_scales: placed, no shifts).
+  let k0 = kquant_scales(w[o0 + 1u], w[o0 + 2u], w[o0 + 3u]);
+  let k1 = kquant_scales(w[o1 + 1u], w[o1 + 2u], w[o1 + 3u]);
+  let k2 = kquant_scales(w[o2 + 1u], w[o2 + 2u], w[o2 + 3u]);
+  let k3 = kquant_scales(w[o3 + 1u], w[o3 + 2u], w[o3 + 3u]);
   for (var c = 0u; c < 4u; c++) {
     // Chunk c's sub-blocks 2c (low nibbles) and 2c + 1 (high nibbles), (scale, min) per row.
-    let sl0 = kquant_scale_min(sa0, sb0, sc0, 2u * c);
-    let sl1 = kquant_scale_min(sa1, sb1, sc1, 2u * c);
-    let sl2 = kquant_scale_min(sa2, sb2, sc2, 2u * c);
-    let sl3 = kquant_scale_min(sa3, sb3, sc3, 2u * c);
-    let sh0 = kquant_scale_min(sa0, sb0, sc0, 2u * c + 1u);
-    let sh1 = kquant_scale_min(sa1, sb1, sc1, 2u * c + 1u);
-    let sh2 = kquant_scale_min(sa2, sb2, sc2, 2u * c + 1u);
-    let sh3 = kquant_scale_min(sa3, sb3, sc3, 2u * c + 1u);
+    let sl = 2u * c;
+    let sh = sl + 1u;
+    let sl0 = vec2<f32>(kquant_pick(k0.scale_lo, k0.scale_hi, sl), kquant_pick(k0.min_lo, k0.min_hi, sl));
+    let sl1 = vec2<f32>(kquant_pick(k1.scale_lo, k1.scale_hi, sl), kquant_pick(k1.min_lo, k1.min_hi, sl));
+    let sl2 = vec2<f32>(kquant_pick(k2.scale_lo, k2.scale_hi, sl), kquant_pick(k2.min_lo, k2.min_hi, sl));
+    let sl3 = vec2<f32>(kquant_pick(k3.scale_lo, k3.scale_hi, sl), kquant_pick(k3.min_lo, k3.min_hi, sl));
+    let sh0 = vec2<f32>(kquant_pick(k0.scale_lo, k0.scale_hi, sh), kquant_pick(k0.min_lo, k0.min_hi, sh));
+    let sh1 = vec2<f32>(kquant_pick(k1.scale_lo, k1.scale_hi, sh), kquant_pick(k1.min_lo, k1.min_hi, sh));
+    let sh2 = vec2<f32>(kquant_pick(k2.scale_lo, k2.scale_hi, sh), kquant_pick(k2.min_lo, k2.min_hi, sh));
+    let sh3 = vec2<f32>(kquant_pick(k3.scale_lo, k3.scale_hi, sh), kquant_pick(k3.min_lo, k3.min_hi, sh));
     let low_scale = d * vec4<f32>(sl0.x, sl1.x, sl2.x, sl3.x);
     let high_scale = d * vec4<f32>(sh0.x, sh1.x, sh2.x, sh3.x);
     let low_min = dmin * vec4<f32>(sl0.y, sl1.y, sl2.y, sl3.y);
