@@ -85,7 +85,7 @@ export const WEIGHT_FORMATS = [
   },
   {
     name: 'Q5_0', ggmlType: 6, blockElements: 32, fileBlockBytes: 22, gpuBlockBytes: 24, gpuFormat: 'Q5_0', repack: [[0, 2, 0, 'f16 to f32'], [2, 20, 4]], halfFields: [0],
-    decoder: 'decode_q5_0', product: 'affine', gpuLayout: '6 words: f32 d (word 0, the file\'s f16 widened), qh (word 1: bit j = 5th bit of weight j), qs[16] (words 2..5); w = d*(q - 16)',
+    decoder: 'decode_q5_0', product: 'matmul_q5_0', gpuLayout: '6 words: f32 d (word 0, the file\'s f16 widened), qh (word 1: bit j = 5th bit of weight j), qs[16] (words 2..5); w = d*(q - 16)',
   },
   {
     name: 'Q5_1', ggmlType: 7, blockElements: 32, fileBlockBytes: 24, gpuBlockBytes: 24, gpuFormat: 'Q5_1', repack: [], halfFields: [0, 2],

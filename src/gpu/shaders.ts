@@ -14,6 +14,7 @@ import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
 import matmulAffineBlockCode from '../../shaders/matmul_affine_block.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
 import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
+import matmulQ5_0Code from '../../shaders/matmul_q5_0.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
 import matmulQ6KCode from '../../shaders/matmul_q6_k.wgsl?raw';
 import decodeF32Code from '../../shaders/decode_f32.wgsl?raw';
@@ -96,6 +97,7 @@ const WEIGHT_FORMAT_PARTS: Readonly<Record<string, string>> = {
   affine: matmulAffineBlockCode,
   matmul_q8_0: matmulQ8_0Code,
   matmul_q4_0: matmulQ4_0Code,
+  matmul_q5_0: matmulQ5_0Code,
   matmul_q4_k: matmulQ4KCode,
   matmul_q6_k: matmulQ6KCode,
 };
