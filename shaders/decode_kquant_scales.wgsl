@@ -24,19 +24,15 @@ fn kquant_sub_affine(o: u32, s: u32) -> vec2<f32> {
 }
 
 // All eight sub-blocks' (scale, min) of a block, from its scale words a, b, c, each byte field masked where it lies
-// and converted (PLACES, shaders/decode_units.wgsl): the same values as kquant_scale_min for s = 0..7, without its
-// shifts (a WGSL shift runs lane by lane on CPU adapters: bench/README.md, "Shifts"). Fields holding a word's bit 31
-// come less their top value (the bit flipped first) and get it back as a constant. Components: sub-blocks 0..3
-// (scale_lo, min_lo) and 4..7 (scale_hi, min_hi); kquant_pick takes one out.
+// and converted (placed_fields, PLACES: shaders/decode_units.wgsl): the same values as kquant_scale_min for s =
+// 0..7, without its shifts (a WGSL shift runs lane by lane on CPU adapters: bench/README.md, "Shifts"). Fields
+// holding a word's bit 31 come less their top value (the bit flipped first) and get it back as a constant.
+// Components: sub-blocks 0..3 (scale_lo, min_lo) and 4..7 (scale_hi, min_hi); kquant_pick takes one out.
 struct KquantScales {
   scale_lo: vec4<f32>,
   scale_hi: vec4<f32>,
   min_lo: vec4<f32>,
   min_hi: vec4<f32>,
-}
-
-fn kquant_placed(word: u32, mask: vec4<u32>) -> vec4<f32> {
-  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word) & mask));
 }
 
 fn kquant_scales(a: u32, b: u32, c: u32) -> KquantScales {
@@ -46,10 +42,10 @@ fn kquant_scales(a: u32, b: u32, c: u32) -> KquantScales {
   let high4 = vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u);
   // (byte >> 6) << 4 is (byte & 0xC0) / 4; byte 3's field comes less 128 (less 32 after the / 4).
   let top = vec4<f32>(0.0, 0.0, 0.0, 32.0);
-  let scale_hi = kquant_placed(c, low4) * PLACES + kquant_placed(a ^ 0x80000000u, top2) * (0.25 * PLACES) + top;
-  let min_hi = kquant_placed(c ^ 0x80000000u, high4) * (PLACES / 16.0) + vec4<f32>(0.0, 0.0, 0.0, 8.0)
-    + kquant_placed(b ^ 0x80000000u, top2) * (0.25 * PLACES) + top;
-  return KquantScales(kquant_placed(a, low6) * PLACES, scale_hi, kquant_placed(b, low6) * PLACES, min_hi);
+  let scale_hi = placed_fields(c, low4) * PLACES + placed_fields(a ^ 0x80000000u, top2) * (0.25 * PLACES) + top;
+  let min_hi = placed_fields(c ^ 0x80000000u, high4) * (PLACES / 16.0) + vec4<f32>(0.0, 0.0, 0.0, 8.0)
+    + placed_fields(b ^ 0x80000000u, top2) * (0.25 * PLACES) + top;
+  return KquantScales(placed_fields(a, low6) * PLACES, scale_hi, placed_fields(b, low6) * PLACES, min_hi);
 }
 
 // Component s (0..7) of the sub-block values lo (0..3) and hi (4..7), by selects on s's bits.

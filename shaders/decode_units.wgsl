@@ -34,16 +34,21 @@ const HIGH_PLACES: vec4<f32> = vec4<f32>(1.0 / 16.0, 1.0 / 4096.0, 1.0 / 1048576
 // PLACES and less (128, 128, 128, 0) it is the bytes (Q8_0's codes: shaders/matmul_q8_0.wgsl scales the activations
 // instead and takes Σ - 128·(x0 + x1 + x2); Q6_K's scales).
 fn placed_codes(word: u32) -> vec4<f32> {
-  let b = vec4<u32>(word ^ 0x00808080u) & vec4<u32>(0xFFu, 0xFF00u, 0xFF0000u, 0xFF000000u);
-  return vec4<f32>(bitcast<vec4<i32>>(b));
+  return placed_fields(word ^ 0x00808080u, vec4<u32>(0xFFu, 0xFF00u, 0xFF0000u, 0xFF000000u));
+}
+
+// The fields `mask` of a word (one a component), each in its place, converted: exact where a field has at most 8
+// bits; a field holding bit 31 comes out less its top value (the i32's sign), unless the caller flipped that bit.
+fn placed_fields(word: u32, mask: vec4<u32>) -> vec4<f32> {
+  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word) & mask));
 }
 
 // The low (l_r) and high (h_r) nibbles of one word of each of four rows, w[o0] .. w[o3], in their places: l = (L0,
 // L1·2^8, L2·2^16, L3·2^24), h = (H0·2^4, H1·2^12, H2·2^20, (H3 - 8)·2^28), L_i and H_i the low and high nibble of
-// byte i. The top nibble comes less 8 (its bit flipped first), as the i32's sign bit is its top bit: a body adds
-// 8·x back for it or takes it as part of an offset of 8 (the 4-row tile's step of the nibble bodies,
-// shaders/matmul_q4_0.wgsl and matmul_q4_k.wgsl).
-struct RowNibbles {
+// byte i (RowCodes: any two sets of 4 fields of four rows' words). The top nibble comes less 8 (its bit flipped
+// first), as the i32's sign bit is its top bit: a body adds 8·x back for it or takes it as part of an offset of 8
+// (the 4-row tile's step of the nibble bodies, shaders/matmul_q4_0.wgsl and matmul_q4_k.wgsl).
+struct RowCodes {
   l0: vec4<f32>,
   l1: vec4<f32>,
   l2: vec4<f32>,
@@ -55,18 +60,18 @@ struct RowNibbles {
 }
 
 fn placed_low_nibbles(word: u32) -> vec4<f32> {
-  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word) & vec4<u32>(0xFu, 0xF00u, 0xF0000u, 0xF000000u)));
+  return placed_fields(word, vec4<u32>(0xFu, 0xF00u, 0xF0000u, 0xF000000u));
 }
 
 fn placed_high_nibbles(word: u32) -> vec4<f32> {
-  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word ^ 0x80000000u) & vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u)));
+  return placed_fields(word ^ 0x80000000u, vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u));
 }
 
-fn row_nibbles(o0: u32, o1: u32, o2: u32, o3: u32) -> RowNibbles {
+fn row_nibbles(o0: u32, o1: u32, o2: u32, o3: u32) -> RowCodes {
   let a0 = w[o0];
   let a1 = w[o1];
   let a2 = w[o2];
   let a3 = w[o3];
-  return RowNibbles(placed_low_nibbles(a0), placed_low_nibbles(a1), placed_low_nibbles(a2), placed_low_nibbles(a3),
+  return RowCodes(placed_low_nibbles(a0), placed_low_nibbles(a1), placed_low_nibbles(a2), placed_low_nibbles(a3),
     placed_high_nibbles(a0), placed_high_nibbles(a1), placed_high_nibbles(a2), placed_high_nibbles(a3));
 }

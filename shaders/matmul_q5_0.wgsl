@@ -19,12 +19,8 @@ struct RowBits {
   b3: vec4<f32>,
 }
 
-fn masked(word: u32, mask: vec4<u32>) -> vec4<f32> {
-  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word) & mask));
-}
-
 fn row_bits(h0: u32, h1: u32, h2: u32, h3: u32, mask: vec4<u32>) -> RowBits {
-  return RowBits(masked(h0, mask), masked(h1, mask), masked(h2, mask), masked(h3, mask));
+  return RowBits(placed_fields(h0, mask), placed_fields(h1, mask), placed_fields(h2, mask), placed_fields(h3, mask));
 }
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.

@@ -2,39 +2,25 @@
 // four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS), this file, the K_SPLIT
 // reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
 // bindings, overrides and dispatch. The codes stay in their places: a group's 4-bit ql fields and 2-bit qh fields
-// are each masked where they lie in their words and converted (Q6Codes; a field holding a word's top bit comes
+// are each masked where they lie in their words and converted (q6_codes; a field holding a word's top bit comes
 // less its top value, its word's sign bit flipped first), and the activations are scaled by the fields' places once
 // for the 4 rows, the qh fields' with the 16 of code = ql + 16·qh in it; the -32 and the top fields' corrections are
 // a dot of the activations alone (group_sum). The scale bytes are decoded the same way, once per half block. No
 // shifts or pack built-ins: on CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane and a mask and
 // an i32 -> f32 conversion are one SIMD op each (bench/README.md, "Shifts").
 
-// A group's codes for the 4 rows, in place: l_r the ql fields, h_r the qh fields.
-struct Q6Codes {
-  l0: vec4<f32>,
-  l1: vec4<f32>,
-  l2: vec4<f32>,
-  l3: vec4<f32>,
-  h0: vec4<f32>,
-  h1: vec4<f32>,
-  h2: vec4<f32>,
-  h3: vec4<f32>,
-}
-
-fn placed(word: u32, mask: vec4<u32>) -> vec4<f32> {
-  return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(word) & mask));
-}
-
-// The ql fields `lmask` of words a_r (each xor `lflip`) and the qh fields `hmask` of words h_r (each xor `hflip`).
+// A group's codes for the 4 rows, in place (shaders/decode_units.wgsl RowCodes, placed_fields): l_r the ql fields
+// `lmask` of words a_r (each xor `lflip`), h_r the qh fields `hmask` of words h_r (each xor `hflip`).
 fn q6_codes(a0: u32, a1: u32, a2: u32, a3: u32, h0: u32, h1: u32, h2: u32, h3: u32, lmask: vec4<u32>, hmask: vec4<u32>,
-    lflip: u32, hflip: u32) -> Q6Codes {
-  return Q6Codes(placed(a0 ^ lflip, lmask), placed(a1 ^ lflip, lmask), placed(a2 ^ lflip, lmask), placed(a3 ^ lflip, lmask),
-    placed(h0 ^ hflip, hmask), placed(h1 ^ hflip, hmask), placed(h2 ^ hflip, hmask), placed(h3 ^ hflip, hmask));
+    lflip: u32, hflip: u32) -> RowCodes {
+  return RowCodes(placed_fields(a0 ^ lflip, lmask), placed_fields(a1 ^ lflip, lmask), placed_fields(a2 ^ lflip, lmask),
+    placed_fields(a3 ^ lflip, lmask), placed_fields(h0 ^ hflip, hmask), placed_fields(h1 ^ hflip, hmask),
+    placed_fields(h2 ^ hflip, hmask), placed_fields(h3 ^ hflip, hmask));
 }
 
 // Σ (q - 32)·v of the 4 rows (components) for one token's 4 activations v: the ql fields against v·pl, the qh
 // fields against v·ph, and what the codes' offset and the flipped top fields take off: -32·Σv + top·v.w.
-fn group_sum(c: Q6Codes, v: vec4<f32>, pl: vec4<f32>, ph: vec4<f32>, top: f32) -> vec4<f32> {
+fn group_sum(c: RowCodes, v: vec4<f32>, pl: vec4<f32>, ph: vec4<f32>, top: f32) -> vec4<f32> {
   let offset = top * v.w - 32.0 * ((v.x + v.y) + (v.z + v.w));
   return dot4(c.l0, c.l1, c.l2, c.l3, v * pl) + dot4(c.h0, c.h1, c.h2, c.h3, v * ph) + offset;
 }
