@@ -1,24 +1,14 @@
 // decode_q5_0: the Q5_0 block decoder (src/common/weight-formats.ts lists every format and its decoder; read its
 // header for the functions each decoder defines). Reads the kernel's `w: array<u32>`.
 //
-// Block format: Q5_0 blocks, row-major [rows, k/32 blocks], 6 u32 each: word 0 = d as f32 (the file's f16 widened at upload),
-// word 1 = qh (bit j: the fifth bit of weight j), words 2..5 = 16 bytes qs (weight j < 16: low nibble of qs[j],
-// j + 16: its high nibble); q = nibble | qh bit << 4, value = d*(q - 16).
+// Block format: Q5_0 blocks, row-major [rows, k/32 blocks], 6 u32 each: word 0 = d as f32 (the file's f16 widened at
+// upload), word 1 = qh (bit j: the fifth bit of weight j), words 2..5 = 16 bytes qs (weight j < 16: low nibble of
+// qs[j], j + 16: its high nibble); q = nibble | qh bit << 4, value = d*(q - 16).
 
 const BLOCK_WORDS: u32 = 6u;
 const BLOCK_ELEMENTS: u32 = 32u;
 const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = false;
-
-// The codes of group_codes plus 16 over 255 (the affine body's units: code = UNIT_SCALE·unit - UNIT_BIAS): the 4 bits of
-// qs and the 5th bit of qh joined in the bytes of one word and widened by one unpack4x8unorm (unit_q5,
-// shaders/decode_units.wgsl).
-const UNIT_SCALE: f32 = 255.0;
-const UNIT_BIAS: f32 = 16.0;
-
-fn group_units(o: u32, g: u32) -> vec4<f32> {
-  return unit_q5(w[o + 2u + (g & 3u)], (g >> 2u) * 4u, w[o + 1u], g);
-}
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return vec2<f32>(bitcast<f32>(w[o]), 0.0);

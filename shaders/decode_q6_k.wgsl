@@ -27,13 +27,6 @@ fn q6(ql_word: u32, qh_word: u32, ql_shift: u32, qh_shift: u32) -> vec4<f32> {
   return vec4<f32>(low | (high << vec4<u32>(4u))) - vec4<f32>(32.0);
 }
 
-// Scale e / 16 of the elements e.
-// The codes of q6 plus 32, over 255: the 6-bit codes assembled in the bytes of one word and widened by one
-// unpack4x8unorm (the product body shaders/matmul_q6_k.wgsl takes 255·Σ - 32·Σx).
-fn unit_q6(ql_word: u32, qh_word: u32, ql_shift: u32, qh_shift: u32) -> vec4<f32> {
-  return unpack4x8unorm(((ql_word >> ql_shift) & 0x0F0F0F0Fu) | (((qh_word >> qh_shift) & 0x03030303u) << 4u));
-}
-
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return vec2<f32>(unpack2x16float(w[o + 52u]).x * scale_i8(o, s), 0.0);
 }

@@ -1,7 +1,6 @@
-// decode_units: what the block decoders and product bodies share for units, codes as one pack built-in widens them
-// (src/gpu/shaders.ts composes this before every decoder). On CPU adapters each shader op costs several SIMD
-// instructions, so a word's codes come from one unpack4x8unorm: over 255 and, for signed or offset codes, biased
-// (bench/README.md, "Codes through unpack4x8unorm").
+// decode_units: what the block decoders and product bodies share (src/gpu/shaders.ts composes this before every
+// decoder): the affine body's units, codes as one unpack4x8unorm widens them (over 255, biased where signed or
+// offset: bench/README.md, "Codes through unpack4x8unorm"), and the tuned bodies' codes left in their places (below).
 
 // The low (shift 0) or high (shift 4) nibbles of the four bytes of a word, low byte first, over 255.
 fn unit_nibbles(word: u32, shift: u32) -> vec4<f32> {
@@ -13,12 +12,6 @@ fn unit_nibbles(word: u32, shift: u32) -> vec4<f32> {
 fn unit_q5(qs_word: u32, shift: u32, qh: u32, g: u32) -> vec4<f32> {
   let high = ((((qh >> (4u * g)) & 15u) * 0x00204081u) & 0x01010101u) << 4u;
   return unpack4x8unorm(((qs_word >> shift) & 0x0F0F0F0Fu) | high);
-}
-
-// Σ code·x of 4 rows (the components) from s = Σ unit·x, unit = (code + bias) / 255, and t = the x summed by
-// component.
-fn from_units(s: vec4<f32>, t: vec4<f32>, bias: f32) -> vec4<f32> {
-  return 255.0 * s - bias * ((t.x + t.y) + (t.z + t.w));
 }
 
 // Codes left in their places. On CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane and

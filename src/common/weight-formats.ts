@@ -20,11 +20,12 @@
 //   const UNIT_SCALE, UNIT_BIAS: f32, fn group_units(o, g) -> vec4<f32>   the same codes as the body reads them,
 //                                      code = UNIT_SCALE * unit - UNIT_BIAS (most: the codes over 255 from one
 //                                      unpack4x8unorm a word, the fast form on CPU adapters; else the codes, 1, 0).
-// Every decoder comes after shaders/decode_units.wgsl (unit_nibbles, unit_q5, from_units: the units helpers the
-// decoders and tuned bodies share). The embedding lookup composes the decoder alone; the products compose it with a block body: 'plain' (F32/F16:
-// shaders/matmul_plain_block.wgsl, 4 weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block
-// Σ code·x and Σ x, scaled once), or a tuned body of their own (shaders/matmul_<name>.wgsl, built on the
-// decoder's helpers, for the formats whose hand-tuned loops predate the table).
+// Every decoder comes after shaders/decode_units.wgsl (unit_nibbles, unit_q5: the affine units; placed_fields,
+// placed_codes, row_nibbles, PLACES: codes left in their places for the tuned bodies). The embedding lookup composes
+// the decoder alone; the products compose it with a block body: 'plain' (F32/F16: shaders/matmul_plain_block.wgsl, 4
+// weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block Σ code·x and Σ x, scaled once), or a
+// tuned body of their own (shaders/matmul_<name>.wgsl, built on the decoder's helpers, for the formats whose
+// hand-tuned loops predate the table).
 
 /** How a file block's bytes move into the GPU block: [from, length, to] copies; the rest of the GPU block is zero. */
 /**

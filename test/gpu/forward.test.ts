@@ -5,7 +5,7 @@
 // Tolerances (max |GPU - x| over every logit of 47 positions; logits ~ N(0, 1)):
 // - vs the reference: both dequantize the same weights exactly and compute in f32 (GPU) / f64 (reference);
 //   only f32 rounding differs: 1e-4 for every type (observed maxima are printed). Where the decoder's kernels take
-//   8-bit activations (ForwardKernels.int8Product: Q4_0 decode steps on CPU adapters), the reference quantizes those
+//   8-bit activations (ForwardKernels.int8Product: where kernel shapes ask, INT8 below), the reference quantizes those
 //   products' inputs the same way, a fused norm's before its 1/rms (q8ActivationsOf).
 // - vs llama.cpp: F32 1e-4; F16 1e-2; BF16 5e-2; quantized 0.15 / 0.2 (K-quants): llama.cpp converts activations to F16 (BF16)
 //   or quantizes them to Q8_0/Q8_K for these weight types, see test/unit/forward-reference.test.ts.
