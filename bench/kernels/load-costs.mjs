@@ -9,8 +9,8 @@
 // lanes, SwiftShader's); divergent_f32 / divergent_vec4 (each lane its own row: a weight load).
 // Why (bench/README.md, "What a load costs"): SwiftShader takes its one-load path only when the four lanes'
 // offsets are compile-time constants, so every run-time index is a lane-by-lane gather, equal or not.
-import { create, globals } from 'webgpu';
 import { option, rerunOverSwiftShader } from '../support/node-dawn.mjs';
+import { adapterName, dawnDevice, nsPerInvocationStep } from './cost-harness.mjs';
 
 rerunOverSwiftShader();
 const argv = process.argv.slice(2);
@@ -19,14 +19,7 @@ const INVOCATIONS = Number(option(argv, 'invocations', '8192'));
 const robust = !argv.includes('--no-robustness');
 const WORKGROUP = 64;
 
-Object.assign(globalThis, globals);
-// Dawn's objects stay referenced from globals: Node's `webgpu` standalone scripts crash at random otherwise.
-globalThis.benchGpu = create(robust ? [] : ['enable-dawn-features=disable_robustness']);
-globalThis.benchAdapter = await globalThis.benchGpu.requestAdapter();
-if (!globalThis.benchAdapter) throw new Error('no WebGPU adapter on Dawn (is Chromium installed?)');
-const subgroups = globalThis.benchAdapter.features.has('subgroups');
-globalThis.benchDevice = await globalThis.benchAdapter.requestDevice({ requiredFeatures: subgroups ? ['subgroups'] : [] });
-const device = globalThis.benchDevice;
+const { adapter, device, subgroups } = await dawnDevice({ robust });
 
 const BODIES = {
   empty: 'acc += vec4<f32>(f32(i));',
@@ -60,38 +53,15 @@ const layout = device.createBindGroupLayout({
 });
 const bindGroup = device.createBindGroup({ layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
 
-async function timeKernel(body) {
-  const module = device.createShaderModule({ code: kernel(body) });
-  const pipeline = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'main' } });
-  const run = async (dispatches) => {
-    const encoder = device.createCommandEncoder();
-    for (let d = 0; d < dispatches; d++) {
-      const pass = encoder.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bindGroup);
-      pass.dispatchWorkgroups(INVOCATIONS / WORKGROUP);
-      pass.end();
-    }
-    device.queue.submit([encoder.finish()]);
-    await device.queue.onSubmittedWorkDone();
-  };
-  await run(2);
-  const ms = [];
-  for (let r = 0; r < 5; r++) {
-    const start = performance.now();
-    await run(4);
-    ms.push((performance.now() - start) / 4);
-  }
-  ms.sort((a, b) => a - b);
-  return (ms[2] * 1e6) / (INVOCATIONS * STEPS);
-}
+const timeKernel = (body) =>
+  nsPerInvocationStep(device, layout, bindGroup, kernel(body), { workgroups: INVOCATIONS / WORKGROUP, invocations: INVOCATIONS, steps: STEPS, warmup: 2, runs: 5, onePass: false });
 
 const perStep = {};
 for (const [name, body] of Object.entries(BODIES)) perStep[name] = Number((await timeKernel(body)).toFixed(3));
 const overEmpty = Object.fromEntries(Object.entries(perStep).filter(([k]) => k !== 'empty').map(([k, v]) => [k, Number((v - perStep.empty).toFixed(3))]));
 console.log(JSON.stringify({
   bench: 'load-costs',
-  adapter: globalThis.benchAdapter.info?.description ?? globalThis.benchAdapter.info?.vendor ?? '',
+  adapter: adapterName(adapter),
   robustness: robust,
   invocations: INVOCATIONS,
   steps: STEPS,

@@ -9,21 +9,15 @@
 // mask, u32 -> f32, * 2^-8, f32 -> u32); unpack4x8unorm (one, four values); unpack2x16float (two, four values);
 // placed_bytes (four bytes masked in place and converted i32 -> f32: shaders/decode_q8_0.wgsl placed_codes);
 // cvt_u32_f32 / cvt_i32_f32 (four conversions); div (four `/ 8u`); dot (one vec4 dot).
-import { create, globals } from 'webgpu';
 import { rerunOverSwiftShader } from '../support/node-dawn.mjs';
+import { adapterName, dawnDevice, nsPerInvocationStep } from './cost-harness.mjs';
 
 rerunOverSwiftShader();
 const STEPS = 256;
 const INVOCATIONS = 16384;
 const WORKGROUP = 64;
 
-Object.assign(globalThis, globals);
-// Dawn's objects stay referenced from globals: Node's `webgpu` standalone scripts crash at random otherwise.
-globalThis.benchGpu = create(['enable-dawn-features=disable_robustness']);
-globalThis.benchAdapter = await globalThis.benchGpu.requestAdapter();
-if (!globalThis.benchAdapter) throw new Error('no WebGPU adapter on Dawn (is Chromium installed?)');
-globalThis.benchDevice = await globalThis.benchAdapter.requestDevice();
-const device = globalThis.benchDevice;
+const { adapter, device } = await dawnDevice({ robust: false });
 
 const FOUR = 'vec4<u32>(v, v ^ 1u, v ^ 2u, v ^ 3u)';
 const BODIES = {
@@ -62,36 +56,15 @@ const layout = device.createBindGroupLayout({
 });
 const bindGroup = device.createBindGroup({ layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
 
-async function timeKernel(body) {
-  const module = device.createShaderModule({ code: kernel(body) });
-  const pipeline = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'main' } });
-  const run = async (dispatches) => {
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    for (let d = 0; d < dispatches; d++) pass.dispatchWorkgroups(INVOCATIONS / WORKGROUP);
-    pass.end();
-    device.queue.submit([encoder.finish()]);
-    await device.queue.onSubmittedWorkDone();
-  };
-  await run(1);
-  const ms = [];
-  for (let r = 0; r < 7; r++) {
-    const start = performance.now();
-    await run(4);
-    ms.push((performance.now() - start) / 4);
-  }
-  ms.sort((a, b) => a - b);
-  return (ms[3] * 1e6) / (INVOCATIONS * STEPS);
-}
+const timeKernel = (body) =>
+  nsPerInvocationStep(device, layout, bindGroup, kernel(body), { workgroups: INVOCATIONS / WORKGROUP, invocations: INVOCATIONS, steps: STEPS, warmup: 1, runs: 7, onePass: true });
 
 const perStep = {};
 for (const [name, body] of Object.entries(BODIES)) perStep[name] = Number((await timeKernel(body)).toFixed(3));
 const overBase = Object.fromEntries(Object.entries(perStep).filter(([k]) => k !== 'base').map(([k, v]) => [k, Number((v - perStep.base).toFixed(3))]));
 console.log(JSON.stringify({
   bench: 'op-costs',
-  adapter: globalThis.benchAdapter.info?.description ?? globalThis.benchAdapter.info?.vendor ?? '',
+  adapter: adapterName(adapter),
   robustness: false,
   invocations: INVOCATIONS,
   steps: STEPS,
