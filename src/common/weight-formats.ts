@@ -8,7 +8,8 @@
 // the file's block with its fields moved so that they start on u32 boundaries (`repack`; the lone f16 scale of a
 // 32-weight block widened to an f32 word), zero-padded to gpuBlockBytes (a multiple of 4); the words are read
 // little-endian (byte 0 of a block is the low byte of its word 0). F16 rows are raw halves (2 per u32, the
-// lower-indexed weight in the low half; a buffer is padded to whole words); BF16 is widened to F32 at load.
+// lower-indexed weight in the low half; a buffer is padded to whole words), or F32 where the loader widens them
+// (CPU adapters without shader-f16: src/gpu/kernel-shapes.ts widenF16Weights); BF16 is widened to F32 at load.
 //
 // Every decoder file defines, for the block whose words start at w[o] (w: the kernel's weight binding):
 //   const BLOCK_WORDS, BLOCK_ELEMENTS  (u32 words and weights per block);

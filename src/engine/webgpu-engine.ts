@@ -11,6 +11,7 @@
 // calls, grammars) applied before sampling.
 import { acquireGpu, GpuError, lostDeviceError, type GpuContext } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
+import { widenF16Weights } from '../gpu/kernel-shapes.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { Decoder, type LogitsMode, type StepResult, type TokenChooser } from '../model/decoder.ts';
 import { assembleDecoderWeights } from '../model/decoder-weights.ts';
@@ -303,8 +304,10 @@ export class WebGpuEngine implements Engine {
     const { opened, format } = await this.modelMeta(source);
     const gpu = await this.gpu();
     this.pipelines ??= new PipelineCache(gpu.device);
+    const f16Bytes = opened.tensors.reduce((sum, t) => sum + (t.type === 'F16' && t.shape.length > 1 ? t.byteLength : 0), 0);
     const uploaded = await uploadTensors(gpu.device, opened.tensors, {
       onProgress: (p) => this.options.onLoadProgress?.(source.id, p.bytesDone, p.bytesTotal),
+      widenF16: widenF16Weights(gpu.adapterInfo, gpu.features.f16, f16Bytes),
     });
     try {
       const config = opened.config;

@@ -43,6 +43,20 @@ export function kernelShapesFor(info: GpuAdapterSummary, limits: GpuLimits): Ker
   };
 }
 
+/** Largest F16 weight bytes a CPU adapter widens to F32 (to twice that): beyond it memory matters more than speed. */
+export const WIDEN_F16_MAX_BYTES = 512 * 2 ** 20;
+
+/**
+ * Whether a model's F16 matrices load widened to F32 (exact, twice the bytes): on CPU adapters without `shader-f16`
+ * (SwiftShader), whose F32 product reads weights at memory speed while the F16 one is bound by widening each half
+ * in the shader (bench/kernels, 4096 x 2048: matvec_f32 7.3 ms on 32 MB, matvec_f16 11 ms on 16 MB; the 20M F16
+ * model's decode 0.59x -> 0.79x wllama's), up to WIDEN_F16_MAX_BYTES of F16 weights. GPUs keep F16 (bytes are their
+ * bound; native halves where they have `shader-f16`).
+ */
+export function widenF16Weights(info: GpuAdapterSummary, f16: boolean, f16WeightBytes: number): boolean {
+  return isCpuAdapter(info) && !f16 && f16WeightBytes > 0 && f16WeightBytes <= WIDEN_F16_MAX_BYTES;
+}
+
 export interface ForwardKernelShapes {
   /**
    * matmul_*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows.

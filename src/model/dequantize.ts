@@ -22,16 +22,16 @@ function blockCount(type: TensorType, byteLength: number, blockBytes: number, wh
 /**
  * File bytes (GGUF / safetensors layout) of whole blocks to GPU-layout bytes. Works per chunk: feed it any
  * run of whole blocks (whole elements for plain types). F16 chunks of an odd element count are padded to 4
- * bytes, so chunk F16 data on an even element count except at the end.
+ * bytes, so chunk F16 data on an even element count except at the end. `gpuType` is the format's GPU format, or
+ * F32 for F16 (widened; exact), as BF16 always is.
  */
-export function toGpuLayout(type: TensorType, bytes: Uint8Array): Uint8Array {
+export function toGpuLayout(type: TensorType, bytes: Uint8Array, gpuType: TensorType = WEIGHT_FORMAT[type].gpuFormat): Uint8Array {
   const format = WEIGHT_FORMAT[type];
   const blocks = blockCount(type, bytes.byteLength, format.fileBlockBytes, 'toGpuLayout');
-  if (type === 'BF16') {
-    const out = new Float32Array(blocks);
-    for (let i = 0; i < blocks; i++) out[i] = bf16ToFloat(bytes[2 * i] | (bytes[2 * i + 1] << 8));
-    return new Uint8Array(out.buffer);
+  if (gpuType !== format.gpuFormat && !(type === 'F16' && gpuType === 'F32')) {
+    throw new Error(`toGpuLayout: ${type} loads as ${format.gpuFormat}${type === 'F16' ? ' or F32' : ''}, not ${gpuType}`);
   }
+  if (gpuType === 'F32' && type !== 'F32') return new Uint8Array(widened(type, bytes, blocks).buffer);
   if (format.repack.length === 0) {
     if (bytes.byteLength % 4 === 0) return bytes;
     const out = new Uint8Array((bytes.byteLength + 3) & ~3);
@@ -51,6 +51,21 @@ export function toGpuLayout(type: TensorType, bytes: Uint8Array): Uint8Array {
   }
   return out;
 }
+
+/** The f32 values of `count` 16-bit floats (BF16: its bits moved up; F16: one table lookup each, exact). */
+function widened(type: TensorType, bytes: Uint8Array, count: number): Float32Array {
+  const halves = bytes.byteOffset % 2 === 0 ? new Uint16Array(bytes.buffer, bytes.byteOffset, count) : new Uint16Array(bytes.slice(0, count * 2).buffer);
+  const out = new Float32Array(count);
+  if (type === 'BF16') {
+    const bits = new Uint32Array(out.buffer);
+    for (let i = 0; i < count; i++) bits[i] = halves[i] << 16;
+    return out;
+  }
+  const table = (halfTable ??= Float32Array.from({ length: 0x10000 }, (_, h) => halfToFloat(h)));
+  for (let i = 0; i < count; i++) out[i] = table[halves[i]];
+  return out;
+}
+let halfTable: Float32Array | undefined;
 
 /** GPU-layout bytes of whole blocks back to the file layout (the inverse of toGpuLayout for block types). */
 function fromGpuLayout(type: TensorType, bytes: Uint8Array): Uint8Array {

@@ -32,6 +32,8 @@ export interface UploadOptions {
    * them apart, as for files where they differ in type).
    */
   groupLayerMatrices?: boolean;
+  /** F16 matrices load widened to F32 (LoadOptions.widenF16; src/gpu/kernel-shapes.ts widenF16Weights decides). */
+  widenF16?: boolean;
 }
 
 /** Per-frequency RoPE divisors: Llama 3's rope_freqs, phi3's LongRoPE short and long factors. */
@@ -91,6 +93,7 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
     maxPartBytes: options.maxPartBytes,
     extraUsage: GPUBufferUsage.COPY_SRC,
     groups: options.groupLayerMatrices === false ? [] : layerGroups(gpuSide),
+    widenF16: options.widenF16,
   });
   const extra: GPUBuffer[] = [];
   const tensors = new Map<string, GpuTensor>();

@@ -38,7 +38,7 @@ export interface GpuTensorPart {
 
 export interface LoadedTensor {
   name: string;
-  /** Type of the data in the GPU buffers (BF16 files become F32). */
+  /** Type of the data in the GPU buffers (BF16 files become F32, F16 ones too where LoadOptions.widenF16). */
   type: TensorType;
   /** Type in the file. */
   fileType: TensorType;
@@ -87,6 +87,11 @@ export interface LoadOptions {
   extraUsage?: GPUBufferUsageFlags;
   /** Tensors to load together (each member at most once; same type and shape). The members' own names are not in the result. */
   groups?: readonly TensorGroup[];
+  /**
+   * F16 tensors load widened to F32 (twice the bytes; exact). CPU adapters without `shader-f16` run the F32 products
+   * faster than the F16 ones on half the bytes (src/gpu/kernel-shapes.ts widenF16Weights). Default false.
+   */
+  widenF16?: boolean;
 }
 
 export interface LoadedWeights {
@@ -145,6 +150,8 @@ interface RowLayout {
   rows: number;
   cols: number;
   rowFileBytes: number;
+  /** The type the GPU buffers hold. */
+  gpuType: TensorType;
   rowGpuBytes: number;
   /** Rows written together so every write is 4-byte aligned (2 for F16 rows of odd length). */
   rowGroup: number;
@@ -153,7 +160,7 @@ interface RowLayout {
   rowsPerPart: number;
 }
 
-function rowLayout(source: TensorSource, maxPartBytes: number, stacked: number): RowLayout {
+function rowLayout(source: TensorSource, maxPartBytes: number, stacked: number, widenF16: boolean): RowLayout {
   const { name, type, shape } = source;
   const cols = shape.length ? shape[shape.length - 1] : 1;
   const rows = shape.slice(0, -1).reduce((a, b) => a * b, 1);
@@ -166,10 +173,11 @@ function rowLayout(source: TensorSource, maxPartBytes: number, stacked: number):
     throw new Error(`Tensor "${name}": ${type} [${shape.join(', ')}] needs ${rowFileBytes * rows} bytes, the file gives ${source.byteLength}`);
   }
   if (rows * cols === 0) throw new Error(`Tensor "${name}" is empty (shape [${shape.join(', ')}])`);
-  const rowGpuBytes = type === 'F16' ? cols * 2 : gpuByteSize(layout.gpuType, cols);
+  const gpuType = type === 'F16' && widenF16 ? 'F32' : layout.gpuType;
+  const rowGpuBytes = gpuType === 'F16' ? cols * 2 : gpuByteSize(gpuType, cols);
   const rowGroup = rowGpuBytes % 4 === 0 ? 1 : 2;
   const rowAlign = shape.length > 2 ? shape.slice(1, -1).reduce((a, b) => a * b, 1) : 1;
-  return { rows, cols, rowFileBytes, rowGpuBytes, rowGroup, rowAlign, rowsPerPart: rowsPerPart(name, rows, rowGpuBytes, rowGroup * rowAlign, maxPartBytes, stacked) };
+  return { rows, cols, rowFileBytes, gpuType, rowGpuBytes, rowGroup, rowAlign, rowsPerPart: rowsPerPart(name, rows, rowGpuBytes, rowGroup * rowAlign, maxPartBytes, stacked) };
 }
 
 /**
@@ -239,7 +247,7 @@ class TensorWriter {
       const rowsLeftInPart = part.rowStart + part.rowCount - this.rowsDone;
       const rows = Math.min(rowsLeftInPart, Math.ceil((usable - at) / rowFileBytes));
       const fileBytes = Math.min(rows * rowFileBytes, usable - at);
-      let gpu = toGpuLayout(this.source.type, data.subarray(at, at + fileBytes));
+      let gpu = toGpuLayout(this.source.type, data.subarray(at, at + fileBytes), this.layout.gpuType);
       if (gpu.byteLength % 4 !== 0) {
         const padded = new Uint8Array((gpu.byteLength + 3) & ~3);
         padded.set(gpu);
@@ -267,6 +275,7 @@ function planTensors(
   maxPartBytes: number,
   usage: GPUBufferUsageFlags,
   created: GPUBuffer[],
+  widenF16: boolean,
 ): { writers: Map<TensorSource, TensorWriter>; tensors: LoadedTensor[]; tensorOf: Map<TensorSource, LoadedTensor> } {
   const byName = new Map(sources.map((s) => [s.name, s]));
   const writers = new Map<TensorSource, TensorWriter>();
@@ -291,12 +300,12 @@ function planTensors(
       }
     }
     const stacked = concatenated ? 1 : members.length;
-    const layouts = members.map((m) => rowLayout(m, maxPartBytes, stacked)); // each member's byte length checked
+    const layouts = members.map((m) => rowLayout(m, maxPartBytes, stacked, widenF16)); // each member's byte length checked
     const rows = concatenated ? layouts.reduce((a, l) => a + l.rows, 0) : layouts[0].rows;
     const layout = { ...layouts[0], rows, rowsPerPart: rowsPerPart(group.name, rows, layouts[0].rowGpuBytes, layouts[0].rowGroup * layouts[0].rowAlign, maxPartBytes, stacked) };
     const parts = createParts(device, group.name, layout, stacked, usage, created);
     const shape = concatenated ? [rows, layout.cols] : [...first.shape];
-    const tensor: LoadedTensor = { name: group.name, type: TENSOR_TYPE_LAYOUTS[first.type].gpuType, fileType: first.type, shape, rows, cols: layout.cols, stacked, parts };
+    const tensor: LoadedTensor = { name: group.name, type: layout.gpuType, fileType: first.type, shape, rows, cols: layout.cols, stacked, parts };
     tensors.push(tensor);
     let rowBase = 0;
     members.forEach((m, j) => {
@@ -307,9 +316,9 @@ function planTensors(
   }
   for (const s of sources) {
     if (grouped.has(s.name)) continue;
-    const layout = rowLayout(s, maxPartBytes, 1);
+    const layout = rowLayout(s, maxPartBytes, 1, widenF16);
     const parts = createParts(device, s.name, layout, 1, usage, created);
-    const tensor: LoadedTensor = { name: s.name, type: TENSOR_TYPE_LAYOUTS[s.type].gpuType, fileType: s.type, shape: [...s.shape], rows: layout.rows, cols: layout.cols, stacked: 1, parts };
+    const tensor: LoadedTensor = { name: s.name, type: layout.gpuType, fileType: s.type, shape: [...s.shape], rows: layout.rows, cols: layout.cols, stacked: 1, parts };
     tensors.push(tensor);
     writers.set(s, new TensorWriter(device, s, layout, parts, 0));
     tensorOf.set(s, tensor);
@@ -463,7 +472,7 @@ export async function loadTensorsToGpu(device: GPUDevice, sources: readonly Tens
   const scopes = new ErrorScopes(device);
   try {
     scopes.push();
-    const plan = planTensors(device, sources, options.groups ?? [], maxPartBytes, usage, created);
+    const plan = planTensors(device, sources, options.groups ?? [], maxPartBytes, usage, created, options.widenF16 ?? false);
     await scopes.check('creating the weight buffers');
     const unfinished = new Map<LoadedTensor, number>();
     for (const t of plan.tensorOf.values()) unfinished.set(t, (unfinished.get(t) ?? 0) + 1);

@@ -9,6 +9,8 @@ import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { ForwardKernels, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';
 import { dequantizeGpuLayout } from '../../src/model/dequantize.ts';
+import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { halfToFloat } from '../../src/model/tensor-types.ts';
 import { checkProduct, type ProductCase } from '../support/kernel-checks.ts';
 import { seededRandom } from '../support/kernel-reference.ts';
 import { QUANT_BLOCKS, dequantizeRows, randomQuantRows, type QuantType } from '../support/forward-reference.ts';
@@ -74,6 +76,44 @@ test('this adapter runs the subgroup reduction in the K_SPLIT 4 shape above (Swi
   if (!gpu.features.subgroups) return;
   const kernels = new ForwardKernels(gpu, { shapes: { product: { WORKGROUP_SIZE: 16, K_SPLIT: 4, TILE_M: 3 } } });
   expect(kernels.productSplit).toBe((gpu.adapterInfo.subgroupMinSize ?? 0) >= 4 ? 'subgroup' : 'workgroup');
+  kernels.destroy();
+});
+
+test('F16: every finite half is the weight it encodes (zeros, subnormals, the largest, both signs; decode and prefill)', async () => {
+  // Rows of k = 64 halves through all 63,488 finite bit patterns, times one-hot tokens: y[t, r] = w[r, t] exactly,
+  // however the decoder widens the bits (shaders/decode_f16.wgsl; SwiftShader flushes f32 subnormals, so a decoder
+  // that puts a half's bits into an f32's place and scales by 2^112 loses the f16 subnormals: tried, this fails).
+  const k = 64;
+  const patterns = Array.from({ length: 0x10000 }, (_, h) => h).filter((h) => (h & 0x7c00) !== 0x7c00);
+  const n = patterns.length / k;
+  const halves = Uint16Array.from(patterns);
+  const kernels = new ForwardKernels(gpu);
+  const weights = createStorageBuffer(gpu.device, new Uint8Array(halves.buffer));
+  for (const m of [1, 64]) {
+    const x = new Float32Array(m * k);
+    for (let t = 0; t < m; t++) x[t * k + t] = 1;
+    const xBuffer = createStorageBuffer(gpu.device, x);
+    const y = createStorageBuffer(gpu.device, new Float32Array(m * n).fill(NaN));
+    const args = { type: 'F16' as const, weights, x: xBuffer, y, m, n, k };
+    await kernels.compile(kernels.productOps(args));
+    const batch = new ComputeBatch(gpu, 'F16 halves');
+    kernels.product(batch, args);
+    batch.submit();
+    const got = await readF32(gpu.device, y, m * n);
+    const wrong: string[] = [];
+    for (let t = 0; t < m; t++) {
+      for (let r = 0; r < n; r++) {
+        const h = halves[r * k + t];
+        const want = halfToFloat(h);
+        // 0 · -0 terms: a -0 weight may sum to +0.
+        if (got[t * n + r] !== want && !(want === 0 && got[t * n + r] === 0)) wrong.push(`0x${h.toString(16)}: ${got[t * n + r]} (want ${want})`);
+      }
+    }
+    expect(wrong.slice(0, 8), `m = ${m}: ${wrong.length} halves wrong`).toEqual([]);
+    xBuffer.destroy();
+    y.destroy();
+  }
+  weights.destroy();
   kernels.destroy();
 });
 

@@ -44,12 +44,12 @@ export interface TestDecoder {
 
 export async function decoderFromGguf(
   file: GgufFile,
-  options: { maxSeq?: number; maxBatch?: number; maxPartBytes?: number; shapes?: DecoderOptions['shapes']; groupLayerMatrices?: boolean } = {},
+  options: { maxSeq?: number; maxBatch?: number; maxPartBytes?: number; shapes?: DecoderOptions['shapes']; groupLayerMatrices?: boolean; widenF16?: boolean } = {},
 ): Promise<TestDecoder> {
   const { gpu, pipelines } = await sharedGpu();
   const config = modelConfigFromGguf(file);
   const sources: TensorSource[] = ggufTensorSources(file);
-  const uploaded = await uploadTensors(gpu.device, sources, { maxPartBytes: options.maxPartBytes, groupLayerMatrices: options.groupLayerMatrices });
+  const uploaded = await uploadTensors(gpu.device, sources, { maxPartBytes: options.maxPartBytes, groupLayerMatrices: options.groupLayerMatrices, widenF16: options.widenF16 });
   const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
   const decoder = await Decoder.create(gpu, config, weights, { maxSeq: options.maxSeq ?? 128, maxBatch: options.maxBatch, pipelines, shapes: options.shapes });
   return {

@@ -17,7 +17,7 @@ import { argmax, referenceForward, referenceModelFromGguf, referenceNearTies, ty
 import { FORWARD_CASES, FORWARD_GREEDY, FORWARD_PROMPT, type ForwardFixtureIndex } from './forward-cases.ts';
 import { createStorageBuffer } from '../../src/gpu/transfer.ts';
 import { Decoder, type DecoderLayerWeights, type DecoderOptions, type DecoderWeights, type GpuMatrix, type GpuVector, type TokenChooser } from '../../src/model/decoder.ts';
-import { ffnMatrices, qkvMatrices } from '../../src/model/decoder-types.ts';
+import { ffnMatrices, productMatrices, qkvMatrices } from '../../src/model/decoder-types.ts';
 import { isCpuAdapter } from '../../src/gpu/kernel-shapes.ts';
 import type { ModelConfig } from '../../src/model/model-config.ts';
 import { decoderFromGguf, decoderFromHfDir, fetchGguf, loadFixtureIndex, maxAbsDiff, sharedGpu } from './forward-support.ts';
@@ -276,6 +276,26 @@ describe('decoder invariants', () => {
     } finally {
       stacked.destroy();
       apart.destroy();
+    }
+  });
+
+  test.each([['llama-f16', undefined], ['qwen3-f16-hidden68', 4096]])('%s: F16 weights widened to F32 at load (CPU adapters: kernel-shapes.ts widenF16Weights) = read as halves, bit for bit', async (id, maxPartBytes) => {
+    const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
+    const halves = await decoderFromGguf(file, { maxPartBytes });
+    const widened = await decoderFromGguf(file, { maxPartBytes, widenF16: true });
+    try {
+      const types = (d: Decoder) => [d.weights.tokenEmbedding.type, ...productMatrices(d.weights).map((m) => m.type)];
+      expect(new Set(types(halves.decoder))).toEqual(new Set(['F16']));
+      expect(new Set(types(widened.decoder))).toEqual(new Set(['F32']));
+      expect(widened.uploaded.bytes).toBeGreaterThan(1.9 * halves.uploaded.bytes);
+      const a = (await halves.decoder.forward(prompt, { logits: 'all' })).logits!;
+      const b = (await widened.decoder.forward(prompt, { logits: 'all' })).logits!;
+      const decodeA = (await halves.decoder.forward([5], { logits: 'last' })).logits!;
+      const decodeB = (await widened.decoder.forward([5], { logits: 'last' })).logits!;
+      expect(maxAbsDiff([...a, ...decodeA], [...b, ...decodeB])).toBe(0);
+    } finally {
+      halves.destroy();
+      widened.destroy();
     }
   });
 

@@ -137,7 +137,11 @@ describe.each(TYPES)('%s model', (type) => {
 });
 
 describe('weight loader', () => {
-  test.each(['Q8_0', 'F16'] as const)('a group of %s tensors shares buffers: each part holds its rows of every member, in member order', async (type) => {
+  test.each([
+    ['Q8_0', false],
+    ['F16', false],
+    ['F16', true],
+  ] as const)('a group of %s tensors (widenF16 %s) shares buffers: each part holds its rows of every member, in member order', async (type, widenF16) => {
     const files = modelFiles({ arch: 'llama', type, layers: 1, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 96 });
     const gguf = await readGguf(new BlobSource(files.get('model.gguf')!, 'model.gguf'));
     const sources = ggufTensorSources(gguf);
@@ -149,12 +153,14 @@ describe('weight loader', () => {
       maxPartBytes,
       extraUsage: GPUBufferUsage.COPY_SRC,
       groups: [{ name: 'blk.0.ffn_gate_up.weight', members: [gate.name, up.name] }],
+      widenF16,
     });
     try {
       expect(loaded.tensors.has(gate.name)).toBe(false);
       expect(loaded.tensors.has(up.name)).toBe(false);
       const group = loaded.tensors.get('blk.0.ffn_gate_up.weight')!;
-      expect(group).toMatchObject({ stacked: 2, rows: 96, cols: 64, type });
+      expect(group).toMatchObject({ stacked: 2, rows: 96, cols: 64, type: widenF16 ? 'F32' : type, fileType: type });
+      expect(loaded.tensors.get('blk.0.attn_q.weight')!.type).toBe(widenF16 ? 'F32' : type);
       expect(group.parts.length).toBeGreaterThan(2);
       const expected = [gate, up].map(async (s) => dequantizeGguf(s.type, await s.source.read(s.offset, s.byteLength)));
       const [gateValues, upValues] = await Promise.all(expected);
@@ -231,7 +237,10 @@ describe('weight loader', () => {
     }
   });
 
-  test('F16 rows of odd length split on even rows and read back whole', async () => {
+  test.each([
+    [false, [[0, 2], [2, 2], [4, 2], [6, 1]]],
+    [true, [[0, 1], [1, 1], [2, 1], [3, 1], [4, 1], [5, 1], [6, 1]]],
+  ])('F16 rows of odd length (widenF16 %s) split on even rows (widened: any) and read back whole', async (widenF16, split) => {
     const values = Float32Array.from({ length: 7 * 3 }, (_, i) => i - 10.5);
     const halves = new Uint16Array(values.length);
     const view = new DataView(halves.buffer);
@@ -240,10 +249,12 @@ describe('weight loader', () => {
     const loaded = await loadTensorsToGpu(device, [{ name: 'odd', type: 'F16', shape: [7, 3], source, offset: 8, byteLength: halves.byteLength }], {
       maxPartBytes: 16,
       extraUsage: GPUBufferUsage.COPY_SRC,
+      widenF16,
     });
     try {
       const t = loaded.tensors.get('odd')!;
-      expect(t.parts.map((p) => [p.rowStart, p.rowCount])).toEqual([[0, 2], [2, 2], [4, 2], [6, 1]]);
+      expect(t.type).toBe(widenF16 ? 'F32' : 'F16');
+      expect(t.parts.map((p) => [p.rowStart, p.rowCount])).toEqual(split);
       expect(firstDifference(await gpuValues(t), values)).toBe(-1);
     } finally {
       loaded.destroy();
