@@ -12,20 +12,6 @@ const BLOCK_ELEMENTS: u32 = 256u;
 const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = true;
 
-// The codes of group_codes over 255 (the affine body's units: code = UNIT_SCALE·unit - UNIT_BIAS): the nibbles and
-// the qh bits joined in the bytes of one word and widened by one unpack4x8unorm (on CPU adapters one widening op a
-// word is the fast form).
-const UNIT_SCALE: f32 = 255.0;
-const UNIT_BIAS: f32 = 0.0;
-
-fn group_units(o: u32, g: u32) -> vec4<f32> {
-  let s = g >> 3u;
-  let i = g & 7u;
-  let low = (w[o + 12u + 8u * (s >> 1u) + i] >> (4u * (s & 1u))) & 0x0F0F0F0Fu;
-  let high = ((w[o + 4u + i] >> s) & 0x01010101u) << 4u;
-  return unpack4x8unorm(low | high);
-}
-
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return kquant_sub_affine(o, s);
 }

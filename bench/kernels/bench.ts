@@ -13,10 +13,24 @@ import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
 import * as shaders from '../../src/gpu/shaders.ts';
 import { createGpuTimer, type GpuTimer } from '../../src/gpu/timing.ts';
 import { createEmptyStorageBuffer, createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
+import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../../src/common/weight-formats.ts';
+import { toGpuLayout } from '../../src/model/dequantize.ts';
 import { QUANT_BLOCKS, randomQuantRows, type QuantType } from '../../test/support/forward-reference.ts';
 import { randomF32, seededRandom } from '../../test/support/kernel-reference.ts';
+import { randomFileBlocks } from '../../test/gpu/weight-format-blocks.ts';
 
-const PRODUCT_TYPES: QuantType[] = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+/** Every GPU weight format's product but MXFP4's (experts only); the pre-table six first. */
+const PRODUCT_TYPES: GpuWeightFormatName[] = [
+  ...(Object.keys(QUANT_BLOCKS) as GpuWeightFormatName[]),
+  ...GPU_WEIGHT_FORMAT_NAMES.filter((f) => !(f in QUANT_BLOCKS) && f !== 'MXFP4'),
+];
+
+/** GPU-layout bytes of `rows` x `cols` random weights: the reference's generator where it has the type, else random file blocks. */
+function randomWeights(random: () => number, type: GpuWeightFormatName, rows: number, cols: number): Uint8Array {
+  if (type in QUANT_BLOCKS) return randomQuantRows(random, type as QuantType, rows, cols);
+  const f = WEIGHT_FORMAT[type];
+  return toGpuLayout(type, randomFileBlocks(type, (rows * cols) / f.blockElements, random));
+}
 
 interface KernelResult {
   kernel: string;
@@ -137,8 +151,8 @@ async function run(): Promise<unknown> {
   for (const type of types) {
     for (const [kernel, rowsIn, cols, tokens] of [[`matvec_${type.toLowerCase()}`, n, k, 1], [`matmul_${type.toLowerCase()}`, mn, mk, m]] as const) {
       if (!wanted(kernel)) continue;
-      const bytes = (rowsIn * cols / QUANT_BLOCKS[type].elements) * QUANT_BLOCKS[type].bytes;
-      const weights = createStorageBuffer(gpu.device, randomQuantRows(random, type, rowsIn, cols));
+      const bytes = (rowsIn * cols / WEIGHT_FORMAT[type].blockElements) * WEIGHT_FORMAT[type].gpuBlockBytes;
+      const weights = createStorageBuffer(gpu.device, randomWeights(random, type, rowsIn, cols));
       const x = createStorageBuffer(gpu.device, randomF32(random, tokens * cols));
       const y = createEmptyStorageBuffer(gpu.device, tokens * rowsIn * 4);
       const call = { type, weights, x, y, m: tokens, n: rowsIn, k: cols };

@@ -109,7 +109,7 @@ export const WEIGHT_FORMATS = [
   },
   {
     name: 'Q5_K', ggmlType: 13, blockElements: 256, fileBlockBytes: 176, gpuBlockBytes: 176, gpuFormat: 'Q5_K', repack: [], halfFields: [0, 2],
-    decoder: 'decode_q5_k', helpers: ['decode_kquant_scales'], product: 'affine', gpuLayout: `44 words: ${KQ_DM}, scales[12] (words 1..3), qh[32] (words 4..11), qs[128] (words 12..43)`,
+    decoder: 'decode_q5_k', helpers: ['decode_kquant_scales'], product: 'matmul_q5_k', gpuLayout: `44 words: ${KQ_DM}, scales[12] (words 1..3), qh[32] (words 4..11), qs[128] (words 12..43)`,
   },
   {
     name: 'Q6_K', ggmlType: 14, blockElements: 256, fileBlockBytes: 210, gpuBlockBytes: 212, gpuFormat: 'Q6_K', repack: [[0, 210, 0]], halfFields: [208],

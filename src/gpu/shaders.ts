@@ -16,6 +16,7 @@ import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
 import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
 import matmulQ5_0Code from '../../shaders/matmul_q5_0.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
+import matmulQ5KCode from '../../shaders/matmul_q5_k.wgsl?raw';
 import matmulQ6KCode from '../../shaders/matmul_q6_k.wgsl?raw';
 import decodeF32Code from '../../shaders/decode_f32.wgsl?raw';
 import decodeF16Code from '../../shaders/decode_f16.wgsl?raw';
@@ -99,6 +100,7 @@ const WEIGHT_FORMAT_PARTS: Readonly<Record<string, string>> = {
   matmul_q4_0: matmulQ4_0Code,
   matmul_q5_0: matmulQ5_0Code,
   matmul_q4_k: matmulQ4KCode,
+  matmul_q5_k: matmulQ5KCode,
   matmul_q6_k: matmulQ6KCode,
 };
 
