@@ -10,6 +10,12 @@ const BLOCK_ELEMENTS: u32 = 32u;
 const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = false;
 
+// (d, offset) with weight = d·code + offset, code = nibble + 16·bit (the tuned body, shaders/matmul_q5.wgsl).
+fn code_affine(o: u32) -> vec2<f32> {
+  let d = bitcast<f32>(w[o]);
+  return vec2<f32>(d, -16.0 * d);
+}
+
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return vec2<f32>(bitcast<f32>(w[o]), 0.0);
 }

@@ -10,14 +10,9 @@ const BLOCK_ELEMENTS: u32 = 32u;
 const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = true;
 
-// The codes of group_codes over 255 (the affine body's units: code = UNIT_SCALE·unit - UNIT_BIAS): the 4 bits of
-// qs and the 5th bit of qh joined in the bytes of one word and widened by one unpack4x8unorm (unit_q5,
-// shaders/decode_units.wgsl).
-const UNIT_SCALE: f32 = 255.0;
-const UNIT_BIAS: f32 = 0.0;
-
-fn group_units(o: u32, g: u32) -> vec4<f32> {
-  return unit_q5(w[o + 2u + (g & 3u)], (g >> 2u) * 4u, w[o + 1u], g);
+// (d, m) with weight = d·code + m, code = nibble + 16·bit (the tuned body, shaders/matmul_q5.wgsl).
+fn code_affine(o: u32) -> vec2<f32> {
+  return unpack2x16float(w[o]);
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {

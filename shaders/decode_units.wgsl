@@ -7,13 +7,6 @@ fn unit_nibbles(word: u32, shift: u32) -> vec4<f32> {
   return unpack4x8unorm((word >> shift) & 0x0F0F0F0Fu);
 }
 
-// Four 5-bit codes over 255: the nibbles of qs_word at shift with bits 4g .. 4g + 3 of qh as each byte's bit 4
-// (the 4 consecutive bits spread one a byte by a multiply).
-fn unit_q5(qs_word: u32, shift: u32, qh: u32, g: u32) -> vec4<f32> {
-  let high = ((((qh >> (4u * g)) & 15u) * 0x00204081u) & 0x01010101u) << 4u;
-  return unpack4x8unorm(((qs_word >> shift) & 0x0F0F0F0Fu) | high);
-}
-
 // Codes left in their places. On CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane and
 // unpack4x8unorm's shifts, u32 conversions and multiplies cost more than a mask and an i32 -> f32 conversion a code,
 // each one SIMD op: so the hottest bodies mask each code where it lies, convert it (exact: at most 8 significant

@@ -14,7 +14,7 @@ import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
 import matmulAffineBlockCode from '../../shaders/matmul_affine_block.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
 import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
-import matmulQ5_0Code from '../../shaders/matmul_q5_0.wgsl?raw';
+import matmulQ5Code from '../../shaders/matmul_q5.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
 import matmulQ5KCode from '../../shaders/matmul_q5_k.wgsl?raw';
 import matmulQ6KCode from '../../shaders/matmul_q6_k.wgsl?raw';
@@ -98,7 +98,7 @@ const WEIGHT_FORMAT_PARTS: Readonly<Record<string, string>> = {
   affine: matmulAffineBlockCode,
   matmul_q8_0: matmulQ8_0Code,
   matmul_q4_0: matmulQ4_0Code,
-  matmul_q5_0: matmulQ5_0Code,
+  matmul_q5: matmulQ5Code,
   matmul_q4_k: matmulQ4KCode,
   matmul_q5_k: matmulQ5KCode,
   matmul_q6_k: matmulQ6KCode,
