@@ -1,21 +1,21 @@
 // decode_iq4_values: the non-linear 4-bit codebook that IQ4_NL and IQ4_XS share (a helper composed before their
 // decoders, shaders/decode_iq4_nl.wgsl and decode_iq4_xs.wgsl; src/common/weight-formats.ts names it in their rows
-// and holds the same values as IQ4_VALUES).
+// and holds the values as IQ4_VALUES).
 
-// The 16 values as int8, four per word (code c is byte c % 4 of word c / 4).
-const IQ4_WORD0: u32 = 0xbfad9881u; // -127, -104, -83, -65
-const IQ4_WORD1: u32 = 0xf6eaddcfu; // -49, -35, -22, -10
-const IQ4_WORD2: u32 = 0x26190d01u; // 1, 13, 25, 38
-const IQ4_WORD3: u32 = 0x71594535u; // 53, 69, 89, 113
+// The codebook values of four 4-bit codes: round(p(code)), p the degree-4 polynomial closest to the 16 values in the
+// max norm (at most 0.433 off each, so rounding gives each exactly; f32 evaluation adds ~1e-4). Five multiply-adds
+// and a round a code, no table: on CPU adapters an indexed constant array goes through memory entry by entry, and
+// the selects and per-lane shifts that read the values out of packed words cost IQ4 ten times Q4_0's product time
+// (bench/README.md). test/gpu/weight-formats-kernels.test.ts checks every code at every place of a block.
+const IQ4_P4: f32 = 0.0015860428102314472;
+const IQ4_P3: f32 = 0.03108643926680088;
+const IQ4_P2: f32 = -1.37192702293396;
+const IQ4_P1: f32 = 24.173830032348633;
+const IQ4_P0: f32 = -126.56700897216797;
 
-// The codebook values of four 4-bit codes (no indexed arrays: selects on the code's top two bits).
 fn iq4_values(c: vec4<u32>) -> vec4<f32> {
-  let top = c >> vec4<u32>(2u);
-  let low_words = select(vec4<u32>(IQ4_WORD0), vec4<u32>(IQ4_WORD1), top == vec4<u32>(1u));
-  let high_words = select(vec4<u32>(IQ4_WORD2), vec4<u32>(IQ4_WORD3), top == vec4<u32>(3u));
-  let word = select(low_words, high_words, top >= vec4<u32>(2u));
-  let byte = (word >> ((c & vec4<u32>(3u)) * vec4<u32>(8u))) & vec4<u32>(255u);
-  return vec4<f32>(bitcast<vec4<i32>>(byte << vec4<u32>(24u)) >> vec4<u32>(24u));
+  let n = vec4<f32>(c);
+  return round((((IQ4_P4 * n + IQ4_P3) * n + IQ4_P2) * n + IQ4_P1) * n + IQ4_P0);
 }
 
 // The low (shift 0) or high (shift 4) nibbles of the four bytes of a word, low byte first.

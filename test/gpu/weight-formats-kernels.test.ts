@@ -6,11 +6,12 @@
 // Tolerance: 1e-4 · (Σ|w·x| + max|w| · Σ|x|) per output (f32 sums over K; the offset formats sum their
 // scale and offset parts apart); a wrong nibble, high bit or scale is off by O(Σ|w·x|).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../../src/common/weight-formats.ts';
+import { GPU_WEIGHT_FORMAT_NAMES, IQ4_VALUES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../../src/common/weight-formats.ts';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { ForwardKernels, PRODUCT_BLOCK_ELEMENTS, type ForwardKernelShapes, type ProductArgs } from '../../src/gpu/forward-kernels.ts';
 import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { toGpuLayout } from '../../src/model/dequantize.ts';
 import { randomF32, seededRandom } from '../support/kernel-reference.ts';
 import { randomGpuRows } from './weight-format-blocks.ts';
 
@@ -128,4 +129,43 @@ describe.each(FORMATS)('%s products', (type) => {
     expect(await checkCase(split, type, { m: 7, n: 13, blocks: 5 }, 99)).toBeNull();
     if (subgroupSplit) expect(await checkCase(subgroupSplit, type, { m: 7, n: 13, blocks: 5 }, 98)).toBeNull();
   });
+});
+
+test('IQ4_NL: every code at every place of a block is its codebook value, exactly (decode and prefill)', async () => {
+  // 16 rows of one block (d = 1): row r's byte j holds codes (r + j) % 16 (low nibble, weight j) and (r + j + 7) % 16
+  // (high nibble, weight j + 16); one-hot tokens read y[t, r] = IQ4_VALUES[code of weight t of row r].
+  const n = 16;
+  const k = 32;
+  const file = new Uint8Array(n * 18);
+  const codes: number[][] = [];
+  for (let r = 0; r < n; r++) {
+    file[r * 18 + 1] = 0x3c; // f16 1.0
+    const row = new Array<number>(k);
+    for (let j = 0; j < 16; j++) {
+      row[j] = (r + j) % 16;
+      row[j + 16] = (r + j + 7) % 16;
+      file[r * 18 + 2 + j] = row[j] | (row[j + 16] << 4);
+    }
+    codes.push(row);
+  }
+  const kernels = new ForwardKernels(gpu);
+  const weights = createStorageBuffer(gpu.device, toGpuLayout('IQ4_NL', file));
+  for (const m of [1, k]) {
+    const x = new Float32Array(m * k);
+    for (let t = 0; t < m; t++) x[t * k + t] = 1;
+    const xBuffer = createStorageBuffer(gpu.device, x);
+    const y = createStorageBuffer(gpu.device, new Float32Array(m * n).fill(NaN));
+    const args = { type: 'IQ4_NL' as const, weights, x: xBuffer, y, m, n, k };
+    await kernels.compile(kernels.productOps(args));
+    const batch = new ComputeBatch(gpu, 'IQ4_NL codebook');
+    kernels.product(batch, args);
+    batch.submit();
+    const got = await readF32(gpu.device, y, m * n);
+    const want = Float32Array.from({ length: m * n }, (_, i) => IQ4_VALUES[codes[i % n][Math.floor(i / n)]]);
+    expect(Array.from(got), `m = ${m}`).toEqual(Array.from(want));
+    xBuffer.destroy();
+    y.destroy();
+  }
+  weights.destroy();
+  kernels.destroy();
 });
