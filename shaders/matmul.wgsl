@@ -37,8 +37,6 @@
 //                        of this dispatch), NORMED reads them (norm_groups per token). Bind any buffer otherwise.
 //   6 norm_weight array<f32>  NORM_OUT: the next norm's weights g [n] (any buffer otherwise).
 //   7 normed     array<f32>  NORM_OUT: Y·g, laid out as Y (the next products' input; any buffer otherwise).
-//   8 xq_out     array<vec4<u32>>  QUANT_OUT: the next product's input as its int8 activations (shaders/matmul_quant_out.wgsl;
-//                        any buffer otherwise).
 // Each invocation computes 4 consecutive rows (a vec4 per token) for TILE_M tokens, so every weight word is
 // dequantized once per TILE_M tokens and every x value serves 4 rows. K_SPLIT invocations may share the 4 rows (each
 // takes every K_SPLIT-th block; partial sums added in workgroup memory): 1 on CPU adapters, more on GPUs.
@@ -51,8 +49,7 @@
 //   for comparing with that oracle); NORM_OUT (with ACCUMULATE, where Y is the residual stream: also writes Y·g to
 //   `normed` and each token's sum of the new Y² over this workgroup's rows to norm_sums[t·norm_groups + row
 //   group], so that the next product needs no RMSNorm dispatch); NORMED (x is such a Y·g: the sums are scaled by
-//   1/sqrt(Σ norm_sums of the token / k + eps) before bias and SwiGLU, i.e. the product of RMSNorm(Y)·g); QUANT_OUT
-//   and QUANT_PAIRS (the next product's input also as int8 blocks: shaders/matmul_quant_out.wgsl).
+//   1/sqrt(Σ norm_sums of the token / k + eps) before bias and SwiGLU, i.e. the product of RMSNorm(Y)·g).
 // Dispatch: 1-D, ceil(n / (4 * WORKGROUP_SIZE / K_SPLIT)) * ceil(m / TILE_M) workgroups (may arrive split over
 //   x and y; see src/gpu/dispatch.ts).
 
@@ -142,18 +139,12 @@ fn round_f16(v: vec4<f32>) -> vec4<f32> {
   return vec4<f32>(unpack2x16float(pack2x16float(v.xy)), unpack2x16float(pack2x16float(v.zw)));
 }
 
-// What store wrote for a token: the next product's input (with NORM_OUT Y·g, else Y; 0 past n or m) and the sum of
-// the written values' squares (for NORM_OUT).
-struct Stored {
-  next: vec4<f32>,
-  squares: f32,
-}
-
-// Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked.
-fn store(token: u32, row0: u32, value: vec4<f32>) -> Stored {
-  var out = Stored(vec4<f32>(0.0), 0.0);
+// Writes token t's results for rows row0 .. row0 + 3 (those below n), adding the bias and the old Y if asked;
+// returns the sum of the written values' squares (for NORM_OUT; 0 past m).
+fn store(token: u32, row0: u32, value: vec4<f32>) -> f32 {
+  var squares = 0.0;
   if (token >= params.m) {
-    return out;
+    return squares;
   }
   for (var i = 0u; i < 4u; i++) {
     let row = row0 + i;
@@ -168,16 +159,13 @@ fn store(token: u32, row0: u32, value: vec4<f32>) -> Stored {
         result += y[index];
       }
       y[index] = result;
-      out.next[i] = result;
       if (NORM_OUT) {
-        let scaled = result * norm_weight[column];
-        normed[index] = scaled;
-        out.next[i] = scaled;
-        out.squares += result * result;
+        normed[index] = result * norm_weight[column];
+        squares += result * result;
       }
     }
   }
-  return out;
+  return squares;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -272,32 +260,17 @@ fn main(
     acc3 = swiglu(acc3, up3);
   }
   var squares = vec4<f32>(0.0);
-  var next0 = vec4<f32>(0.0);
-  var next1 = vec4<f32>(0.0);
-  var next2 = vec4<f32>(0.0);
-  var next3 = vec4<f32>(0.0);
   if (lane == 0u) {
-    let s0 = store(t0, row0, acc0);
-    squares.x = s0.squares;
-    next0 = s0.next;
+    squares.x = store(t0, row0, acc0);
     if (TILE_M > 1u) {
-      let s1 = store(t0 + 1u, row0, acc1);
-      squares.y = s1.squares;
-      next1 = s1.next;
+      squares.y = store(t0 + 1u, row0, acc1);
     }
     if (TILE_M > 2u) {
-      let s2 = store(t0 + 2u, row0, acc2);
-      squares.z = s2.squares;
-      next2 = s2.next;
+      squares.z = store(t0 + 2u, row0, acc2);
     }
     if (TILE_M > 3u) {
-      let s3 = store(t0 + 3u, row0, acc3);
-      squares.w = s3.squares;
-      next3 = s3.next;
+      squares.w = store(t0 + 3u, row0, acc3);
     }
-  }
-  if (QUANT_OUT) {
-    quantize_out(lid, row0, t0, next0, next1, next2, next3);
   }
   if (NORM_OUT) {
     // The sums of squares (components: tokens t0 .. t0 + 3) of each norm group, written by its first invocation.

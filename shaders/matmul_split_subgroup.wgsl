@@ -22,14 +22,3 @@ override NORM_SUBGROUP: u32 = 0;
 fn subgroup_sum(value: vec4<f32>) -> vec4<f32> {
   return subgroupAdd(value);
 }
-
-// QUANT_OUT's reductions over a quad (invocations 4j .. 4j + 3: 16 consecutive outputs): taken with this split only
-// where every subgroup is exactly those 4 invocations (SwiftShader's; src/gpu/kernels/products.ts quantizesOut), so
-// no barrier (a barrier makes SwiftShader run the kernel's subgroups as coroutines: bench/README.md).
-fn quad_max(value: vec4<f32>, lid: u32) -> vec4<f32> {
-  return subgroupMax(value);
-}
-
-fn quad_sum(value: vec4<f32>, lid: u32) -> vec4<f32> {
-  return subgroupAdd(value);
-}

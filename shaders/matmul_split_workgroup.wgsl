@@ -24,25 +24,3 @@ const NORM_SUBGROUP: u32 = 0u;
 fn subgroup_sum(value: vec4<f32>) -> vec4<f32> {
   return value;
 }
-
-// QUANT_OUT's reductions over a quad (invocations 4j .. 4j + 3: 16 consecutive outputs), through workgroup memory
-// (uniform control flow).
-var<workgroup> quad_partial: array<vec4<f32>, WORKGROUP_SIZE>;
-
-fn quad_max(value: vec4<f32>, lid: u32) -> vec4<f32> {
-  quad_partial[lid] = value;
-  workgroupBarrier();
-  let f = lid & ~3u;
-  let total = max(max(quad_partial[f], quad_partial[f + 1u]), max(quad_partial[f + 2u], quad_partial[f + 3u]));
-  workgroupBarrier();
-  return total;
-}
-
-fn quad_sum(value: vec4<f32>, lid: u32) -> vec4<f32> {
-  quad_partial[lid] = value;
-  workgroupBarrier();
-  let f = lid & ~3u;
-  let total = (quad_partial[f] + quad_partial[f + 1u]) + (quad_partial[f + 2u] + quad_partial[f + 3u]);
-  workgroupBarrier();
-  return total;
-}

@@ -1,6 +1,6 @@
 // norm_scale: RMSNorm fused across a product boundary, the consumer's side: 1/sqrt(mean(y²) + eps) of a token from
-// the sums of squares a NORM_OUT product wrote (shaders/matmul.wgsl). Shared by matmul.wgsl (NORMED products) and
-// quantize_activations.wgsl (NORMED int8 activations); src/gpu/shaders.ts composes it with both. Reads the kernel's
+// the sums of squares a NORM_OUT product wrote (shaders/matmul.wgsl), composed before matmul.wgsl (NORMED products)
+// by src/gpu/shaders.ts. Reads the kernel's
 // `norm_sums: array<f32>` ([m, norm_groups]) and `params` { k (y's width), m, norm_groups, eps }.
 
 // The scale of `token` (clamped to the last: rows past m compute on it and are not written).

@@ -1,4 +1,4 @@
-// What the Node-Dawn bench wrappers (bench/decode, bench/decode-int8, bench/prefill, bench/sampling run.mjs; kernels/run.mjs
+// What the Node-Dawn bench wrappers (bench/decode, bench/prefill, bench/sampling run.mjs; kernels/run.mjs
 // takes the option reader) share: rerunning over
 // Chromium's SwiftShader when no Vulkan driver is named, the `--name value` option reader, and loading a TypeScript
 // bench module through Vite's SSR loader. Imports only Node and Vite; nothing in src/ imports this.

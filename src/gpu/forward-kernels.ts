@@ -14,7 +14,7 @@ import { AttentionKernels, type AttentionArgs } from './kernels/attention.ts';
 import { KernelSet, type KernelContext, type KernelContextOptions } from './kernels/context.ts';
 import { EmbeddingKernels, type EmbeddingArgs } from './kernels/embedding.ts';
 import { MoeKernels, type ExpertProductArgs, type MoeRouteArgs } from './kernels/moe.ts';
-import { ProductKernels, type ProductArgs, type ProductOptions, type ProductWeightType } from './kernels/products.ts';
+import { ProductKernels, type ProductArgs, type ProductOptions } from './kernels/products.ts';
 import { RopeKernels, type RopeArgs } from './kernels/rope.ts';
 
 export type { ForwardKernelShapes };
@@ -71,17 +71,6 @@ export class ForwardKernels extends KernelSet {
   }
   productOps(a: ProductArgs): KernelOp[] {
     return this.products.productOps(a);
-  }
-  /** Whether a product of this type over m tokens takes int8 activations (given a quantizeInto scratch). */
-  int8Product(type: ProductWeightType, m: number): boolean {
-    return this.products.int8Product(type, m);
-  }
-  quantizeOps(x: Binding, out: Binding, m: number, k: number, pairs = false): KernelOp[] {
-    return this.products.quantizeOps(x, out, m, k, pairs);
-  }
-  /** Whether a product can write the next product's int8 activations (kernels/products.ts quantizesOut). */
-  quantizesOut(n: number, yOffset?: number, yStride?: number): boolean {
-    return this.products.quantizesOut(n, yOffset, yStride);
   }
   /** The sums of squares per token a fused norm's producer of n rows writes (ProductArgs.normOut). */
   normGroups(n: number): number {

@@ -93,11 +93,6 @@ export interface ForwardKernelShapes {
    * product (not yet measured on a GPU).
    */
   prefillChunk: number;
-  /**
-   * A forward plan's Q8_0 / Q4_0 products with 8-bit activations (shaders/quantize_activations.wgsl or the producing
-   * product's QUANT_OUT, then the int8 bodies) in decode steps (m = 1), and with `prefill` in m > 1 steps too.
-   */
-  int8Activations: { Q8_0: boolean; Q4_0: boolean; prefill: boolean };
 }
 
 /**
@@ -122,11 +117,6 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
       attentionPrefill: { WORKGROUP_SIZE: 4, KV_TILE: 16, ROWS: 8, SHARED_KV: false, LANES: 4 },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
       prefillChunk: 64,
-      // SwiftShader: no int8 activations. The f32 bodies with their codes in place (a mask and an i32 -> f32
-      // conversion a code, no shifts: bench/README.md, "Shifts") decode Q4_0 faster than the int8 pair products
-      // with their inputs quantized by their producers (paired: 0.912x / 0.943x -> 1.173x / 1.103x wllama), as
-      // Q8_0's did its int8 body. The int8 path stays a shape option (tests, bench/decode-int8).
-      int8Activations: { Q8_0: false, Q4_0: false, prefill: false },
     };
   }
   const size = Math.min(256, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
@@ -137,7 +127,5 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
     attentionPrefill: { WORKGROUP_SIZE: Math.min(64, size), KV_TILE: 16, ROWS: 1, SHARED_KV: true },
     argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
     prefillChunk: 256,
-    // GPUs: not measured yet (the products there are bound by bytes, which int8 activations barely change).
-    int8Activations: { Q8_0: false, Q4_0: false, prefill: false },
   };
 }

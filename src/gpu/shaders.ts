@@ -6,8 +6,6 @@ import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
 import matmulSkeletonCode from '../../shaders/matmul.wgsl?raw';
 import normScaleCode from '../../shaders/norm_scale.wgsl?raw';
-import q8CodesCode from '../../shaders/q8_codes.wgsl?raw';
-import matmulQuantOutCode from '../../shaders/matmul_quant_out.wgsl?raw';
 import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
 import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?raw';
 import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
@@ -58,14 +56,10 @@ import sampleSelectCode from '../../shaders/sample_select.wgsl?raw';
 import sampleCompactCode from '../../shaders/sample_compact.wgsl?raw';
 import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 import sampleDrawCode from '../../shaders/sample_draw.wgsl?raw';
-import int8BlockLoopCode from '../../shaders/int8_block_loop.wgsl?raw';
-import matmulQ8_0Int8Code from '../../shaders/matmul_q8_0_int8.wgsl?raw';
-import matmulQ4_0Int8Code from '../../shaders/matmul_q4_0_int8.wgsl?raw';
-import quantizeActivationsCode from '../../shaders/quantize_activations.wgsl?raw';
 import decodeF16NativeCode from '../../shaders/decode_f16_native.wgsl?raw';
 
-// The product skeleton with the fused norm's scale it reads (NORMED; quantize_activations reads the same function).
-const matmulCode = composeWgsl(normScaleCode, q8CodesCode, matmulQuantOutCode, matmulSkeletonCode);
+// The product skeleton with the fused norm's scale it reads (NORMED).
+const matmulCode = composeWgsl(normScaleCode, matmulSkeletonCode);
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
@@ -179,41 +173,6 @@ export const sampleDraw: KernelSource = { name: 'sample_draw', code: `${sampleCo
 function composeWgsl(...parts: string[]): string {
   return parts.join('\n');
 }
-
-// The int8-activation kernels (issue 19): the activation quantizer (shaders/quantize_activations.wgsl, llama.cpp's
-// q8_0 with a d per 16 values) and the Q8_0 and Q4_0 products on int8 activations, composed as the products above:
-// the format's one block decoder (the same decode_*.wgsl) and its int8 body (Q8_0's matmul_q8_0_int8.wgsl: codes and
-// activations widened by one pack built-in a word; Q4_0's matmul_q4_0_int8.wgsl with the block loop
-// shaders/int8_block_loop.wgsl: two 4-bit x int8 products per 32-bit multiply, its activations in the quantizer's
-// PAIRS layout), the K_SPLIT reduction and the shaders/matmul.wgsl skeleton, whose QUANT_OUT writes the next
-// product's int8 activations (shaders/matmul_quant_out.wgsl). No language feature needed.
-/** The weight formats with an int8-activation product. */
-export const INT8_PRODUCT_FORMATS = ['Q8_0', 'Q4_0'] as const;
-export type Int8ProductFormat = (typeof INT8_PRODUCT_FORMATS)[number];
-
-export const quantizeActivations: KernelSource = { name: 'quantize_activations', code: composeWgsl(q8CodesCode, quantizeActivationsCode) };
-
-/** Each int8 product's decoder and body. */
-const PARTS: Readonly<Record<Int8ProductFormat, readonly [decoder: string, body: string]>> = {
-  Q8_0: [decoderCode('Q8_0'), matmulQ8_0Int8Code],
-  Q4_0: [decoderCode('Q4_0'), composeWgsl(matmulQ4_0Int8Code, int8BlockLoopCode)],
-};
-
-/** How each int8 product reads its activations: shaders/quantize_activations.wgsl's PAIRS layout or not. */
-export const INT8_ACTIVATION_PAIRS: Readonly<Record<Int8ProductFormat, boolean>> = { Q8_0: false, Q4_0: true };
-
-function int8ProductKernels(split: 'workgroup' | 'subgroup'): Readonly<Record<Int8ProductFormat, KernelSource>> {
-  const make = (format: Int8ProductFormat): KernelSource => {
-    const [decoder, body] = PARTS[format];
-    const name = `matmul_${format.toLowerCase()}_int8`;
-    return split === 'workgroup'
-      ? { name, code: composeWgsl(decoder, body, matmulSplitWorkgroupCode, matmulCode) }
-      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', decoder, body, matmulSplitSubgroupCode, matmulCode) };
-  };
-  return { Q8_0: make('Q8_0'), Q4_0: make('Q4_0') };
-}
-export const int8ProductKernelsWorkgroupSplit = int8ProductKernels('workgroup');
-export const int8ProductKernelsSubgroupSplit = int8ProductKernels('subgroup');
 
 // The native `shader-f16` variant of the F16 weight products: the kernel composed above for F16 (its decoder
 // shaders/decode_f16.wgsl, the plain block body, the K_SPLIT reduction, the matmul skeleton) with `enable f16;` put

@@ -22,9 +22,8 @@ import type { Kernels } from '../gpu/kernels.ts';
 import type { ProductArgs } from '../gpu/kernels/products.ts';
 import { attentionTakesRope } from '../gpu/kernels/attention.ts';
 import { createEmptyStorageBuffer, createStorageBuffer } from '../gpu/transfer.ts';
-import { INT8_ACTIVATION_PAIRS, INT8_PRODUCT_FORMATS, type Int8ProductFormat } from '../gpu/shaders.ts';
 import { StepUniform } from '../gpu/uniforms.ts';
-import { qkvMatrices, type DecoderWeights, type GpuMatrix, type GpuVector, type LogitsMode, type TokenChooser } from './decoder-types.ts';
+import { type DecoderWeights, type GpuMatrix, type GpuVector, type LogitsMode, type TokenChooser } from './decoder-types.ts';
 import type { KvCache } from './kv-cache.ts';
 import { layerRopeTheta, layerUsesRope, layerWindow, ropeFactorsFor, type ModelConfig } from './model-config.ts';
 import type { MoeFeedForward } from './moe-ffn.ts';
@@ -54,10 +53,6 @@ export interface Activations {
   argmaxScratch: GPUBuffer;
   /** Split attention's partial records for one decode token at any position up to maxSeq. */
   attentionPartials: GPUBuffer;
-  /** A product's input as int8 blocks (ForwardKernels' int8 activations, where the adapter's shapes take them), else null. */
-  xq: GPUBuffer | null;
-  /** A second int8 scratch: a product that writes the next one's int8 input never writes the one it reads. */
-  xq2: GPUBuffer | null;
   /** The fused norms' sums of squares of the residual stream [maxBatch, normGroups(hidden)] (ForwardPlan.fusedNorms). */
   normSums: GPUBuffer;
 }
@@ -65,8 +60,6 @@ export interface Activations {
 export function createActivations(device: GPUDevice, c: ModelConfig, weights: DecoderWeights, fk: ForwardKernels, maxBatch: number, maxSeq: number): Activations {
   const buf = (label: string, floats: number) => createEmptyStorageBuffer(device, floats * 4, label);
   const separateGateUp = weights.layers.some((l) => l.gateUp && !('stacked' in l.gateUp));
-  const int8 = INT8_PRODUCT_FORMATS.some((f) => fk.int8Product(f, 1));
-  const int8Floats = (fk.shapes.int8Activations.prefill ? maxBatch : 1) * Math.max(c.hidden, c.intermediate, c.heads * c.headDim);
   return {
     x: buf('x', maxBatch * c.hidden),
     xn: buf('xn', maxBatch * c.hidden),
@@ -83,8 +76,6 @@ export function createActivations(device: GPUDevice, c: ModelConfig, weights: De
     nextToken: buf('next token', 4),
     argmaxScratch: createEmptyStorageBuffer(device, fk.argmaxScratchBytes(c.vocabSize), 'argmax scratch'),
     attentionPartials: createEmptyStorageBuffer(device, fk.attentionPartialsBytes(c.heads, c.headDim, maxSeq), 'attention partials'),
-    xq: int8 ? buf('x int8', int8Floats) : null,
-    xq2: int8 ? buf('x int8 (hand-off)', int8Floats) : null,
     normSums: buf('norm sums', maxBatch * fk.normGroups(c.hidden)),
   };
 }
@@ -167,8 +158,7 @@ export class ForwardPlan {
   /**
    * Whether the RMSNorms inside the layer stack and the final norm cost no dispatch: the product that adds into the
    * residual stream (output and down products) also writes x·g of the next norm and x's sums of squares, and the next
-   * products (q/k/v, gate/up, the LM head) scale their sums by 1/rms (shaders/matmul.wgsl NORM_OUT / NORMED; the
-   * int8 form's quantizer applies it). Not with post norms (Gemma 3: the residual add is a norm's), experts (their
+   * products (q/k/v, gate/up, the LM head) scale their sums by 1/rms (shaders/matmul.wgsl NORM_OUT / NORMED). Not with post norms (Gemma 3: the residual add is a norm's), experts (their
    * router reads the normalised x) or a residual product split over buffers; the first layer's norm (after the
    * embedding) always runs as its own op.
    */
@@ -214,76 +204,6 @@ export class ForwardPlan {
     if (!this.fusedNorms) return undefined;
     if (where === 'ffn') return this.w.layers[l].ffnNorm;
     return l < this.w.layers.length ? this.w.layers[l].attnNorm : this.w.outputNorm;
-  }
-
-  /**
-   * Where a product's output is the next products' whole input and they all take it as int8 activations of one
-   * layout at m tokens, the producer writes it so (ProductArgs.quantizeOut) and they skip their quantize dispatch
-   * (`quantized`): 'attn' from layer l - 1's down product (its fused norm's Y·g) to layer l's q/k/v, or to the LM
-   * head past the last layer (decode steps); 'ffn' from layer l's output product to its gate/up; 'down' from
-   * layer l's stacked gate/up (SwiGLU's output) to its down product. null: no hand-off (each product quantizes its
-   * own input, or reads f32).
-   */
-  private quantizedHandOff(l: number, where: 'attn' | 'ffn' | 'down', m: number): { pairs: boolean } | null {
-    if (!this.acts.xq || this.moe) return null;
-    const layers = this.w.layers;
-    let producers: { n: number; yOffset: number; yStride: number }[];
-    let consumers: GpuMatrix[];
-    if (where === 'down') {
-      const L = layers[l];
-      if (!L.gateUp || !('stacked' in L.gateUp) || !L.wDown) return null;
-      const gateUp = L.gateUp.stacked;
-      producers = gateUp.parts.map((p) => ({ n: p.rowCount, yOffset: p.rowStart, yStride: gateUp.rows }));
-      consumers = [L.wDown];
-    } else {
-      if (!this.normedInput(l, where)) return null;
-      const producer = where === 'ffn' ? layers[l].wo : layers[l - 1].wDown;
-      if (!producer) return null;
-      producers = producer.parts.map((p) => ({ n: p.rowCount, yOffset: p.rowStart, yStride: producer.rows }));
-      if (where === 'ffn') {
-        const g = layers[l].gateUp;
-        if (!g) return null;
-        consumers = 'stacked' in g ? [g.stacked] : [g.gate, g.up];
-      } else if (l < layers.length) {
-        consumers = qkvMatrices(layers[l].qkv);
-      } else {
-        if (m !== 1) return null;
-        consumers = [this.w.lmHead];
-      }
-    }
-    const layouts = new Set(consumers.map((w) => (this.fk.int8Product(w.type, m) ? INT8_ACTIVATION_PAIRS[w.type as Int8ProductFormat] : null)));
-    const [pairs] = layouts;
-    if (layouts.size !== 1 || pairs === null || pairs === undefined) return null;
-    return producers.every((p) => this.fk.quantizesOut(p.n, p.yOffset, p.yStride)) ? { pairs } : null;
-  }
-
-  /** A hand-off (quantizedHandOff) with the scratch its producer writes (handOffBuffers), or undefined. */
-  private handOff(l: number, where: 'attn' | 'ffn' | 'down', m: number): { pairs: boolean; into: GPUBuffer } | undefined {
-    const h = this.quantizedHandOff(l, where, m);
-    if (!h) return undefined;
-    const into = where === 'attn' ? this.handOffBuffers(l - 1, m).attnNext : this.handOffBuffers(l, m)[where];
-    return { pairs: h.pairs, into };
-  }
-
-  /**
-   * The int8 scratch each hand-off of layer l writes (quantizedHandOff): 'ffn' (the output product's), 'down' (the
-   * stacked gate/up's) and 'attn' of layer l + 1 (the down product's), each the other scratch than the one its
-   * producer reads its own int8 input from (attention's output and un-handed inputs are quantized into xq).
-   */
-  private handOffBuffers(l: number, m: number): { ffn: GPUBuffer; down: GPUBuffer; attnNext: GPUBuffer } {
-    const a = this.acts.xq!;
-    const b = this.acts.xq2!;
-    const other = (x: GPUBuffer) => (x === a ? b : a);
-    const ffn = b;
-    const down = other(this.quantizedHandOff(l, 'ffn', m) ? ffn : a);
-    const attnNext = other(this.quantizedHandOff(l, 'down', m) ? down : a);
-    return { ffn, down, attnNext };
-  }
-
-  /** Where layer l's q/k/v (l = layers: the LM head) find their int8 input: a hand-off's scratch, else xq. */
-  private qkvInt8In(l: number, m: number): { quantized: boolean; int8In?: GPUBuffer } {
-    if (l === 0 || !this.quantizedHandOff(l, 'attn', m)) return { quantized: false };
-    return { quantized: true, int8In: this.handOffBuffers(l - 1, m).attnNext };
   }
 
   private qkvBiases(): (GPUBuffer | null)[] {
@@ -414,13 +334,12 @@ export class ForwardPlan {
     const qkvDim = (c.heads + 2 * c.kvHeads) * c.headDim;
     const bias = this.qkvBias[l] ?? undefined;
     const normed = this.normedInput(l, 'attn');
-    const int8In = this.qkvInt8In(l, m);
     const qkv = 'concatenated' in L.qkv
-      ? this.product(L.qkv.concatenated, a.xn, a.qkv, m, { bias, normed, ...int8In })
+      ? this.product(L.qkv.concatenated, a.xn, a.qkv, m, { bias, normed })
       : [
-          ...this.product(L.qkv.q, a.xn, a.qkv, m, { bias, normed, ...int8In, column: 0, stride: qkvDim }),
-          ...this.product(L.qkv.k, a.xn, a.qkv, m, { bias, normed, ...int8In, column: c.heads * c.headDim, stride: qkvDim }),
-          ...this.product(L.qkv.v, a.xn, a.qkv, m, { bias, normed, ...int8In, column: (c.heads + c.kvHeads) * c.headDim, stride: qkvDim }),
+          ...this.product(L.qkv.q, a.xn, a.qkv, m, { bias, normed, column: 0, stride: qkvDim }),
+          ...this.product(L.qkv.k, a.xn, a.qkv, m, { bias, normed, column: c.heads * c.headDim, stride: qkvDim }),
+          ...this.product(L.qkv.v, a.xn, a.qkv, m, { bias, normed, column: (c.heads + c.kvHeads) * c.headDim, stride: qkvDim }),
         ];
     const rotation = {
       style: c.ropeStyle,
@@ -463,7 +382,7 @@ export class ForwardPlan {
       ...group('q/k/v products', ops(qkv)),
       ...group(L.qNorm ? 'q/k norm + rope + kv store' : 'rope + kv store', ops(rope)),
       ...group(ropeInAttention ? 'rope + kv store + attention' : 'attention', ops(attention)),
-      ...group('output product + residual', ops(this.residual(L.wo, a.attn, m, L.postAttnNorm, L.bo?.buffer, this.normAfter(l, 'ffn'), this.handOff(l, 'ffn', m)))),
+      ...group('output product + residual', ops(this.residual(L.wo, a.attn, m, L.postAttnNorm, L.bo?.buffer, this.normAfter(l, 'ffn')))),
     ];
   }
 
@@ -479,17 +398,14 @@ export class ForwardPlan {
       return [...norm, ...group('mixture of experts', ops(experts))];
     }
     if (!L.gateUp || !L.wDown) throw new Error(`Layer ${l} has no feed-forward weights`);
-    const fromOutput = this.handOff(l, 'ffn', m);
-    const int8In = fromOutput ? { quantized: true, int8In: fromOutput.into } : {};
-    const toDown = this.handOff(l, 'down', m);
     const gateUp = 'stacked' in L.gateUp
-      ? this.product(L.gateUp.stacked, a.xn, a.act, m, { gated: true, activation: c.ffnActivation, normed, ...int8In, quantizeOut: toDown })
+      ? this.product(L.gateUp.stacked, a.xn, a.act, m, { gated: true, activation: c.ffnActivation, normed })
       : [
-          ...this.product(L.gateUp.gate, a.xn, a.gate!, m, { normed, ...int8In }),
-          ...this.product(L.gateUp.up, a.xn, a.up!, m, { normed, ...int8In }),
+          ...this.product(L.gateUp.gate, a.xn, a.gate!, m, { normed }),
+          ...this.product(L.gateUp.up, a.xn, a.up!, m, { normed }),
           ...this.fk.swigluOps({ gate: a.gate!, up: a.up!, out: a.act, m, width: c.intermediate, activation: c.ffnActivation }),
         ];
-    const down = this.residual(L.wDown, a.act, m, L.postFfnNorm, undefined, this.normAfter(l + 1, 'attn'), this.handOff(l + 1, 'attn', m), toDown?.into);
+    const down = this.residual(L.wDown, a.act, m, L.postFfnNorm, undefined, this.normAfter(l + 1, 'attn'));
     return [...norm, ...group('gate/up products + swiglu', ops(gateUp)), ...group('down product + residual', ops(down))];
   }
 
@@ -504,11 +420,11 @@ export class ForwardPlan {
       const all = logitsAll ?? (a.logitsAll ??= createEmptyStorageBuffer(this.gpu.device, this.maxBatch * c.vocabSize * 4, 'logits all'));
       return [
         ...(normed ? [] : ops(this.kernels.rmsnormOps({ x: a.x, weight: w.outputNorm.buffer, y: a.xn, rows: m, n: c.hidden, eps: c.rmsEps }))),
-        ...ops(this.product(w.lmHead, a.xn, all, m, { normed, ...this.qkvInt8In(this.w.layers.length, m) })),
+        ...ops(this.product(w.lmHead, a.xn, all, m, { normed })),
         { kind: 'copy', from: all, fromOffset: (m - 1) * c.vocabSize * 4, to: a.logits, toOffset: 0, size: c.vocabSize * 4 },
       ];
     }
-    if (normed && m === 1) return group('lm head', ops(this.product(w.lmHead, a.xn, a.logits, 1, { normed, ...this.qkvInt8In(this.w.layers.length, 1) })));
+    if (normed && m === 1) return group('lm head', ops(this.product(w.lmHead, a.xn, a.logits, 1, { normed })));
     // The last of m > 1 positions: its own norm (x holds every position; only the last one's logits are made).
     const copyLast: PlanEntry[] = m > 1 ? [{ kind: 'copy', from: a.x, fromOffset: (m - 1) * c.hidden * 4, to: a.xLast, toOffset: 0, size: c.hidden * 4 }] : [];
     return [
@@ -528,16 +444,15 @@ export class ForwardPlan {
    * `branch` and x += rmsnorm(branch) · postNorm. `next`: the next norm's weights, fused (fusedNorms): xn gets x·next
    * and normSums x's sums of squares.
    */
-  private residual(w: GpuMatrix, input: GPUBuffer, m: number, postNorm?: GpuVector, bias?: GPUBuffer, next?: GpuVector, handOff?: { pairs: boolean; into: GPUBuffer }, int8In?: GPUBuffer): KernelOp[] {
+  private residual(w: GpuMatrix, input: GPUBuffer, m: number, postNorm?: GpuVector, bias?: GPUBuffer, next?: GpuVector): KernelOp[] {
     const a = this.acts;
-    const quantized = int8In ? { quantized: true, int8In } : {};
     if (!postNorm) {
       const normOut = next ? { weight: next.buffer, normed: a.xn, sums: a.normSums } : undefined;
-      return this.product(w, input, a.x, m, { accumulate: true, bias, normOut, ...quantized, quantizeOut: handOff });
+      return this.product(w, input, a.x, m, { accumulate: true, bias, normOut });
     }
     const c = this.c;
     return [
-      ...this.product(w, input, a.branch!, m, { bias, ...quantized }),
+      ...this.product(w, input, a.branch!, m, { bias }),
       ...this.kernels.rmsnormOps({ x: a.branch!, weight: postNorm.buffer, y: a.x, rows: m, n: c.hidden, eps: c.rmsEps, accumulate: true }),
     ];
   }
@@ -553,8 +468,6 @@ export class ForwardPlan {
     options: {
       bias?: GPUBuffer; accumulate?: boolean; gated?: boolean; activation?: 'silu' | 'gelu'; column?: number; stride?: number;
       normed?: ProductArgs['normed']; normOut?: ProductArgs['normOut'];
-      /** x already in `int8In` as int8 activations (its producer's hand-off). */
-      quantized?: boolean; int8In?: GPUBuffer; quantizeOut?: { pairs: boolean; into: GPUBuffer };
     } = {},
   ): KernelOp[] {
     if ((w.stacked ?? 1) !== (options.gated ? 2 : 1)) throw new Error(`${w.name}: ${w.stacked ?? 1} stacked matrices for a ${options.gated ? 'gated' : 'plain'} product`);
@@ -572,11 +485,8 @@ export class ForwardPlan {
       activation: options.activation,
       yOffset: (options.column ?? 0) + part.rowStart,
       yStride: options.stride ?? w.rows,
-      quantizeInto: options.int8In ?? this.acts.xq ?? undefined,
       normed: options.normed,
       normOut: options.normOut,
-      quantized: options.quantized,
-      quantizeOut: options.quantizeOut,
     }));
   }
 

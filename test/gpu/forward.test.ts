@@ -4,58 +4,24 @@
 //
 // Tolerances (max |GPU - x| over every logit of 47 positions; logits ~ N(0, 1)):
 // - vs the reference: both dequantize the same weights exactly and compute in f32 (GPU) / f64 (reference);
-//   only f32 rounding differs: 1e-4 for every type (observed maxima are printed). Where the decoder's kernels take
-//   8-bit activations (ForwardKernels.int8Product: where kernel shapes ask, INT8 below), the reference quantizes those
-//   products' inputs the same way, a fused norm's before its 1/rms (q8ActivationsOf).
+//   only f32 rounding differs: 1e-4 for every type (observed maxima are printed).
 // - vs llama.cpp: F32 1e-4; F16 1e-2; BF16 5e-2; quantized 0.15 / 0.2 (K-quants): llama.cpp converts activations to F16 (BF16)
 //   or quantizes them to Q8_0/Q8_K for these weight types, see test/unit/forward-reference.test.ts.
 // Greedy: 32 free-running tokens equal the reference's for every type and llama.cpp's for F32/F16; against
 // llama.cpp with quantized weights teacher-forced, with mismatches allowed only where llama.cpp's own top two
 // logits are within 2x the tolerance (its quantized activations flip near ties, see forward-reference.test.ts).
 import { beforeAll, describe, expect, test } from 'vitest';
-import { argmax, referenceForward, referenceModelFromGguf, referenceNearTies, type Q8Activations, type ReferenceStep } from '../support/cpu-forward.ts';
+import { argmax, referenceForward, referenceModelFromGguf } from '../support/cpu-forward.ts';
 import { FORWARD_CASES, FORWARD_GREEDY, FORWARD_PROMPT, type ForwardFixtureIndex } from './forward-cases.ts';
 import { createStorageBuffer } from '../../src/gpu/transfer.ts';
 import { Decoder, type DecoderLayerWeights, type DecoderOptions, type DecoderWeights, type GpuMatrix, type GpuVector, type TokenChooser } from '../../src/model/decoder.ts';
-import { ffnMatrices, productMatrices, qkvMatrices } from '../../src/model/decoder-types.ts';
+import { productMatrices } from '../../src/model/decoder-types.ts';
 import { isCpuAdapter } from '../../src/gpu/kernel-shapes.ts';
 import type { ModelConfig } from '../../src/model/model-config.ts';
 import { decoderFromGguf, decoderFromHfDir, fetchGguf, loadFixtureIndex, maxAbsDiff, sharedGpu } from './forward-support.ts';
 
 const LLAMA_TOLERANCE: Record<string, number> = { F32: 1e-4, F16: 1e-2, BF16: 5e-2, Q8_0: 0.15, Q4_0: 0.15, Q4_K: 0.2, Q6_K: 0.2 };
 const REFERENCE_TOLERANCE = 1e-4;
-
-/**
- * The products `decoder` runs on 8-bit activations, by weight name and step size, as its own ForwardKernels chose
- * them (int8Product of each matrix's GPU type) and as the reference's q8 mode takes them.
- */
-function q8ActivationsOf(decoder: Decoder): Q8Activations {
-  const fk = decoder['fk'];
-  const types = new Map<string, GpuMatrix['type']>([['output.weight', decoder.weights.lmHead.type]]);
-  decoder.weights.layers.forEach((l, i) => {
-    const p = `blk.${i}.`;
-    const [q, k = q, v = q] = qkvMatrices(l.qkv);
-    const ffn = ffnMatrices(l); // [gate and up stacked, down] or [gate, up, down]
-    const [gate, up, down] = ffn.length === 2 ? [ffn[0], ffn[0], ffn[1]] : ffn;
-    for (const [name, m] of [['attn_q', q], ['attn_k', k], ['attn_v', v], ['attn_output', l.wo], ['ffn_gate', gate], ['ffn_up', up], ['ffn_down', down]] as const) types.set(`${p}${name}.weight`, m.type);
-  });
-  const q8 = (tensor: string, m: number): boolean => {
-    const type = types.get(tensor);
-    if (!type) throw new Error(`q8 activations: no product weight ${tensor}`);
-    return fk.int8Product(type, m);
-  };
-  return Object.assign(q8, { fusedNorms: decoder.fusedNorms });
-}
-
-/** The m of each position when `count` tokens go through a decoder in chunks of maxBatch. */
-function chunkSizes(count: number, maxBatch: number): number[] {
-  return Array.from({ length: count }, (_, i) => Math.min(maxBatch, count - Math.floor(i / maxBatch) * maxBatch));
-}
-
-/** Reference steps for `tokens` run in GPU steps of these sizes (logits 'all': the LM head over every row). */
-function stepsOf(tokens: readonly number[], m: readonly number[]): ReferenceStep[] {
-  return tokens.map((token, i) => ({ token, m: m[i] }));
-}
 
 let index: ForwardFixtureIndex;
 beforeAll(async () => {
@@ -72,10 +38,9 @@ describe('forward pass on WebGPU', () => {
       expect(decoder.fusedNorms, 'the layers\' norms ride on the products (forward-plan.ts fusedNorms)').toBe(true);
       const greedy = fixture.llama.greedy;
       const sequence = [...FORWARD_PROMPT, ...greedy.slice(0, -1)];
-      const q8 = q8ActivationsOf(decoder);
       // Prefill the whole sequence in one batched step, all logits back.
       const { logits } = await decoder.forward(sequence, { logits: 'all' });
-      const vsReference = referenceNearTies(reference, stepsOf(sequence, sequence.map(() => sequence.length)), q8, logits!, REFERENCE_TOLERANCE).maxDiff;
+      const vsReference = maxAbsDiff(logits!, referenceForward(reference.config, reference.weights, sequence));
       const vsLlama = maxAbsDiff(logits!, fixture.llama.logits);
       const tolerance = LLAMA_TOLERANCE[c.options.type];
       let nearTies = 0;
@@ -97,17 +62,14 @@ describe('forward pass on WebGPU', () => {
         freeLogits.push(step.logits![0]);
       }
       const agree = free.findIndex((t, i) => t !== greedy[i]);
-      // The reference on the same tokens (the prompt as one step with the LM head of its last row, then decode
-      // steps): logits at every step, and its argmax, so greedy agrees for 32 tokens for every type.
+      // The reference on the same tokens: logits at every step from the prompt's last on, and their argmax, so greedy
+      // agrees for 32 tokens for every type.
       const P = FORWARD_PROMPT.length;
-      const freeSequence = [...FORWARD_PROMPT, ...free.slice(0, -1)];
-      const freeSteps = freeSequence.map((token, i): ReferenceStep => (i < P ? { token, m: P, headM: 1 } : { token, m: 1 }));
-      const near = referenceNearTies(reference, freeSteps, q8, freeSequence.map((_, i) => (i < P - 1 ? null : freeLogits[i - P + 1])), REFERENCE_TOLERANCE);
-      const vsReferenceDecode = near.maxDiff;
-      expect(free).toEqual(near.logits.slice(P - 1).map((l) => argmax(l)));
-      const int8 = q8('blk.0.ffn_down.weight', 1) ? `int8 activations, ${near.flipped.length} near-tie values rounded the other way` : 'f32 activations';
+      const freeReference = referenceForward(reference.config, reference.weights, [...FORWARD_PROMPT, ...free.slice(0, -1)]).slice(P - 1);
+      const vsReferenceDecode = maxAbsDiff(freeLogits, freeReference);
+      expect(free).toEqual(freeReference.map((l) => argmax(l)));
       console.log(
-        `${id}: max |GPU - reference| = ${vsReference.toExponential(2)} (prefill), ${vsReferenceDecode.toExponential(2)} (decode, ${int8}), max |GPU - llama.cpp| = ${vsLlama.toExponential(2)} ` +
+        `${id}: max |GPU - reference| = ${vsReference.toExponential(2)} (prefill), ${vsReferenceDecode.toExponential(2)} (decode), max |GPU - llama.cpp| = ${vsLlama.toExponential(2)} ` +
           `over ${sequence.length} positions; teacher-forced near ties ${nearTies}; free-running greedy agrees for ${agree < 0 ? FORWARD_GREEDY : agree} tokens`,
       );
       expect(vsReference).toBeLessThan(REFERENCE_TOLERANCE);
@@ -123,71 +85,11 @@ describe('forward pass on WebGPU', () => {
 describe('decoder invariants', () => {
   const prompt = FORWARD_PROMPT;
 
-  // 8-bit activations are a kernel-shapes option (no adapter takes them by default: kernel-shapes.ts).
-  const INT8: DecoderOptions['shapes'] = { forward: { int8Activations: { Q8_0: false, Q4_0: true, prefill: false } } };
-
-  test('8-bit activations only where the shapes ask: then Q4_0 decode steps take them and match the reference\'s q8 mode', async () => {
+  test('the shared GPU context records the GPU object\'s WGSL language features; the adapter here is a CPU one', async () => {
     const { gpu } = await sharedGpu();
     // GpuContext records the GPU object's WGSL language features (navigator.gpu's in a page).
     expect([...gpu.wgslLanguageFeatures].sort()).toEqual([...navigator.gpu.wgslLanguageFeatures].sort());
     expect(isCpuAdapter(gpu.adapterInfo)).toBe(true);
-    for (const id of ['llama-q8_0', 'qwen2-q4_0', 'qwen3-f32']) {
-      for (const shapes of [undefined, INT8]) {
-        const { decoder, destroy } = await decoderFromGguf(await fetchGguf(index.cases.find((x) => x.id === id)!.gguf), { shapes });
-        try {
-          const q8 = q8ActivationsOf(decoder);
-          const names = ['blk.0.attn_q.weight', 'blk.0.attn_output.weight', 'blk.0.ffn_gate.weight', 'blk.0.ffn_down.weight'];
-          expect(names.map((n) => q8(n, 1)), `${id} ${shapes ? 'int8' : 'default'}`).toEqual(names.map(() => shapes !== undefined && id.endsWith('q4_0')));
-        } finally {
-          destroy();
-        }
-      }
-    }
-    // Decode steps on int8 activations against the reference's q8 mode (the prompt as one f32 step, then 12 steps).
-    const file = await fetchGguf(index.cases.find((x) => x.id === 'qwen2-q4_0')!.gguf);
-    const reference = await referenceModelFromGguf(file);
-    const { decoder, destroy } = await decoderFromGguf(file, { shapes: INT8 });
-    try {
-      const q8 = q8ActivationsOf(decoder);
-      expect(q8('blk.0.ffn_down.weight', 1)).toBe(true);
-      let step = await decoder.forward(FORWARD_PROMPT, { logits: 'last' });
-      const tokens = [step.nextToken];
-      const logits = [step.logits![0]];
-      while (tokens.length < 12) {
-        step = await decoder.forward([tokens.at(-1)!], { logits: 'last' });
-        tokens.push(step.nextToken);
-        logits.push(step.logits![0]);
-      }
-      const P = FORWARD_PROMPT.length;
-      const sequence = [...FORWARD_PROMPT, ...tokens.slice(0, -1)];
-      const steps = sequence.map((token, i): ReferenceStep => (i < P ? { token, m: P, headM: 1 } : { token, m: 1 }));
-      const near = referenceNearTies(reference, steps, q8, sequence.map((_, i) => (i < P - 1 ? null : logits[i - P + 1])), REFERENCE_TOLERANCE);
-      expect(near.maxDiff).toBeLessThan(REFERENCE_TOLERANCE);
-      expect(tokens).toEqual(near.logits.slice(P - 1).map((l) => argmax(l)));
-    } finally {
-      destroy();
-    }
-  });
-
-  test('Q4_0 decode steps on int8 activations take them from the products that wrote them: 3 quantize dispatches fewer a layer', async () => {
-    const file = await fetchGguf(index.cases.find((x) => x.id === 'qwen2-q4_0')!.gguf);
-    const dispatches: number[] = [];
-    let layers = 0;
-    // The hand-off needs one invocation a row group (K_SPLIT 1): with 2, every int8 product quantizes its own input.
-    for (const product of [undefined, { WORKGROUP_SIZE: 16, K_SPLIT: 2, TILE_M: 4 }]) {
-      const { decoder, destroy } = await decoderFromGguf(file, { shapes: { forward: { ...INT8!.forward, ...(product ? { product } : {}) } } });
-      try {
-        layers = decoder.weights.layers.length;
-        await decoder.forward(FORWARD_PROMPT.slice(0, 3));
-        await decoder.forward([FORWARD_PROMPT[3]]);
-        dispatches.push(decoder.lastStepDispatches);
-      } finally {
-        destroy();
-      }
-    }
-    // Per layer the gate/up product's input (the output product's hand-off) and the down product's (gate/up's), and
-    // past layer 0 the q/k/v products' (the down product's before them); the LM head's too (Q4_0 here).
-    expect(dispatches[1] - dispatches[0]).toBe(3 * layers);
   });
 
   test('a weight row length that is not whole product blocks is refused before anything is allocated, naming the tensor', async () => {
@@ -210,7 +112,7 @@ describe('decoder invariants', () => {
     for (const v of [layer.attnNorm, layer.ffnNorm, weights.outputNorm]) v.buffer.destroy();
   });
 
-  test.each([['qwen2-f32'], ['llama-q8_0'], ['llama-q4_0'], ['qwen3-q4_k']])('%s: prefill then decode = token by token = chunked prefill (or each = the reference where decode takes int8 activations)', async (id) => {
+  test.each([['qwen2-f32'], ['llama-q8_0'], ['llama-q4_0'], ['qwen3-q4_k']])('%s: prefill then decode = token by token = chunked prefill', async (id) => {
     const file = await fetchGguf(index.cases.find((x) => x.id === id)!.gguf);
     const whole = await decoderFromGguf(file);
     const chunked = await decoderFromGguf(file, { maxBatch: 5 });
@@ -227,26 +129,6 @@ describe('decoder invariants', () => {
       // Prefill in chunks of 5 tokens.
       const chunks = (await chunked.decoder.forward(prompt, { logits: 'all' })).logits!;
       const d3 = maxAbsDiff(chunks, all);
-      // Where decode steps (m = 1) take 8-bit activations and prefill steps do not, the paths differ by the
-      // quantization (the chunks of 5 too: the 16th token is a step of its own): each is checked against the
-      // reference taking the same products on int8 activations.
-      const q8 = q8ActivationsOf(whole.decoder);
-      const fk = whole.decoder['fk'];
-      const differs = qkvMatrices(whole.decoder.weights.layers[0].qkv).some((m) => fk.int8Product(m.type, 1) !== fk.int8Product(m.type, prompt.length));
-      if (differs) {
-        const reference = await referenceModelFromGguf(file);
-        const near = (got: Float32Array[], m: number[]) => referenceNearTies(reference, stepsOf(prompt, m), q8, got, REFERENCE_TOLERANCE);
-        const r0 = near(all, prompt.map(() => prompt.length));
-        const r1 = near(stepwise, prompt.map(() => 1));
-        const r2 = near(mixed, prompt.map((_, i) => (i < 10 ? 10 : 1)));
-        const r3 = near(chunks, chunkSizes(prompt.length, 5));
-        const flips = [r0, r1, r2, r3].reduce((n, r) => n + r.flipped.length, 0);
-        console.log(`${id} (decode on int8 activations): |prefill - reference| ${r0.maxDiff.toExponential(2)}, |token by token - reference| ${r1.maxDiff.toExponential(2)}, |prefill+decode - reference| ${r2.maxDiff.toExponential(2)}, |chunked - reference| ${r3.maxDiff.toExponential(2)} (${flips} near ties rounded the other way)`);
-        for (const r of [r0, r1, r2, r3]) expect(r.maxDiff).toBeLessThan(REFERENCE_TOLERANCE);
-        // The quantization shows: token by token is not the f32 prefill.
-        expect(maxAbsDiff(stepwise, all)).toBeGreaterThan(1e-3);
-        return;
-      }
       expect(d3).toBeLessThan(1e-5);
       const d1 = maxAbsDiff(stepwise, all);
       const d2 = maxAbsDiff(mixed, all);
@@ -374,14 +256,13 @@ describe('decoder invariants', () => {
       try {
         expect(decoder.fusedNorms).toBe(true);
         const tokens = Array.from({ length: 80 }, (_, i) => (i * 53 + 5) % reference.config.vocabSize);
-        // The reference steps as the decoder's: prefill chunks of maxBatch, then decode steps (int8 activations where its kernels take them).
-        const q8 = q8ActivationsOf(decoder);
+        const expected = referenceForward(reference.config, reference.weights, tokens);
         const prefilled = (await decoder.forward(tokens, { logits: 'all' })).logits!;
         decoder.kv.clear();
         const decoded = [...(await decoder.forward(tokens.slice(0, 66), { logits: 'all' })).logits!];
         for (const t of tokens.slice(66)) decoded.push((await decoder.forward([t], { logits: 'last' })).logits![0]);
-        const dPrefill = referenceNearTies(reference, stepsOf(tokens, chunkSizes(80, decoder.maxBatch)), q8, prefilled, 1e-4).maxDiff;
-        const dDecode = referenceNearTies(reference, stepsOf(tokens, [...chunkSizes(66, decoder.maxBatch), ...tokens.slice(66).map(() => 1)]), q8, decoded, 1e-4).maxDiff;
+        const dPrefill = maxAbsDiff(prefilled, expected);
+        const dDecode = maxAbsDiff(decoded, expected);
         console.log(`${id} (GPU shapes): |prefill - reference| ${dPrefill.toExponential(2)}, |prefill 66 + decode 14 - reference| ${dDecode.toExponential(2)}`);
         expect(dPrefill).toBeLessThan(1e-4);
         expect(dDecode).toBeLessThan(1e-4);
@@ -434,9 +315,8 @@ describe('decoder invariants', () => {
     async (id) => {
       const fixture = index.cases.find((x) => x.id === id)!;
       const file = await fetchGguf(fixture.gguf);
-      // The same weights from either loader: the GGUF decoder's products on f32 activations, as the safetensors
-      // one's (whose files hold the Q4_0 weights dequantized, F32 products): 8-bit activations are another test's.
-      const fromGguf = await decoderFromGguf(file, { shapes: { forward: { int8Activations: { Q8_0: false, Q4_0: false, prefill: false } } } });
+      // The same weights from either loader (the safetensors files hold the Q4_0 weights dequantized: F32 products).
+      const fromGguf = await decoderFromGguf(file);
       const fromHf = await decoderFromHfDir(new URL(fixture.hfDir, location.origin).href);
       try {
         expect(fromHf.decoder.config.format).toBe('safetensors');

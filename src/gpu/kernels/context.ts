@@ -38,8 +38,8 @@ export interface Prepared {
   constants: OverrideConstants;
 }
 
-/** Placeholders: 0 for read-only unused bindings, 1, 2 and 3 for writable ones (distinct, so they never alias). */
-export type Placeholder = 0 | 1 | 2 | 3;
+/** Placeholders: 0 for read-only unused bindings, 1 and 2 for writable ones (distinct, so they never alias). */
+export type Placeholder = 0 | 1 | 2;
 
 export class KernelContext {
   readonly device: GPUDevice;

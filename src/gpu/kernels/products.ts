@@ -1,15 +1,12 @@
 // The weight products: Y[m, :] (+)= X[m, k]·Wᵀ (+ bias) for every GPU weight format of src/common/weight-formats.ts
 // (dequantization fused; the bias, the residual add, SwiGLU/GeGLU of a stacked gate/up and the RMSNorm between a
 // residual product and the next products (normOut / normed) fused), in the form the
-// device takes: the K_SPLIT reduction over subgroups or workgroup memory, the F16 products' native `shader-f16`
-// form where the device has it (shaders.ts withNativeF16Products), and for Q8_0/Q4_0 the int8-activation form
-// (x quantized first, shaders/quantize_activations.wgsl, or by the product that wrote it: quantizeOut) where the
-// shapes take it. Layouts: shaders/matmul*.wgsl.
+// device takes: the K_SPLIT reduction over subgroups or workgroup memory, and the F16 products' native `shader-f16`
+// form where the device has it (shaders.ts withNativeF16Products). Layouts: shaders/matmul*.wgsl.
 import { requireBytes, type Binding } from '../dispatch.ts';
 import { PARAMS, type KernelOp } from '../kernel-op.ts';
-import type { KernelSource } from '../pipeline-cache.ts';
 import * as shaders from '../shaders.ts';
-import { INT8_ACTIVATION_PAIRS, INT8_PRODUCT_FORMATS, int8ProductKernelsSubgroupSplit, int8ProductKernelsWorkgroupSplit, quantizeActivations, withNativeF16Products, type Int8ProductFormat } from '../shaders.ts';
+import { withNativeF16Products } from '../shaders.ts';
 import { GPU_WEIGHT_FORMAT_NAMES, WEIGHT_FORMAT, type GpuWeightFormatName } from '../../common/weight-formats.ts';
 import type { KernelContext, Prepared } from './context.ts';
 
@@ -66,22 +63,6 @@ export interface ProductArgs {
   yOffset?: number;
   yStride?: number;
   /**
-   * Scratch for x as int8 blocks (at least m·k·4 bytes, not x): where shapes.int8Activations takes this type and m,
-   * the product first quantizes x into it (shaders/quantize_activations.wgsl) and multiplies int8 by int8 (a forward
-   * plan passes it; without it the product reads f32 x).
-   */
-  quantizeInto?: Binding;
-  /**
-   * x is already in `quantizeInto` as this product's int8 activations: its producer wrote them (`quantizeOut`), so
-   * no quantize dispatch (only where int8Product takes this type and m).
-   */
-  quantized?: boolean;
-  /**
-   * Also write the next product's input (Y·g with `normOut`, else Y) into `into` as int8 activations, in the PAIRS
-   * layout or not (shaders/matmul_quant_out.wgsl): taken only where quantizesOut says so (the caller asks it first).
-   */
-  quantizeOut?: { into: Binding; pairs: boolean };
-  /**
    * RMSNorm fused into the product that writes the residual stream (with `accumulate`, the whole of Y's rows: no
    * yOffset, yStride n): besides Y it writes Y·weight to `normed` (laid out as Y) and each token's sums of Y² per row
    * group to `sums` ([m, normGroups(n)] f32), so the next product needs no norm dispatch (shaders/matmul.wgsl NORM_OUT).
@@ -89,7 +70,7 @@ export interface ProductArgs {
   normOut?: { weight: Binding; normed: Binding; sums: Binding };
   /**
    * x is a `normOut` product's `normed` (Y·g) and `sums` its sums: the product is that of RMSNorm(Y)·g (eps as the
-   * norm's); k is Y's width (shaders/matmul.wgsl NORMED; the int8 form quantizes Y·g and applies it the same way).
+   * norm's); k is Y's width (shaders/matmul.wgsl NORMED).
    */
   normed?: { sums: Binding; eps: number };
 }
@@ -113,7 +94,6 @@ export class ProductKernels {
   /** How the F16 products read their halves: 'native' (`shader-f16`, shaders/decode_f16_native.wgsl) where the device has it, else 'packed'. */
   readonly f16Weights: 'native' | 'packed';
   private readonly kernels: shaders.ProductKernelSet;
-  private readonly int8Kernels: Readonly<Record<Int8ProductFormat, KernelSource>>;
   private readonly geluF16: boolean;
   /** Invocations per fused-norm sum (shaders/matmul_split_subgroup.wgsl NORM_SUBGROUP), 0: one per workgroup. */
   private readonly normSubgroup: number;
@@ -126,21 +106,19 @@ export class ProductKernels {
     const products = this.productSplit === 'subgroup' ? shaders.productKernelsSubgroupSplit : shaders.productKernelsWorkgroupSplit;
     this.f16Weights = ctx.features.f16 ? 'native' : 'packed';
     this.kernels = this.f16Weights === 'native' ? withNativeF16Products(products) : products;
-    this.int8Kernels = this.productSplit === 'subgroup' ? int8ProductKernelsSubgroupSplit : int8ProductKernelsWorkgroupSplit;
     this.geluF16 = options.geluF16 ?? false;
     const normSubgroup = ctx.shapes.product.NORM_SUBGROUP ?? 0;
     this.normSubgroup = this.productSplit === 'subgroup' && normSubgroup > 0 && ctx.shapes.product.WORKGROUP_SIZE % normSubgroup === 0 ? normSubgroup : 0;
   }
 
-  /** int8: the int8-activation form (Q8_0, Q4_0 only); norm: the fused RMSNorm's side (ProductArgs normOut / normed). */
-  private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant, int8 = false, norm?: 'out' | 'in', quantOut?: { pairs: boolean }): Prepared {
+  /** norm: the fused RMSNorm's side (ProductArgs normOut / normed). */
+  private productKernel(type: ProductWeightType, tileM: number, variant: ProductVariant, norm?: 'out' | 'in'): Prepared {
     const { WORKGROUP_SIZE, K_SPLIT } = this.ctx.shapes.product;
     const constants = {
-      ...(quantOut ? { QUANT_OUT: true, QUANT_PAIRS: quantOut.pairs } : {}),
       WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant.startsWith('gated'), GELU: variant === 'gated-gelu', GELU_F16: variant === 'gated-gelu' && this.geluF16,
       ...(norm === 'out' ? { NORM_OUT: true, ...(this.normSubgroup > 0 ? { NORM_SUBGROUP: this.normSubgroup } : {}) } : norm === 'in' ? { NORMED: true } : {}),
     };
-    return { kernel: int8 ? this.int8Kernels[type as Int8ProductFormat] : this.kernels[type], constants };
+    return { kernel: this.kernels[type], constants };
   }
 
   /**
@@ -151,24 +129,6 @@ export class ProductKernels {
     const { WORKGROUP_SIZE, K_SPLIT } = this.ctx.shapes.product;
     const perWorkgroup = this.normSubgroup > 0 ? WORKGROUP_SIZE / this.normSubgroup : 1;
     return Math.ceil(n / ((4 * WORKGROUP_SIZE) / K_SPLIT)) * perWorkgroup;
-  }
-
-  /**
-   * Whether a product of n rows written from column yOffset of rows yStride wide can write its output as the next
-   * product's int8 activations (ProductArgs.quantizeOut): each half block of 16 outputs is one quad of invocations
-   * (K_SPLIT 1; with the subgroup split, subgroups of exactly 4), blocks start at multiples of 32.
-   */
-  quantizesOut(n: number, yOffset = 0, yStride = n): boolean {
-    const { WORKGROUP_SIZE, K_SPLIT } = this.ctx.shapes.product;
-    // Quads of 4 invocations hold a half block: summed by subgroup operations only where a subgroup is such a quad.
-    const quads = this.productSplit === 'workgroup' || this.normSubgroup === 4;
-    return quads && K_SPLIT === 1 && WORKGROUP_SIZE % 4 === 0 && n % 32 === 0 && yOffset % 32 === 0 && yStride % 32 === 0;
-  }
-
-  /** Whether a product of this type over m tokens takes int8 activations (given a quantizeInto scratch). */
-  int8Product(type: ProductWeightType, m: number): boolean {
-    const int8 = this.ctx.shapes.int8Activations;
-    return (INT8_PRODUCT_FORMATS as readonly string[]).includes(type) && int8[type as Int8ProductFormat] && (m === 1 || int8.prefill);
   }
 
   /**
@@ -206,42 +166,9 @@ export class ProductKernels {
       requireBytes(`${a.type} product`, 'normOut.sums', a.normOut.sums, a.m * this.normGroups(a.n) * 4);
     }
     if (a.normed) requireBytes(`${a.type} product`, 'normed.sums', a.normed.sums, a.m * this.normGroups(a.k) * 4);
-    const int8 = a.quantizeInto !== undefined && this.int8Product(a.type, a.m);
-    if (a.quantized && !int8) throw new RangeError(`${a.type} product: x came quantized but this product does not take int8 activations`);
-    // A `normed` input's scale goes on the sums, whatever form x comes in (the int8 blocks are Y·g's).
     const norm = a.normOut ? 'out' : a.normed ? 'in' : undefined;
-    const quantOut = a.quantizeOut && this.quantizesOut(a.n, yOffset, yStride) ? { pairs: a.quantizeOut.pairs } : undefined;
-    if (a.quantizeOut && !quantOut) throw new RangeError(`${a.type} product: cannot write int8 activations here (quantizesOut: n ${a.n}, yOffset ${yOffset}, yStride ${yStride}, shape ${JSON.stringify(this.ctx.shapes.product)})`);
-    if (quantOut) requireBytes(`${a.type} product`, 'quantizeOut.into', a.quantizeOut!.into, a.m * yStride * 4);
     const params = [a.n, a.k, a.m, yOffset, yStride, norm === 'out' ? this.normGroups(a.n) : norm === 'in' ? this.normGroups(a.k) : 0, { f32: norm === 'in' ? a.normed!.eps : 0 }];
-    const normBindings = [a.normOut?.sums ?? (norm === 'in' ? a.normed!.sums : this.ctx.unused(1)), a.normOut?.weight ?? this.ctx.unused(0), a.normOut?.normed ?? this.ctx.unused(2), quantOut ? a.quantizeOut!.into : this.ctx.unused(3)];
-    if (int8) {
-      // x as int8 blocks in the scratch (the same m·k·4 bytes hold them), then the int8 body reads them as its x.
-      requireBytes(`${a.type} product`, 'quantizeInto', a.quantizeInto!, a.m * a.k * 4);
-      return [
-        ...(a.quantized ? [] : this.quantizeOps(a.x, a.quantizeInto!, a.m, a.k, INT8_ACTIVATION_PAIRS[a.type as Int8ProductFormat])),
-        { ...this.productKernel(a.type, tileM, variant, true, norm, quantOut), bindings: [a.weights, a.quantizeInto!, bias, a.y, PARAMS, ...normBindings], params, workgroups },
-      ];
-    }
-    return [{ ...this.productKernel(a.type, tileM, variant, false, norm, quantOut), bindings: [a.weights, a.x, bias, a.y, PARAMS, ...normBindings], params, workgroups }];
-  }
-
-  /**
-   * x [m, k] f32 into `out` as int8 blocks (shaders/quantize_activations.wgsl's layout, or its PAIRS layout for the
-   * pair products: `pairs`; k a multiple of 32).
-   */
-  quantizeOps(x: Binding, out: Binding, m: number, k: number, pairs = false): KernelOp[] {
-    if (k % 32 !== 0) throw new RangeError(`quantize activations: k = ${k} is not a multiple of 32`);
-    requireBytes('quantize activations', 'x', x, m * k * 4);
-    requireBytes('quantize activations', 'out', out, m * k * 4);
-    const { elementwise } = this.ctx.shapes;
-    const workgroups = Math.ceil((m * k) / 32 / elementwise.WORKGROUP_SIZE);
-    return [{
-      kernel: quantizeActivations,
-      constants: { ...elementwise, PAIRS: pairs },
-      bindings: [x, out, PARAMS],
-      params: [k, m],
-      workgroups,
-    }];
+    const normBindings = [a.normOut?.sums ?? (norm === 'in' ? a.normed!.sums : this.ctx.unused(1)), a.normOut?.weight ?? this.ctx.unused(0), a.normOut?.normed ?? this.ctx.unused(2)];
+    return [{ ...this.productKernel(a.type, tileM, variant, norm), bindings: [a.weights, a.x, bias, a.y, PARAMS, ...normBindings], params, workgroups }];
   }
 }

@@ -81,8 +81,6 @@ const CASES: Case[] = [
     tolerance: [5e-3, 1e-2],
   },
   {
-    // Decode steps here take int8 activations (CPU adapters' Q4_0 products), the down products theirs from the
-    // GeGLU product that wrote them (QUANT_OUT; the post norms keep the other hand-offs out).
     name: 'gemma3 Q4_0, 128 wide, 6 layers, window 5',
     options: { arch: 'gemma3', type: 'Q4_0', seed: 47, hidden: 128, heads: 4, kvHeads: 2, intermediate: 256, layers: 6, window: 5, ropeTheta: 1e6, tiedEmbeddings: true },
   },
