@@ -2,6 +2,11 @@
 // decoder): the affine body's units, codes as one unpack4x8unorm widens them (over 255, biased where signed or
 // offset: bench/README.md, "Codes through unpack4x8unorm"), and the tuned bodies' codes left in their places (below).
 
+// (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights: the product bodies' step.
+fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
+}
+
 // The low (shift 0) or high (shift 4) nibbles of the four bytes of a word, low byte first, over 255.
 fn unit_nibbles(word: u32, shift: u32) -> vec4<f32> {
   return unpack4x8unorm((word >> shift) & 0x0F0F0F0Fu);

@@ -15,7 +15,7 @@
 //       products of rows row0 .. row0 + 3 (the components) of block b, whose words start at w[o0] .. w[o3], with
 //       the block's x values, which start at x[x_t + b·BLOCK_ELEMENTS/4] (vec4 index). The body multiplies b
 //       itself: an integer division costs a CPU adapter one `div` a lane (SwiftShader), a multiply one SIMD op.
-// The type's code may call dot4 below. Keep each type's tricks there (decoding scales once per block, grouping)
+// The type's code may call dot4 (shaders/decode_units.wgsl). Keep each type's tricks there (decoding scales once per block, grouping)
 // and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
 // The K_SPLIT reduction, fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> (the sum over the
 // K_SPLIT invocations sharing these rows, called in uniform control flow), and NORM_SUBGROUP with
@@ -107,11 +107,6 @@ fn norm_group_sum(value: vec4<f32>, lid: u32) -> vec4<f32> {
     }
   }
   return total;
-}
-
-// (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights.
-fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
-  return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
 }
 
 // silu(gate) · up, the SwiGLU activation (for gate < -88, exp(-gate) overflows and the quotient goes to -0: silu's limit).

@@ -58,10 +58,6 @@ const TILE_M: u32 = 1u;
 
 var<workgroup> chosen: u32;
 
-fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
-  return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
-}
-
 fn swiglu_oai(gate: vec4<f32>, up: vec4<f32>) -> vec4<f32> {
   let g = min(gate, vec4<f32>(LIMIT));
   let u = clamp(up, vec4<f32>(-LIMIT), vec4<f32>(LIMIT));
