@@ -16,6 +16,12 @@ fn nibbles(word: u32, shift: u32) -> vec4<f32> {
   return vec4<f32>(q) - vec4<f32>(8.0);
 }
 
+// (d, offset) with weight = d·code + offset, code the nibble (the tuned body, shaders/matmul_q4.wgsl).
+fn code_affine(o: u32) -> vec2<f32> {
+  let d = bitcast<f32>(w[o]);
+  return vec2<f32>(d, -8.0 * d);
+}
+
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   return vec2<f32>(bitcast<f32>(w[o]), 0.0);
 }

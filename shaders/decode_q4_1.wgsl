@@ -9,13 +9,9 @@ const BLOCK_ELEMENTS: u32 = 32u;
 const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = true;
 
-// The codes of group_codes over 255, from one unpack4x8unorm of the masked word (the affine body's units:
-// code = UNIT_SCALE·unit - UNIT_BIAS; on CPU adapters one widening op a word is the fast form).
-const UNIT_SCALE: f32 = 255.0;
-const UNIT_BIAS: f32 = 0.0;
-
-fn group_units(o: u32, g: u32) -> vec4<f32> {
-  return unit_nibbles(w[o + 1u + (g & 3u)], (g >> 2u) * 4u);
+// (d, m) with weight = d·code + m, code the nibble (the tuned body, shaders/matmul_q4.wgsl).
+fn code_affine(o: u32) -> vec2<f32> {
+  return unpack2x16float(w[o]);
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {

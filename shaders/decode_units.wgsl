@@ -1,15 +1,9 @@
 // decode_units: what the block decoders and product bodies share (src/gpu/shaders.ts composes this before every
-// decoder): the affine body's units, codes as one unpack4x8unorm widens them (over 255, biased where signed or
-// offset: bench/README.md, "Codes through unpack4x8unorm"), and the tuned bodies' codes left in their places (below).
+// decoder): dot4, and the tuned bodies' codes left in their places (below).
 
 // (W_r0 · v, W_r1 · v, W_r2 · v, W_r3 · v) for one vec4 of four rows' weights: the product bodies' step.
 fn dot4(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
   return vec4<f32>(dot(w0, v), dot(w1, v), dot(w2, v), dot(w3, v));
-}
-
-// The low (shift 0) or high (shift 4) nibbles of the four bytes of a word, low byte first, over 255.
-fn unit_nibbles(word: u32, shift: u32) -> vec4<f32> {
-  return unpack4x8unorm((word >> shift) & 0x0F0F0F0Fu);
 }
 
 // Codes left in their places. On CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane and
@@ -38,7 +32,7 @@ fn placed_fields(word: u32, mask: vec4<u32>) -> vec4<f32> {
 // L1·2^8, L2·2^16, L3·2^24), h = (H0·2^4, H1·2^12, H2·2^20, (H3 - 8)·2^28), L_i and H_i the low and high nibble of
 // byte i (RowCodes: any two sets of 4 fields of four rows' words). The top nibble comes less 8 (its bit flipped
 // first), as the i32's sign bit is its top bit: a body adds 8·x back for it or takes it as part of an offset of 8
-// (the 4-row tile's step of the nibble bodies, shaders/matmul_q4_0.wgsl and matmul_q4_k.wgsl).
+// (the 4-row tile's step of the nibble bodies, shaders/matmul_q4.wgsl, matmul_q5.wgsl, matmul_q4_k.wgsl and matmul_q5_k.wgsl).
 struct RowCodes {
   l0: vec4<f32>,
   l1: vec4<f32>,

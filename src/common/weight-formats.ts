@@ -21,7 +21,7 @@
 //   const UNIT_SCALE, UNIT_BIAS: f32, fn group_units(o, g) -> vec4<f32>   the same codes as the body reads them,
 //                                      code = UNIT_SCALE * unit - UNIT_BIAS (most: the codes over 255 from one
 //                                      unpack4x8unorm a word, the fast form on CPU adapters; else the codes, 1, 0).
-// Every decoder comes after shaders/decode_units.wgsl (unit_nibbles: the affine units; placed_fields,
+// Every decoder comes after shaders/decode_units.wgsl (dot4; placed_fields,
 // placed_codes, row_nibbles, PLACES: codes left in their places for the tuned bodies). The embedding lookup composes
 // the decoder alone; the products compose it with a block body: 'plain' (F32/F16: shaders/matmul_plain_block.wgsl, 4
 // weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block Σ code·x and Σ x, scaled once), or a
@@ -79,11 +79,11 @@ export const WEIGHT_FORMATS = [
   },
   {
     name: 'Q4_0', ggmlType: 2, blockElements: 32, fileBlockBytes: 18, gpuBlockBytes: 20, gpuFormat: 'Q4_0', repack: [[0, 2, 0, 'f16 to f32'], [2, 16, 4]], halfFields: [0],
-    decoder: 'decode_q4_0', product: 'matmul_q4_0', gpuLayout: '5 words: f32 d (word 0, the file\'s f16 widened), qs[16] (words 1..4); w[j] = d*(lo(qs[j]) - 8), w[j+16] = d*(hi(qs[j]) - 8)',
+    decoder: 'decode_q4_0', product: 'matmul_q4', gpuLayout: '5 words: f32 d (word 0, the file\'s f16 widened), qs[16] (words 1..4); w[j] = d*(lo(qs[j]) - 8), w[j+16] = d*(hi(qs[j]) - 8)',
   },
   {
     name: 'Q4_1', ggmlType: 3, blockElements: 32, fileBlockBytes: 20, gpuBlockBytes: 20, gpuFormat: 'Q4_1', repack: [], halfFields: [0, 2],
-    decoder: 'decode_q4_1', product: 'affine', gpuLayout: '5 words: f16 d | f16 m << 16 (word 0), qs[16] (words 1..4); w[j] = d*lo(qs[j]) + m, w[j+16] = d*hi(qs[j]) + m',
+    decoder: 'decode_q4_1', product: 'matmul_q4', gpuLayout: '5 words: f16 d | f16 m << 16 (word 0), qs[16] (words 1..4); w[j] = d*lo(qs[j]) + m, w[j+16] = d*hi(qs[j]) + m',
   },
   {
     name: 'Q5_0', ggmlType: 6, blockElements: 32, fileBlockBytes: 22, gpuBlockBytes: 24, gpuFormat: 'Q5_0', repack: [[0, 2, 0, 'f16 to f32'], [2, 20, 4]], halfFields: [0],

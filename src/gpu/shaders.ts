@@ -11,7 +11,7 @@ import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?ra
 import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
 import matmulAffineBlockCode from '../../shaders/matmul_affine_block.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
-import matmulQ4_0Code from '../../shaders/matmul_q4_0.wgsl?raw';
+import matmulQ4Code from '../../shaders/matmul_q4.wgsl?raw';
 import matmulQ5Code from '../../shaders/matmul_q5.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
 import matmulQ5KCode from '../../shaders/matmul_q5_k.wgsl?raw';
@@ -91,7 +91,7 @@ const WEIGHT_FORMAT_PARTS: Readonly<Record<string, string>> = {
   plain: matmulPlainBlockCode,
   affine: matmulAffineBlockCode,
   matmul_q8_0: matmulQ8_0Code,
-  matmul_q4_0: matmulQ4_0Code,
+  matmul_q4: matmulQ4Code,
   matmul_q5: matmulQ5Code,
   matmul_q4_k: matmulQ4KCode,
   matmul_q5_k: matmulQ5KCode,
