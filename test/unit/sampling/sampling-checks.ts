@@ -52,6 +52,8 @@ export interface SamplerCase {
   windowed?: boolean;
   /** The sampler's kernel shapes (false: a GPU's, 256-wide workgroups and unrolled per-level sums, on any adapter). */
   cpuShapes?: boolean;
+  /** The logits' spread (seededLogits' scale; default 2: within ±3). */
+  scale?: number;
 }
 
 export const DISTRIBUTION_CASES: SamplerCase[] = [
@@ -92,6 +94,10 @@ export const DISTRIBUTION_CASES: SamplerCase[] = [
     cpuShapes: false,
   },
   { name: "top-k 12, top-p 0.9 in a GPU's kernel shapes", vocab: 64, params: { temperature: 0.9, top_p: 0.9, top_k: 12, seed: 23 }, cpuShapes: false },
+  // Logits 44 wide at a high temperature: the top-p threshold lies 26 (34) below the maximum, in the first round's
+  // level 10 (11) of 12, so every level's count and mass is read.
+  { name: 'top-p 0.97 at temperature 6 over logits 44 wide: the threshold in level 10', vocab: 600, scale: 16, params: { temperature: 6, top_p: 0.97, seed: 24 }, maxCandidates: 64, refineAbove: 8, windowed: true },
+  { name: 'top-p 0.99 at temperature 10 over logits 44 wide: the threshold in the last level', vocab: 600, scale: 16, params: { temperature: 10, top_p: 0.99, seed: 24 }, maxCandidates: 64, refineAbove: 8, windowed: true },
 ];
 
 function maskBits(vocab: number, allowed?: (i: number) => boolean): Uint32Array | null {
@@ -126,7 +132,7 @@ function topProblems(top: { id: number; logprob: number }[], logprobs: Float64Ar
 /** Many independent streams: chi-square against the exact distribution, no token outside its support. */
 export async function checkDistribution(gpu: GpuContext, c: SamplerCase, streams = 8192): Promise<string[]> {
   const problems: string[] = [];
-  const logitsData = seededLogits(c.vocab, c.vocab * 31 + (c.params.seed ?? 0));
+  const logitsData = seededLogits(c.vocab, c.vocab * 31 + (c.params.seed ?? 0), c.scale);
   const logits = createStorageBuffer(gpu.device, logitsData);
   const sampler = await createSampler(gpu, c.vocab, { maxStreams: streams, maxCandidates: c.maxCandidates, refineAbove: c.refineAbove, cpuShapes: c.cpuShapes });
   try {
