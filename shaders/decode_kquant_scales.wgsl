@@ -54,3 +54,46 @@ fn kquant_pick(lo: vec4<f32>, hi: vec4<f32>, s: u32) -> f32 {
   let p = select(v.xy, v.zw, (s & 2u) != 0u);
   return select(p.x, p.y, (s & 1u) != 0u);
 }
+
+// Four rows' blocks as the tuned bodies (shaders/matmul_q4_k.wgsl, matmul_q5_k.wgsl) read them, each decoded once:
+// d and dmin (rows in the components) and each row's eight (scale, min).
+struct KquantRows {
+  d: vec4<f32>,
+  dmin: vec4<f32>,
+  k0: KquantScales,
+  k1: KquantScales,
+  k2: KquantScales,
+  k3: KquantScales,
+}
+
+fn kquant_rows(o0: u32, o1: u32, o2: u32, o3: u32) -> KquantRows {
+  let dm0 = unpack2x16float(w[o0]);
+  let dm1 = unpack2x16float(w[o1]);
+  let dm2 = unpack2x16float(w[o2]);
+  let dm3 = unpack2x16float(w[o3]);
+  return KquantRows(vec4<f32>(dm0.x, dm1.x, dm2.x, dm3.x), vec4<f32>(dm0.y, dm1.y, dm2.y, dm3.y),
+    kquant_scales(w[o0 + 1u], w[o0 + 2u], w[o0 + 3u]), kquant_scales(w[o1 + 1u], w[o1 + 2u], w[o1 + 3u]),
+    kquant_scales(w[o2 + 1u], w[o2 + 2u], w[o2 + 3u]), kquant_scales(w[o3 + 1u], w[o3 + 2u], w[o3 + 3u]));
+}
+
+// Chunk c of 64 weights: sub-blocks 2c (low) and 2c + 1 (high), d·scale and dmin·min of the four rows.
+struct KquantChunk {
+  low_scale: vec4<f32>,
+  high_scale: vec4<f32>,
+  low_min: vec4<f32>,
+  high_min: vec4<f32>,
+}
+
+fn kquant_chunk(r: KquantRows, c: u32) -> KquantChunk {
+  let sl = 2u * c;
+  let sh = sl + 1u;
+  let scale_l = vec4<f32>(kquant_pick(r.k0.scale_lo, r.k0.scale_hi, sl), kquant_pick(r.k1.scale_lo, r.k1.scale_hi, sl),
+    kquant_pick(r.k2.scale_lo, r.k2.scale_hi, sl), kquant_pick(r.k3.scale_lo, r.k3.scale_hi, sl));
+  let scale_h = vec4<f32>(kquant_pick(r.k0.scale_lo, r.k0.scale_hi, sh), kquant_pick(r.k1.scale_lo, r.k1.scale_hi, sh),
+    kquant_pick(r.k2.scale_lo, r.k2.scale_hi, sh), kquant_pick(r.k3.scale_lo, r.k3.scale_hi, sh));
+  let min_l = vec4<f32>(kquant_pick(r.k0.min_lo, r.k0.min_hi, sl), kquant_pick(r.k1.min_lo, r.k1.min_hi, sl),
+    kquant_pick(r.k2.min_lo, r.k2.min_hi, sl), kquant_pick(r.k3.min_lo, r.k3.min_hi, sl));
+  let min_h = vec4<f32>(kquant_pick(r.k0.min_lo, r.k0.min_hi, sh), kquant_pick(r.k1.min_lo, r.k1.min_hi, sh),
+    kquant_pick(r.k2.min_lo, r.k2.min_hi, sh), kquant_pick(r.k3.min_lo, r.k3.min_hi, sh));
+  return KquantChunk(r.d * scale_l, r.d * scale_h, r.dmin * min_l, r.dmin * min_h);
+}

@@ -60,3 +60,16 @@ fn row_nibbles(o0: u32, o1: u32, o2: u32, o3: u32) -> RowCodes {
   return RowCodes(placed_low_nibbles(a0), placed_low_nibbles(a1), placed_low_nibbles(a2), placed_low_nibbles(a3),
     placed_high_nibbles(a0), placed_high_nibbles(a1), placed_high_nibbles(a2), placed_high_nibbles(a3));
 }
+
+// The bits `mask` (one a component, below bit 31) of a word of each of four rows, each in its place: the fifth bits
+// of the 5-bit bodies (shaders/matmul_q5.wgsl, matmul_q5_k.wgsl).
+struct RowBits {
+  b0: vec4<f32>,
+  b1: vec4<f32>,
+  b2: vec4<f32>,
+  b3: vec4<f32>,
+}
+
+fn row_bits(h0: u32, h1: u32, h2: u32, h3: u32, mask: vec4<u32>) -> RowBits {
+  return RowBits(placed_fields(h0, mask), placed_fields(h1, mask), placed_fields(h2, mask), placed_fields(h3, mask));
+}

@@ -12,18 +12,6 @@
 // the block's offset come through Σx. No pack built-ins and no shifts in the loop: on CPU adapters (SwiftShader's
 // Subzero JIT) a WGSL shift runs lane by lane (bench/README.md, "Shifts").
 
-// The bits `mask` (four single bits, below bit 31) of a word of each of four rows, in place.
-struct RowBits {
-  b0: vec4<f32>,
-  b1: vec4<f32>,
-  b2: vec4<f32>,
-  b3: vec4<f32>,
-}
-
-fn row_bits(h0: u32, h1: u32, h2: u32, h3: u32, mask: vec4<u32>) -> RowBits {
-  return RowBits(placed_fields(h0, mask), placed_fields(h1, mask), placed_fields(h2, mask), placed_fields(h3, mask));
-}
-
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,

@@ -1,7 +1,7 @@
 // matmul_q5_k: the Q5_K product's tuned block body, shaders/matmul_q4_k.wgsl's with the fifth bits: scales decoded
 // once per block for the 4 rows (kquant_scales), each qs word read once for both nibbles and each qh word once for
 // both sub-blocks' bits, mins applied through Σx. The kernel is the block decoder shaders/decode_q5_k.wgsl (after
-// decode_units.wgsl and decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_scales, row_nibbles), this file, the
+// decode_units.wgsl and decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_rows, kquant_chunk, row_nibbles), this file, the
 // K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header
 // for the bindings, overrides and dispatch.
 // Everything stays in its place (bench/README.md, "Shifts": on CPU adapters a WGSL shift runs lane by lane): the
@@ -11,19 +11,7 @@
 // sub-block's scale takes out with the 16 of code = nibble + 16·bit. The high bits are converted from u32: chunk 3's
 // sit at bit 31 of their word.
 
-// The bits `mask` (one a component) of a word of each of four rows, in place: i32 conversions for the low bits
-// (below bit 31), u32 for the high ones.
-struct RowBits {
-  b0: vec4<f32>,
-  b1: vec4<f32>,
-  b2: vec4<f32>,
-  b3: vec4<f32>,
-}
-
-fn row_low_bits(h0: u32, h1: u32, h2: u32, h3: u32, mask: vec4<u32>) -> RowBits {
-  return RowBits(placed_fields(h0, mask), placed_fields(h1, mask), placed_fields(h2, mask), placed_fields(h3, mask));
-}
-
+// The high bits `mask` of a word of each of four rows, in place, converted from u32 (chunk 3's sit at bit 31).
 fn row_high_bits(h0: u32, h1: u32, h2: u32, h3: u32, mask: vec4<u32>) -> RowBits {
   return RowBits(vec4<f32>(vec4<u32>(h0) & mask), vec4<f32>(vec4<u32>(h1) & mask), vec4<f32>(vec4<u32>(h2) & mask),
     vec4<f32>(vec4<u32>(h3) & mask));
@@ -34,17 +22,8 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
     acc3: ptr<function, vec4<f32>>) {
   let xb = b * (BLOCK_ELEMENTS / 4u);
-  let dm0 = unpack2x16float(w[o0]);
-  let dm1 = unpack2x16float(w[o1]);
-  let dm2 = unpack2x16float(w[o2]);
-  let dm3 = unpack2x16float(w[o3]);
-  let d = vec4<f32>(dm0.x, dm1.x, dm2.x, dm3.x);
-  let dmin = vec4<f32>(dm0.y, dm1.y, dm2.y, dm3.y);
-  // Each row's eight (scale, min), decoded once per block (kquant_scales: placed, no shifts).
-  let k0 = kquant_scales(w[o0 + 1u], w[o0 + 2u], w[o0 + 3u]);
-  let k1 = kquant_scales(w[o1 + 1u], w[o1 + 2u], w[o1 + 3u]);
-  let k2 = kquant_scales(w[o2 + 1u], w[o2 + 2u], w[o2 + 3u]);
-  let k3 = kquant_scales(w[o3 + 1u], w[o3 + 2u], w[o3 + 3u]);
+  // Each row's d, dmin and eight (scale, min), decoded once per block (placed, no shifts).
+  let rows = kquant_rows(o0, o1, o2, o3);
   // Chunk c's fifth bits: bit 2c of each qh byte (low sub-block), 2c + 1 (high); times PLACES (HIGH_PLACES) their
   // place is 2^2c (2^(2c - 3)), so 16·bit is (16·2^-2c)·that (low_bits), (2^(7 - 2c))·that (high_bits).
   var low_mask = vec4<u32>(0x1u, 0x100u, 0x10000u, 0x1000000u);
@@ -52,21 +31,8 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   for (var c = 0u; c < 4u; c++) {
     let high_mask = low_mask * 2u;
     let high_bits = 8.0 * low_bits;
-    // Chunk c's sub-blocks 2c (low nibbles) and 2c + 1 (high nibbles), (scale, min) per row.
-    let sl = 2u * c;
-    let sh = sl + 1u;
-    let sl0 = vec2<f32>(kquant_pick(k0.scale_lo, k0.scale_hi, sl), kquant_pick(k0.min_lo, k0.min_hi, sl));
-    let sl1 = vec2<f32>(kquant_pick(k1.scale_lo, k1.scale_hi, sl), kquant_pick(k1.min_lo, k1.min_hi, sl));
-    let sl2 = vec2<f32>(kquant_pick(k2.scale_lo, k2.scale_hi, sl), kquant_pick(k2.min_lo, k2.min_hi, sl));
-    let sl3 = vec2<f32>(kquant_pick(k3.scale_lo, k3.scale_hi, sl), kquant_pick(k3.min_lo, k3.min_hi, sl));
-    let sh0 = vec2<f32>(kquant_pick(k0.scale_lo, k0.scale_hi, sh), kquant_pick(k0.min_lo, k0.min_hi, sh));
-    let sh1 = vec2<f32>(kquant_pick(k1.scale_lo, k1.scale_hi, sh), kquant_pick(k1.min_lo, k1.min_hi, sh));
-    let sh2 = vec2<f32>(kquant_pick(k2.scale_lo, k2.scale_hi, sh), kquant_pick(k2.min_lo, k2.min_hi, sh));
-    let sh3 = vec2<f32>(kquant_pick(k3.scale_lo, k3.scale_hi, sh), kquant_pick(k3.min_lo, k3.min_hi, sh));
-    let low_scale = d * vec4<f32>(sl0.x, sl1.x, sl2.x, sl3.x);
-    let high_scale = d * vec4<f32>(sh0.x, sh1.x, sh2.x, sh3.x);
-    let low_min = dmin * vec4<f32>(sl0.y, sl1.y, sl2.y, sl3.y);
-    let high_min = dmin * vec4<f32>(sh0.y, sh1.y, sh2.y, sh3.y);
+    // Chunk c's sub-blocks 2c (low nibbles) and 2c + 1 (high nibbles): d·scale and dmin·min per row.
+    let a = kquant_chunk(rows, c);
     // Per token: nibble·x over the low and the high sub-block (rows in the components; the high one's top nibbles
     // less 8), their fifth bits' sums (bl, bh), Σx over each, and 8·Σx over the top nibbles' x (sx.z).
     var lo0 = vec4<f32>(0.0);
@@ -96,7 +62,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
       let hq1 = w[o1 + 4u + l];
       let hq2 = w[o2 + 4u + l];
       let hq3 = w[o3 + 4u + l];
-      let bl = row_low_bits(hq0, hq1, hq2, hq3, low_mask);
+      let bl = row_bits(hq0, hq1, hq2, hq3, low_mask);
       let bh = row_high_bits(hq0, hq1, hq2, hq3, high_mask);
       let xi = xb + 16u * c + l;
       let v0 = x[x0 + xi];
@@ -142,11 +108,11 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         sx3 += vec3<f32>(dot(v3, vec4<f32>(1.0)), dot(u3, vec4<f32>(1.0)), u3.w);
       }
     }
-    *acc0 += low_scale * (lo0 + low_bits * bl0) + high_scale * (hi0 + 8.0 * sx0.z + high_bits * bh0) - low_min * sx0.x - high_min * sx0.y;
+    *acc0 += a.low_scale * (lo0 + low_bits * bl0) + a.high_scale * (hi0 + 8.0 * sx0.z + high_bits * bh0) - a.low_min * sx0.x - a.high_min * sx0.y;
     if (TILE_M > 1u) {
-      *acc1 += low_scale * (lo1 + low_bits * bl1) + high_scale * (hi1 + 8.0 * sx1.z + high_bits * bh1) - low_min * sx1.x - high_min * sx1.y;
-      *acc2 += low_scale * (lo2 + low_bits * bl2) + high_scale * (hi2 + 8.0 * sx2.z + high_bits * bh2) - low_min * sx2.x - high_min * sx2.y;
-      *acc3 += low_scale * (lo3 + low_bits * bl3) + high_scale * (hi3 + 8.0 * sx3.z + high_bits * bh3) - low_min * sx3.x - high_min * sx3.y;
+      *acc1 += a.low_scale * (lo1 + low_bits * bl1) + a.high_scale * (hi1 + 8.0 * sx1.z + high_bits * bh1) - a.low_min * sx1.x - a.high_min * sx1.y;
+      *acc2 += a.low_scale * (lo2 + low_bits * bl2) + a.high_scale * (hi2 + 8.0 * sx2.z + high_bits * bh2) - a.low_min * sx2.x - a.high_min * sx2.y;
+      *acc3 += a.low_scale * (lo3 + low_bits * bl3) + a.high_scale * (hi3 + 8.0 * sx3.z + high_bits * bh3) - a.low_min * sx3.x - a.high_min * sx3.y;
     }
     low_mask = low_mask * 4u;
     low_bits = 0.25 * low_bits;

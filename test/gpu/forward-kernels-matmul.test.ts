@@ -9,9 +9,8 @@ import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { ForwardKernels, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';
 import { dequantizeGpuLayout } from '../../src/model/dequantize.ts';
-import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { halfToFloat } from '../../src/model/tensor-types.ts';
-import { checkProduct, type ProductCase } from '../support/kernel-checks.ts';
+import { checkProduct, oneHotProduct, type ProductCase } from '../support/kernel-checks.ts';
 import { seededRandom } from '../support/kernel-reference.ts';
 import { QUANT_BLOCKS, dequantizeRows, randomQuantRows, type QuantType } from '../support/forward-reference.ts';
 
@@ -88,18 +87,8 @@ test('F16: every finite half is the weight it encodes (zeros, subnormals, the la
   const n = patterns.length / k;
   const halves = Uint16Array.from(patterns);
   const kernels = new ForwardKernels(gpu);
-  const weights = createStorageBuffer(gpu.device, new Uint8Array(halves.buffer));
   for (const m of [1, 64]) {
-    const x = new Float32Array(m * k);
-    for (let t = 0; t < m; t++) x[t * k + t] = 1;
-    const xBuffer = createStorageBuffer(gpu.device, x);
-    const y = createStorageBuffer(gpu.device, new Float32Array(m * n).fill(NaN));
-    const args = { type: 'F16' as const, weights, x: xBuffer, y, m, n, k };
-    await kernels.compile(kernels.productOps(args));
-    const batch = new ComputeBatch(gpu, 'F16 halves');
-    kernels.product(batch, args);
-    batch.submit();
-    const got = await readF32(gpu.device, y, m * n);
+    const got = await oneHotProduct(gpu, kernels, 'F16', new Uint8Array(halves.buffer), n, k, m);
     const wrong: string[] = [];
     for (let t = 0; t < m; t++) {
       for (let r = 0; r < n; r++) {
@@ -110,10 +99,7 @@ test('F16: every finite half is the weight it encodes (zeros, subnormals, the la
       }
     }
     expect(wrong.slice(0, 8), `m = ${m}: ${wrong.length} halves wrong`).toEqual([]);
-    xBuffer.destroy();
-    y.destroy();
   }
-  weights.destroy();
   kernels.destroy();
 });
 

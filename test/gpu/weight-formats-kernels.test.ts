@@ -12,6 +12,7 @@ import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { ForwardKernels, PRODUCT_BLOCK_ELEMENTS, type ForwardKernelShapes, type ProductArgs } from '../../src/gpu/forward-kernels.ts';
 import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { toGpuLayout } from '../../src/model/dequantize.ts';
+import { oneHotProduct } from '../support/kernel-checks.ts';
 import { randomF32, seededRandom } from '../support/kernel-reference.ts';
 import { randomGpuRows } from './weight-format-blocks.ts';
 
@@ -149,23 +150,10 @@ test('IQ4_NL: every code at every place of a block is its codebook value, exactl
     codes.push(row);
   }
   const kernels = new ForwardKernels(gpu);
-  const weights = createStorageBuffer(gpu.device, toGpuLayout('IQ4_NL', file));
   for (const m of [1, k]) {
-    const x = new Float32Array(m * k);
-    for (let t = 0; t < m; t++) x[t * k + t] = 1;
-    const xBuffer = createStorageBuffer(gpu.device, x);
-    const y = createStorageBuffer(gpu.device, new Float32Array(m * n).fill(NaN));
-    const args = { type: 'IQ4_NL' as const, weights, x: xBuffer, y, m, n, k };
-    await kernels.compile(kernels.productOps(args));
-    const batch = new ComputeBatch(gpu, 'IQ4_NL codebook');
-    kernels.product(batch, args);
-    batch.submit();
-    const got = await readF32(gpu.device, y, m * n);
+    const got = await oneHotProduct(gpu, kernels, 'IQ4_NL', toGpuLayout('IQ4_NL', file), n, k, m);
     const want = Float32Array.from({ length: m * n }, (_, i) => IQ4_VALUES[codes[i % n][Math.floor(i / n)]]);
     expect(Array.from(got), `m = ${m}`).toEqual(Array.from(want));
-    xBuffer.destroy();
-    y.destroy();
   }
-  weights.destroy();
   kernels.destroy();
 });

@@ -112,6 +112,28 @@ export async function checkProduct(gpu: GpuContext, kernels: ForwardKernels, typ
 }
 
 /**
+ * Y of a product of the weights (GPU-layout bytes, n rows of k) with m one-hot tokens (token t's x is 1 at column t):
+ * Y[t, r] is weight (r, t) exactly, whatever the decoder does with the bits. Returns Y [m, n].
+ */
+export async function oneHotProduct(gpu: GpuContext, kernels: ForwardKernels, type: ProductWeightType, weightBytes: Uint8Array, n: number, k: number, m: number): Promise<Float32Array> {
+  const weights = createStorageBuffer(gpu.device, weightBytes);
+  const x = new Float32Array(m * k);
+  for (let t = 0; t < m; t++) x[t * k + t] = 1;
+  const xBuffer = createStorageBuffer(gpu.device, x);
+  const y = createStorageBuffer(gpu.device, new Float32Array(m * n).fill(NaN));
+  try {
+    const args: ProductArgs = { type, weights, x: xBuffer, y, m, n, k };
+    await kernels.compile(kernels.productOps(args));
+    const batch = new ComputeBatch(gpu, `${type} one-hot product`);
+    kernels.product(batch, args);
+    batch.submit();
+    return new Float32Array(await readBuffer(gpu.device, y, m * n * 4));
+  } finally {
+    for (const b of [weights, xBuffer, y]) b.destroy();
+  }
+}
+
+/**
  * silu(gate)·up of two product references, with the error bound carried through: the products' errors
  * (γ·magnitude each) scaled by |silu'(gate)| ≤ 1.1 and |silu(gate)|, plus 64 f32 ulps of the result for the
  * activation itself (exp and the division).
