@@ -14,7 +14,11 @@ const IQ4_P1: f32 = 24.173830032348633;
 const IQ4_P0: f32 = -126.56700897216797;
 
 fn iq4_values(c: vec4<u32>) -> vec4<f32> {
-  let n = vec4<f32>(c);
+  return iq4_of(vec4<f32>(c));
+}
+
+// The same of codes given as floats (0 .. 15, exact).
+fn iq4_of(n: vec4<f32>) -> vec4<f32> {
   return round((((IQ4_P4 * n + IQ4_P3) * n + IQ4_P2) * n + IQ4_P1) * n + IQ4_P0);
 }
 

@@ -12,13 +12,8 @@ const BLOCK_ELEMENTS: u32 = 256u;
 const SUB_ELEMENTS: u32 = 32u;
 const HAS_OFFSET: bool = false;
 
-// The affine body's units: the codes themselves (code = UNIT_SCALE·unit - UNIT_BIAS).
-const UNIT_SCALE: f32 = 1.0;
-const UNIT_BIAS: f32 = 0.0;
-
-fn group_units(o: u32, g: u32) -> vec4<f32> {
-  return group_codes(o, g);
-}
+// The first qs word of a block (the tuned body, shaders/matmul_iq4.wgsl).
+const IQ4_QS_WORD: u32 = 2u;
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {
   let head = w[o];

@@ -117,11 +117,11 @@ export const WEIGHT_FORMATS = [
   },
   {
     name: 'IQ4_NL', ggmlType: 20, blockElements: 32, fileBlockBytes: 18, gpuBlockBytes: 20, gpuFormat: 'IQ4_NL', repack: [[0, 2, 0, 'f16 to f32'], [2, 16, 4]], halfFields: [0],
-    decoder: 'decode_iq4_nl', helpers: ['decode_iq4_values'], product: 'affine', gpuLayout: '5 words: f32 d (word 0, the file\'s f16 widened), qs[16] (words 1..4); w = d*IQ4_VALUES[nibble], nibbles as Q4_0',
+    decoder: 'decode_iq4_nl', helpers: ['decode_iq4_values'], product: 'matmul_iq4', gpuLayout: '5 words: f32 d (word 0, the file\'s f16 widened), qs[16] (words 1..4); w = d*IQ4_VALUES[nibble], nibbles as Q4_0',
   },
   {
     name: 'IQ4_XS', ggmlType: 23, blockElements: 256, fileBlockBytes: 136, gpuBlockBytes: 136, gpuFormat: 'IQ4_XS', repack: [], halfFields: [0],
-    decoder: 'decode_iq4_xs', helpers: ['decode_iq4_values'], product: 'affine',
+    decoder: 'decode_iq4_xs', helpers: ['decode_iq4_values'], product: 'matmul_iq4',
     gpuLayout: '34 words: f16 d | scales_h << 16 (word 0), scales_l[4] (word 1), qs[128] (words 2..33); sub-block s of 32: 6-bit scale, bias 32; nibbles as IQ4_NL per 16 bytes',
   },
   {
