@@ -6,7 +6,7 @@
 // The result is put on `window.__kernelBench` (or `__kernelBenchError`).
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import { ForwardKernels, type ForwardKernelShapes, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';
+import { ForwardKernels, type ForwardKernelShapes } from '../../src/gpu/forward-kernels.ts';
 import { Kernels, type KernelsOptions } from '../../src/gpu/kernels.ts';
 import type { KernelShapes } from '../../src/gpu/kernel-shapes.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';

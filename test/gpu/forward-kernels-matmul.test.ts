@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
-import { ForwardKernels, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';
+import { ForwardKernels } from '../../src/gpu/forward-kernels.ts';
 import { dequantizeGpuLayout } from '../../src/model/dequantize.ts';
 import { halfToFloat } from '../../src/model/tensor-types.ts';
 import { checkProduct, oneHotProduct, type ProductCase } from '../support/kernel-checks.ts';

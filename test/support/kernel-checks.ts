@@ -8,15 +8,10 @@ import type { ForwardKernels, ProductArgs, ProductWeightType } from '../../src/g
 import type { Kernels } from '../../src/gpu/kernels.ts';
 import { createStorageBuffer, readBuffer } from '../../src/gpu/transfer.ts';
 import {
-  f16BitsToNumber,
   firstMismatch,
   firstSumMismatch,
   GUARD_WORDS,
   guardViolation,
-  matmulReference,
-  matvecReference,
-  packF16,
-  randomF16Bits,
   randomF32,
   rmsnormReference,
   seededRandom,
