@@ -24,9 +24,10 @@
 // Every decoder comes after shaders/decode_units.wgsl (dot4; placed_fields,
 // placed_codes, row_nibbles, PLACES: codes left in their places for the tuned bodies). The embedding lookup composes
 // the decoder alone; the products compose it with a block body: 'plain' (F32/F16: shaders/matmul_plain_block.wgsl, 4
-// weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block Σ code·x and Σ x, scaled once), or a
-// tuned body of their own (shaders/matmul_<name>.wgsl, built on the decoder's helpers, for the formats whose
-// hand-tuned loops predate the table).
+// weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block Σ code·x and Σ x, scaled once: Q2_K,
+// Q3_K, MXFP4), or a tuned body (shaders/matmul_<name>.wgsl, built on the decoder's helpers, codes left in their
+// places: Q8_0, Q4_0/Q4_1 (matmul_q4, the decoders' code_affine), Q5_0/Q5_1 (matmul_q5), Q4_K, Q5_K, Q6_K, IQ4_NL/IQ4_XS
+// (matmul_iq4, the decoders' IQ4_QS_WORD)).
 
 /** How a file block's bytes move into the GPU block: [from, length, to] copies; the rest of the GPU block is zero. */
 /**
