@@ -1,7 +1,7 @@
 // The service worker in the real browser: it answers /v1 with a real stream from the real engine, keeps answering
 // offline after the first load, survives being stopped, serves two tabs at once, and an aborted fetch stops its
 // generation so the next request in the queue gets its turn.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { abortWhileAnotherWaits, expectWellFormedStream, importLongTalkingModel, openDemo, storedStatus, streamFromPage } from './fixtures/page-requests.ts';
 
 

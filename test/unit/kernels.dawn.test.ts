@@ -2,7 +2,7 @@
 // Node host. Dawn needs a Vulkan driver: run with
 //   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
 // (SwiftShader from Debian's chromium); without an adapter these tests are skipped, saying why.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { create, globals } from 'webgpu';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ForwardKernels, type ProductWeightType } from '../../src/gpu/forward-kernels.ts';

@@ -9,7 +9,6 @@ import { DEFAULT_COMPILE_BUDGET, compileGrammar, estimateGrammarStates } from '.
 import { ConstraintTooLargeError } from '../../../src/sampling/constraints/constraint-error.ts';
 import { grammarForConstraint } from '../../../src/sampling/constraints/constraint-grammar.ts';
 import { jsonEscaped, lit, repeat, seq, chars, ANY_CHAR } from '../../../src/sampling/constraints/grammar-ir.ts';
-import { parseLark } from '../../../src/sampling/constraints/lark-parser.ts';
 import { checkConstraintForRequest } from '../../../src/sampling/constraints/request-check.ts';
 import { GRAMMAR_CACHE_BYTES, checkConstraintSpec, compiledCacheStats } from '../../../src/sampling/constraints/token-constraint.ts';
 import { textMatcher } from './matcher-for-tests.ts';
