@@ -43,7 +43,7 @@ import {
   type GenerationEvent,
   type ModelInfo,
 } from './types.ts';
-import { uploadTensors, type UploadedTensors } from '../model/upload-weights.ts';
+import { streamedF16Bytes, uploadTensors, type UploadedTensors } from '../model/upload-weights.ts';
 
 export interface WebGpuEngineOptions {
   /** The GPU to use: navigator.gpu by default; the `webgpu` package's create([]) on Node. */
@@ -304,10 +304,9 @@ export class WebGpuEngine implements Engine {
     const { opened, format } = await this.modelMeta(source);
     const gpu = await this.gpu();
     this.pipelines ??= new PipelineCache(gpu.device);
-    const f16Bytes = opened.tensors.reduce((sum, t) => sum + (t.type === 'F16' && t.shape.length > 1 ? t.byteLength : 0), 0);
     const uploaded = await uploadTensors(gpu.device, opened.tensors, {
       onProgress: (p) => this.options.onLoadProgress?.(source.id, p.bytesDone, p.bytesTotal),
-      widenF16: widenF16Weights(gpu.adapterInfo, gpu.features.f16, f16Bytes),
+      widenF16: widenF16Weights(gpu.adapterInfo, gpu.features.f16, streamedF16Bytes(opened.tensors)),
     });
     try {
       const config = opened.config;

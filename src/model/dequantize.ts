@@ -6,7 +6,6 @@
 import { IQ4_VALUES, MXFP4_VALUES, WEIGHT_FORMAT } from '../common/weight-formats.ts';
 import {
   TENSOR_TYPE_LAYOUTS,
-  bf16ToFloat,
   floatToHalf,
   halfToFloat,
   type TensorType,
@@ -31,7 +30,7 @@ export function toGpuLayout(type: TensorType, bytes: Uint8Array, gpuType: Tensor
   if (gpuType !== format.gpuFormat && !(type === 'F16' && gpuType === 'F32')) {
     throw new Error(`toGpuLayout: ${type} loads as ${format.gpuFormat}${type === 'F16' ? ' or F32' : ''}, not ${gpuType}`);
   }
-  if (gpuType === 'F32' && type !== 'F32') return new Uint8Array(widened(type, bytes, blocks).buffer);
+  if (gpuType === 'F32' && type !== 'F32') return new Uint8Array(dequantizeFileLayout(type, bytes).buffer);
   if (format.repack.length === 0) {
     if (bytes.byteLength % 4 === 0) return bytes;
     const out = new Uint8Array((bytes.byteLength + 3) & ~3);
@@ -53,7 +52,7 @@ export function toGpuLayout(type: TensorType, bytes: Uint8Array, gpuType: Tensor
 }
 
 /** The f32 values of `count` 16-bit floats (BF16: its bits moved up; F16: one table lookup each, exact). */
-function widened(type: TensorType, bytes: Uint8Array, count: number): Float32Array {
+function widened(type: 'F16' | 'BF16', bytes: Uint8Array, count: number): Float32Array {
   const halves = bytes.byteOffset % 2 === 0 ? new Uint16Array(bytes.buffer, bytes.byteOffset, count) : new Uint16Array(bytes.slice(0, count * 2).buffer);
   const out = new Float32Array(count);
   if (type === 'BF16') {
@@ -286,14 +285,8 @@ function dequantizeIq4Xs({ bytes, half, u16 }: BlockBytes, o: number, out: Float
   }
 }
 
-/** The per-block dequantizer of every format but F32 (whose bytes are copied as they are). F16, BF16: one element a block. */
-const BLOCK_DEQUANTIZERS: Readonly<Record<Exclude<TensorType, 'F32'>, BlockDequantizer>> = {
-  F16: ({ half }, o, out, at) => {
-    out[at] = half(o);
-  },
-  BF16: ({ u16 }, o, out, at) => {
-    out[at] = bf16ToFloat(u16(o));
-  },
+/** The per-block dequantizer of every block format (F32 is copied as it is; F16 and BF16 are widened). */
+const BLOCK_DEQUANTIZERS: Readonly<Record<Exclude<TensorType, 'F32' | 'F16' | 'BF16'>, BlockDequantizer>> = {
   Q8_0: dequantizeQ8_0,
   MXFP4: dequantizeMxfp4,
   Q4_0: fourBitDequantizer('Q4_0'),
@@ -313,6 +306,7 @@ function dequantizeFileLayout(type: TensorType, bytes: Uint8Array): Float32Array
   const layout = TENSOR_TYPE_LAYOUTS[type];
   const blocks = blockCount(type, bytes.byteLength, layout.fileBlockBytes, 'dequantize');
   if (type === 'F32') return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  if (type === 'F16' || type === 'BF16') return widened(type, bytes, blocks);
   const out = new Float32Array(blocks * layout.blockElements);
   const dequantizeBlock = BLOCK_DEQUANTIZERS[type];
   const src = blockBytes(bytes);

@@ -43,6 +43,11 @@ function isCpuSide(t: TensorSource): boolean {
   return ROPE_FACTOR_TENSORS.includes(t.name) || (t.shape.length === 1 && ((t.type !== 'F32' && t.type !== 'BF16') || !!t.addend));
 }
 
+/** Bytes of the F16 tensors uploadTensors streams to the GPU (what its `widenF16` would widen). */
+export function streamedF16Bytes(sources: readonly TensorSource[]): number {
+  return sources.reduce((sum, t) => sum + (t.type === 'F16' && !isCpuSide(t) ? t.byteLength : 0), 0);
+}
+
 /** The name of a layer's stacked gate and up matrices. */
 export function gateUpName(layer: number): string {
   return `blk.${layer}.ffn_gate_up.weight`;
