@@ -37,14 +37,11 @@ struct KquantScales {
 
 fn kquant_scales(a: u32, b: u32, c: u32) -> KquantScales {
   let low6 = vec4<u32>(0x3Fu, 0x3F00u, 0x3F0000u, 0x3F000000u);
-  let top2 = vec4<u32>(0xC0u, 0xC000u, 0xC00000u, 0xC0000000u);
-  let low4 = vec4<u32>(0xFu, 0xF00u, 0xF0000u, 0xF000000u);
-  let high4 = vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u);
   // (byte >> 6) << 4 is (byte & 0xC0) / 4; byte 3's field comes less 128 (less 32 after the / 4).
   let top = vec4<f32>(0.0, 0.0, 0.0, 32.0);
-  let scale_hi = placed_fields(c, low4) * PLACES + placed_fields(a ^ 0x80000000u, top2) * (0.25 * PLACES) + top;
-  let min_hi = placed_fields(c ^ 0x80000000u, high4) * (PLACES / 16.0) + vec4<f32>(0.0, 0.0, 0.0, 8.0)
-    + placed_fields(b ^ 0x80000000u, top2) * (0.25 * PLACES) + top;
+  let scale_hi = placed_fields(c, LOW_NIBBLES) * PLACES + placed_fields(a ^ 0x80000000u, BITS_67) * (0.25 * PLACES) + top;
+  let min_hi = placed_fields(c ^ 0x80000000u, HIGH_NIBBLES) * (PLACES / 16.0) + vec4<f32>(0.0, 0.0, 0.0, 8.0)
+    + placed_fields(b ^ 0x80000000u, BITS_67) * (0.25 * PLACES) + top;
   return KquantScales(placed_fields(a, low6) * PLACES, scale_hi, placed_fields(b, low6) * PLACES, min_hi);
 }
 

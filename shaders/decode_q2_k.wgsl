@@ -11,15 +11,24 @@ const BLOCK_ELEMENTS: u32 = 256u;
 const SUB_ELEMENTS: u32 = 16u;
 const HAS_OFFSET: bool = true;
 
-// The codes of group_codes over 255, from one unpack4x8unorm of the masked word (the affine body's units:
-// code = UNIT_SCALE·unit - UNIT_BIAS; on CPU adapters one widening op a word is the fast form).
-const UNIT_SCALE: f32 = 255.0;
-const UNIT_BIAS: f32 = 0.0;
+// What the tuned body shaders/matmul_q2_q3_k.wgsl reads: the qs words from K2_QS, no high bits, and per row
+// k2_d once a block and k2_scales / k2_offsets for sub-blocks 4m .. 4m + 3 (components): weight = scale·code + offset.
+const K2_QS: u32 = 4u;
+const K2_HIGH_BITS: bool = false;
+const K2_HMASK: u32 = 0u;
 
-fn group_units(o: u32, g: u32) -> vec4<f32> {
-  let s = g >> 2u;
-  let word = w[o + 4u + 8u * (s >> 3u) + 4u * (s & 1u) + (g & 3u)];
-  return unpack4x8unorm((word >> (2u * ((s >> 1u) & 3u))) & 0x03030303u);
+fn k2_d(o: u32) -> vec2<f32> {
+  return unpack2x16float(w[o + 20u]);
+}
+
+// d·scale: the low nibbles of scales word m, in place (shaders/decode_units.wgsl).
+fn k2_scales(o: u32, m: u32, dm: vec2<f32>) -> vec4<f32> {
+  return dm.x * (placed_low_nibbles(w[o + m]) * PLACES);
+}
+
+// -dmin·min: the high nibbles (the top one comes less 8).
+fn k2_offsets(o: u32, m: u32, dm: vec2<f32>, scales: vec4<f32>) -> vec4<f32> {
+  return -dm.y * (placed_high_nibbles(w[o + m]) * (PLACES / 16.0) + vec4<f32>(0.0, 0.0, 0.0, 8.0));
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {

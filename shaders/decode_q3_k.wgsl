@@ -17,20 +17,33 @@ fn q3k_scale_byte(o: u32, i: u32) -> u32 {
   return (w[o + 24u + (i >> 2u)] >> (8u * (i & 3u))) & 255u;
 }
 
-// The codes of group_codes plus 4, over 255 (the affine body's units: code = UNIT_SCALE·unit - UNIT_BIAS): the 2
-// low bits and the high bit joined in the bytes of one word and widened by one unpack4x8unorm (on CPU adapters one
-// widening op a word is the fast form).
-const UNIT_SCALE: f32 = 255.0;
-const UNIT_BIAS: f32 = 4.0;
+// What the tuned body shaders/matmul_q2_q3_k.wgsl reads: the qs words from K2_QS, the high bits from K2_HMASK (code
+// = low + 4·high - 4), and per row k2_d once a block and k2_scales / k2_offsets for sub-blocks 4m .. 4m + 3
+// (components): weight = scale·code + offset.
+const K2_QS: u32 = 8u;
+const K2_HIGH_BITS: bool = true;
+const K2_HMASK: u32 = 0u;
 
-fn group_units(o: u32, g: u32) -> vec4<f32> {
-  let s = g >> 2u;
-  let n = s >> 3u;
-  let j = (s >> 1u) & 3u;
-  let h = s & 1u;
-  let low = (w[o + 8u + 8u * n + 4u * h + (g & 3u)] >> (2u * j)) & 0x03030303u;
-  let high = ((w[o + 4u * h + (g & 3u)] >> (4u * n + j)) & 0x01010101u) << 2u;
-  return unpack4x8unorm(low | high);
+fn k2_d(o: u32) -> vec2<f32> {
+  return vec2<f32>(unpack2x16float(w[o + 27u]).x, 0.0);
+}
+
+// d·(scale - 32) of sub-blocks 4m .. 4m + 3, each field in its place (shaders/decode_units.wgsl): the low 4 bits
+// are nibble m / 2 of word 24 + m % 2's bytes, the top 2 bits bits 2m of word 26's; fields holding bit 31 (the high
+// nibble of byte 3, m >= 2; bits 6-7 of byte 3, m = 3) come less their top value and get it back as a constant.
+fn k2_scales(o: u32, m: u32, dm: vec2<f32>) -> vec4<f32> {
+  let word = w[o + 24u + (m & 1u)];
+  let low = select(placed_low_nibbles(word) * PLACES,
+    placed_high_nibbles(word) * (PLACES / 16.0) + vec4<f32>(0.0, 0.0, 0.0, 8.0), m >= 2u);
+  let last = m == 3u;
+  let top = placed_fields(w[o + 26u] ^ select(0u, TOP, last), BITS_01 << vec4<u32>(2u * m))
+    * (PLACES * (16.0 / f32(1u << (2u * m)))) + select(vec4<f32>(0.0), vec4<f32>(0.0, 0.0, 0.0, 32.0), last);
+  return dm.x * (low + top - 32.0);
+}
+
+// The code's -4.
+fn k2_offsets(o: u32, m: u32, dm: vec2<f32>, scales: vec4<f32>) -> vec4<f32> {
+  return -4.0 * scales;
 }
 
 fn sub_affine(o: u32, s: u32) -> vec2<f32> {

@@ -44,12 +44,16 @@ struct RowCodes {
   h3: vec4<f32>,
 }
 
+// The low and the high nibble of each byte of a word.
+const LOW_NIBBLES: vec4<u32> = vec4<u32>(0xFu, 0xF00u, 0xF0000u, 0xF000000u);
+const HIGH_NIBBLES: vec4<u32> = vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u);
+
 fn placed_low_nibbles(word: u32) -> vec4<f32> {
-  return placed_fields(word, vec4<u32>(0xFu, 0xF00u, 0xF0000u, 0xF000000u));
+  return placed_fields(word, LOW_NIBBLES);
 }
 
 fn placed_high_nibbles(word: u32) -> vec4<f32> {
-  return placed_fields(word ^ 0x80000000u, vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u));
+  return placed_fields(word ^ 0x80000000u, HIGH_NIBBLES);
 }
 
 fn row_nibbles(o0: u32, o1: u32, o2: u32, o3: u32) -> RowCodes {
@@ -60,6 +64,25 @@ fn row_nibbles(o0: u32, o1: u32, o2: u32, o3: u32) -> RowCodes {
   return RowCodes(placed_low_nibbles(a0), placed_low_nibbles(a1), placed_low_nibbles(a2), placed_low_nibbles(a3),
     placed_high_nibbles(a0), placed_high_nibbles(a1), placed_high_nibbles(a2), placed_high_nibbles(a3));
 }
+
+// Two sets of fields of four rows' words, each in its place: l_r the fields `lmask` of l_r's word, h_r the fields
+// `hmask` of h_r's word, each word xor its flip first (a field holding bit 31 comes less its top value unless that
+// bit is flipped: the caller adds the top value back through the activations). The 2-bit and 4-bit bodies' step
+// (shaders/matmul_q6_k.wgsl: ql and qh fields; matmul_q2_q3_k.wgsl: the 2-bit codes and Q3_K's high bits).
+fn row_fields(l0: u32, l1: u32, l2: u32, l3: u32, h0: u32, h1: u32, h2: u32, h3: u32, lmask: vec4<u32>,
+    hmask: vec4<u32>, lflip: u32, hflip: u32) -> RowCodes {
+  return RowCodes(placed_fields(l0 ^ lflip, lmask), placed_fields(l1 ^ lflip, lmask), placed_fields(l2 ^ lflip, lmask),
+    placed_fields(l3 ^ lflip, lmask), placed_fields(h0 ^ hflip, hmask), placed_fields(h1 ^ hflip, hmask),
+    placed_fields(h2 ^ hflip, hmask), placed_fields(h3 ^ hflip, hmask));
+}
+
+// Bits 2j, 2j + 1 of each byte of a word (BITS_01 .. BITS_67: j = 0 .. 3): the 2-bit fields of Q2_K's and Q3_K's
+// codes and Q6_K's high bits. A word's top bit: TOP (flipped where a field holding it must not come negative).
+const BITS_01: vec4<u32> = vec4<u32>(0x3u, 0x300u, 0x30000u, 0x3000000u);
+const BITS_23: vec4<u32> = vec4<u32>(0xCu, 0xC00u, 0xC0000u, 0xC000000u);
+const BITS_45: vec4<u32> = vec4<u32>(0x30u, 0x3000u, 0x300000u, 0x30000000u);
+const BITS_67: vec4<u32> = vec4<u32>(0xC0u, 0xC000u, 0xC00000u, 0xC0000000u);
+const TOP: u32 = 0x80000000u;
 
 // The bits `mask` (one a component, below bit 31) of a word of each of four rows, each in its place: the fifth bits
 // of the 5-bit bodies (shaders/matmul_q5.wgsl, matmul_q5_k.wgsl).

@@ -2,21 +2,12 @@
 // four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS), this file, the K_SPLIT
 // reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
 // bindings, overrides and dispatch. The codes stay in their places: a group's 4-bit ql fields and 2-bit qh fields
-// are each masked where they lie in their words and converted (q6_codes; a field holding a word's top bit comes
+// are each masked where they lie in their words and converted (row_fields; a field holding a word's top bit comes
 // less its top value, its word's sign bit flipped first), and the activations are scaled by the fields' places once
 // for the 4 rows, the qh fields' with the 16 of code = ql + 16·qh in it; the -32 and the top fields' corrections are
 // a dot of the activations alone (group_sum). The scale bytes are decoded the same way, once per half block. No
 // shifts or pack built-ins: on CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane and a mask and
 // an i32 -> f32 conversion are one SIMD op each (bench/README.md, "Shifts").
-
-// A group's codes for the 4 rows, in place (shaders/decode_units.wgsl RowCodes, placed_fields): l_r the ql fields
-// `lmask` of words a_r (each xor `lflip`), h_r the qh fields `hmask` of words h_r (each xor `hflip`).
-fn q6_codes(a0: u32, a1: u32, a2: u32, a3: u32, h0: u32, h1: u32, h2: u32, h3: u32, lmask: vec4<u32>, hmask: vec4<u32>,
-    lflip: u32, hflip: u32) -> RowCodes {
-  return RowCodes(placed_fields(a0 ^ lflip, lmask), placed_fields(a1 ^ lflip, lmask), placed_fields(a2 ^ lflip, lmask),
-    placed_fields(a3 ^ lflip, lmask), placed_fields(h0 ^ hflip, hmask), placed_fields(h1 ^ hflip, hmask),
-    placed_fields(h2 ^ hflip, hmask), placed_fields(h3 ^ hflip, hmask));
-}
 
 // Σ (q - 32)·v of the 4 rows (components) for one token's 4 activations v: the ql fields against v·pl, the qh
 // fields against v·ph, and what the codes' offset and the flipped top fields take off: -32·Σv + top·v.w.
@@ -30,16 +21,9 @@ fn scale_bytes(word: u32) -> vec4<f32> {
   return placed_codes(word) * PLACES - vec4<f32>(128.0, 128.0, 128.0, 0.0);
 }
 
-// Group g's ql and qh fields (g = 0: ql word a's low nibbles, qh bits 0-1; 1: word b's low nibbles, bits 2-3;
+// The body takes each group's fields by row_fields (shaders/decode_units.wgsl). Group g's ql and qh fields (g = 0: ql word a's low nibbles, qh bits 0-1; 1: word b's low nibbles, bits 2-3;
 // 2: a's high nibbles, bits 4-5; 3: b's high nibbles, bits 6-7), the activation places and the top correction:
 // a high nibble at bits 28-31 comes less 8 (+8·x3), qh bits 30-31 less 2 (+32·x3).
-const LOW_FIELDS: vec4<u32> = vec4<u32>(0xFu, 0xF00u, 0xF0000u, 0xF000000u);
-const HIGH_FIELDS: vec4<u32> = vec4<u32>(0xF0u, 0xF000u, 0xF00000u, 0xF0000000u);
-const QH0: vec4<u32> = vec4<u32>(0x3u, 0x300u, 0x30000u, 0x3000000u);
-const QH1: vec4<u32> = vec4<u32>(0xCu, 0xC00u, 0xC0000u, 0xC000000u);
-const QH2: vec4<u32> = vec4<u32>(0x30u, 0x3000u, 0x300000u, 0x30000000u);
-const QH3: vec4<u32> = vec4<u32>(0xC0u, 0xC000u, 0xC00000u, 0xC0000000u);
-const TOP: u32 = 0x80000000u;
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -90,7 +74,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         let h2 = w[o2 + ih];
         let h3 = w[o3 + ih];
         let xi = xb + 32u * h + l4;
-        let g0 = q6_codes(a0, a1, a2, a3, h0, h1, h2, h3, LOW_FIELDS, QH0, 0u, 0u);
+        let g0 = row_fields(a0, a1, a2, a3, h0, h1, h2, h3, LOW_NIBBLES, BITS_01, 0u, 0u);
         sum0 += s0 * group_sum(g0, x[x0 + xi], PLACES, 16.0 * PLACES, 0.0);
         if (TILE_M > 1u) {
           sum1 += s0 * group_sum(g0, x[x1 + xi], PLACES, 16.0 * PLACES, 0.0);
@@ -101,7 +85,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         if (TILE_M > 3u) {
           sum3 += s0 * group_sum(g0, x[x3 + xi], PLACES, 16.0 * PLACES, 0.0);
         }
-        let g1 = q6_codes(b0, b1, b2, b3, h0, h1, h2, h3, LOW_FIELDS, QH1, 0u, 0u);
+        let g1 = row_fields(b0, b1, b2, b3, h0, h1, h2, h3, LOW_NIBBLES, BITS_23, 0u, 0u);
         sum0 += s1 * group_sum(g1, x[x0 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
         if (TILE_M > 1u) {
           sum1 += s1 * group_sum(g1, x[x1 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
@@ -112,7 +96,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         if (TILE_M > 3u) {
           sum3 += s1 * group_sum(g1, x[x3 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
         }
-        let g2 = q6_codes(a0, a1, a2, a3, h0, h1, h2, h3, HIGH_FIELDS, QH2, TOP, 0u);
+        let g2 = row_fields(a0, a1, a2, a3, h0, h1, h2, h3, HIGH_NIBBLES, BITS_45, TOP, 0u);
         sum0 += s2 * group_sum(g2, x[x0 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
         if (TILE_M > 1u) {
           sum1 += s2 * group_sum(g2, x[x1 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
@@ -123,7 +107,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         if (TILE_M > 3u) {
           sum3 += s2 * group_sum(g2, x[x3 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
         }
-        let g3 = q6_codes(b0, b1, b2, b3, h0, h1, h2, h3, HIGH_FIELDS, QH3, TOP, TOP);
+        let g3 = row_fields(b0, b1, b2, b3, h0, h1, h2, h3, HIGH_NIBBLES, BITS_67, TOP, TOP);
         sum0 += s3 * group_sum(g3, x[x0 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
         if (TILE_M > 1u) {
           sum1 += s3 * group_sum(g3, x[x1 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);

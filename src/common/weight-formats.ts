@@ -24,10 +24,10 @@
 // Every decoder comes after shaders/decode_units.wgsl (dot4; placed_fields,
 // placed_codes, row_nibbles, PLACES: codes left in their places for the tuned bodies). The embedding lookup composes
 // the decoder alone; the products compose it with a block body: 'plain' (F32/F16: shaders/matmul_plain_block.wgsl, 4
-// weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block Σ code·x and Σ x, scaled once: Q2_K,
-// Q3_K, MXFP4), or a tuned body (shaders/matmul_<name>.wgsl, built on the decoder's helpers, codes left in their
-// places: Q8_0, Q4_0/Q4_1 (matmul_q4, the decoders' code_affine), Q5_0/Q5_1 (matmul_q5), Q4_K, Q5_K, Q6_K, IQ4_NL/IQ4_XS
-// (matmul_iq4, the decoders' IQ4_QS_WORD)).
+// weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block Σ code·x and Σ x, scaled once:
+// MXFP4), or a tuned body (shaders/matmul_<name>.wgsl, built on the decoder's helpers, codes left in their
+// places: Q8_0, Q4_0/Q4_1 (matmul_q4, the decoders' code_affine), Q5_0/Q5_1 (matmul_q5), Q2_K/Q3_K (matmul_q2_q3_k, the
+// decoders' K2_* and k2_*), Q4_K, Q5_K, Q6_K, IQ4_NL/IQ4_XS (matmul_iq4, the decoders' IQ4_QS_WORD)).
 
 /** How a file block's bytes move into the GPU block: [from, length, to] copies; the rest of the GPU block is zero. */
 /**
@@ -96,12 +96,12 @@ export const WEIGHT_FORMATS = [
   },
   {
     name: 'Q2_K', ggmlType: 10, blockElements: 256, fileBlockBytes: 84, gpuBlockBytes: 84, gpuFormat: 'Q2_K', repack: [], halfFields: [80, 82],
-    decoder: 'decode_q2_k', product: 'affine',
+    decoder: 'decode_q2_k', product: 'matmul_q2_q3_k',
     gpuLayout: '21 words: scales[16] (words 0..3: low nibble scale, high nibble min of sub-block s = weight/16), qs[64] (words 4..19: 2 bits a weight), word 20 = f16 d | f16 dmin << 16',
   },
   {
     name: 'Q3_K', ggmlType: 11, blockElements: 256, fileBlockBytes: 110, gpuBlockBytes: 112, gpuFormat: 'Q3_K', repack: [[0, 110, 0]], halfFields: [108],
-    decoder: 'decode_q3_k', product: 'affine',
+    decoder: 'decode_q3_k', product: 'matmul_q2_q3_k',
     gpuLayout: '28 words: hmask[32] (words 0..7), qs[64] (words 8..23), scales[12] (words 24..26: sixteen 6-bit scales, bias 32), f16 d (word 27 low half)',
   },
   {

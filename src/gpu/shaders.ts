@@ -15,6 +15,7 @@ import matmulQ4Code from '../../shaders/matmul_q4.wgsl?raw';
 import matmulQ5Code from '../../shaders/matmul_q5.wgsl?raw';
 import matmulQ4KCode from '../../shaders/matmul_q4_k.wgsl?raw';
 import matmulQ5KCode from '../../shaders/matmul_q5_k.wgsl?raw';
+import matmulQ2Q3KCode from '../../shaders/matmul_q2_q3_k.wgsl?raw';
 import matmulIq4Code from '../../shaders/matmul_iq4.wgsl?raw';
 import matmulQ6KCode from '../../shaders/matmul_q6_k.wgsl?raw';
 import decodeF32Code from '../../shaders/decode_f32.wgsl?raw';
@@ -96,6 +97,7 @@ const WEIGHT_FORMAT_PARTS: Readonly<Record<string, string>> = {
   matmul_q5: matmulQ5Code,
   matmul_q4_k: matmulQ4KCode,
   matmul_q5_k: matmulQ5KCode,
+  matmul_q2_q3_k: matmulQ2Q3KCode,
   matmul_iq4: matmulIq4Code,
   matmul_q6_k: matmulQ6KCode,
 };
