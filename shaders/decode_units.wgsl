@@ -67,8 +67,8 @@ fn row_nibbles(o0: u32, o1: u32, o2: u32, o3: u32) -> RowCodes {
 
 // Two sets of fields of four rows' words, each in its place: l_r the fields `lmask` of l_r's word, h_r the fields
 // `hmask` of h_r's word, each word xor its flip first (a field holding bit 31 comes less its top value unless that
-// bit is flipped: the caller adds the top value back through the activations). The 2-bit and 4-bit bodies' step
-// (shaders/matmul_q6_k.wgsl: ql and qh fields; matmul_q2_q3_k.wgsl: the 2-bit codes and Q3_K's high bits).
+// bit is flipped: the caller adds the top value back through the activations): shaders/matmul_q2_q3_k.wgsl's plane 3
+// (the 2-bit codes and Q3_K's high bits).
 fn row_fields(l0: u32, l1: u32, l2: u32, l3: u32, h0: u32, h1: u32, h2: u32, h3: u32, lmask: vec4<u32>,
     hmask: vec4<u32>, lflip: u32, hflip: u32) -> RowCodes {
   return RowCodes(placed_fields(l0 ^ lflip, lmask), placed_fields(l1 ^ lflip, lmask), placed_fields(l2 ^ lflip, lmask),
@@ -77,7 +77,7 @@ fn row_fields(l0: u32, l1: u32, l2: u32, l3: u32, h0: u32, h1: u32, h2: u32, h3:
 }
 
 // Bits 2j, 2j + 1 of each byte of a word (BITS_01 .. BITS_67: j = 0 .. 3): the 2-bit fields of Q2_K's and Q3_K's
-// codes and Q6_K's high bits. A word's top bit: TOP (flipped where a field holding it must not come negative).
+// codes, the K-quant scales' top bits. A word's top bit: TOP (flipped where a field holding it must not come negative).
 const BITS_01: vec4<u32> = vec4<u32>(0x3u, 0x300u, 0x30000u, 0x3000000u);
 const BITS_23: vec4<u32> = vec4<u32>(0xCu, 0xC00u, 0xC0000u, 0xC000000u);
 const BITS_45: vec4<u32> = vec4<u32>(0x30u, 0x3000u, 0x300000u, 0x30000000u);

@@ -1,19 +1,48 @@
 // matmul_q6_k: the Q6_K product's tuned block body (each ql word read once for two groups, each qh word for
 // four). The kernel is the block decoder shaders/decode_q6_k.wgsl (layout, BLOCK_WORDS), this file, the K_SPLIT
 // reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the
-// bindings, overrides and dispatch. The codes stay in their places: a group's 4-bit ql fields and 2-bit qh fields
-// are each masked where they lie in their words and converted (row_fields; a field holding a word's top bit comes
-// less its top value, its word's sign bit flipped first), and the activations are scaled by the fields' places once
-// for the 4 rows, the qh fields' with the 16 of code = ql + 16·qh in it; the -32 and the top fields' corrections are
-// a dot of the activations alone (group_sum). The scale bytes are decoded the same way, once per half block. No
-// shifts or pack built-ins: on CPU adapters (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane and a mask and
-// an i32 -> f32 conversion are one SIMD op each (bench/README.md, "Shifts").
+// bindings, overrides and dispatch. The codes stay in their places: a group's 4-bit ql fields and its 2-bit qh
+// fields are joined in one word by a multiply (each masked first; the qh field just above the nibble), so a mask and
+// an i32 -> f32 conversion give each byte's whole 6-bit code times its place, and the activations are scaled by the
+// places once for the 4 rows; a field holding a word's top bit comes less its top value (its word's sign bit
+// flipped first), and the -32 and the top fields' corrections are a dot of the activations alone. The scale bytes
+// are decoded the same way, once per half block. No shifts or pack built-ins: on CPU adapters (SwiftShader's Subzero
+// JIT) a WGSL shift runs lane by lane and a mask, a multiply and an i32 -> f32 conversion are one SIMD op each
+// (bench/README.md, "Shifts").
 
-// Σ (q - 32)·v of the 4 rows (components) for one token's 4 activations v: the ql fields against v·pl, the qh
-// fields against v·ph, and what the codes' offset and the flipped top fields take off: -32·Σv + top·v.w.
-fn group_sum(c: RowCodes, v: vec4<f32>, pl: vec4<f32>, ph: vec4<f32>, top: f32) -> vec4<f32> {
-  let offset = top * v.w - 32.0 * ((v.x + v.y) + (v.z + v.w));
-  return dot4(c.l0, c.l1, c.l2, c.l3, v * pl) + dot4(c.h0, c.h1, c.h2, c.h3, v * ph) + offset;
+// Groups 0 and 1: a ql word's low nibbles and their qh fields joined in one word by a multiply (each masked first),
+// the qh field at bits 4-5 of each byte: one 6-bit field a byte, the code in its place (SIX_BITS).
+fn q6_join(ql: u32, qh: u32, qh_mask: u32, qh_mul: u32) -> u32 {
+  return (ql & 0x0F0F0F0Fu) | ((qh & qh_mask) * qh_mul);
+}
+
+const SIX_BITS: vec4<u32> = vec4<u32>(0x3Fu, 0x3F00u, 0x3F0000u, 0x3F000000u);
+
+// Σ (q - 32)·v of the 4 rows for one token's 4 activations v, the codes whole in their places (groups 0 and 1).
+fn joined_sum(c: RowBits, v: vec4<f32>) -> vec4<f32> {
+  return dot4(c.b0, c.b1, c.b2, c.b3, v * PLACES) - 32.0 * ((v.x + v.y) + (v.z + v.w));
+}
+
+// Groups 2 and 3: a ql word's high nibbles (bits 4-7) and their qh fields joined the same way, the qh field moved
+// up to bits 8-9 (the next byte's low nibble, masked away), so bytes 0-2 hold one 6-bit field each at bits 4-9
+// (SIX_BITS_HIGH); byte 3's qh field would land past bit 31, so it is left out of the join (the qh mask has no byte
+// 3) and taken alone (q6_top_fields). Byte 3's nibble holds bit 31: flipped, it comes less 8.
+fn q6_join_high(ql: u32, qh: u32, qh_mask: u32, qh_mul: u32) -> u32 {
+  return ((ql & 0xF0F0F0F0u) | ((qh & qh_mask) * qh_mul)) ^ TOP;
+}
+
+const SIX_BITS_HIGH: vec4<u32> = vec4<u32>(0x3F0u, 0x3F000u, 0x3F00000u, 0xF0000000u);
+
+// Byte 3's qh field `mask` of the four rows' qh words (each xor `flip`), in place.
+fn q6_top_fields(h0: u32, h1: u32, h2: u32, h3: u32, mask: u32, flip: u32) -> vec4<f32> {
+  return vec4<f32>(bitcast<vec4<i32>>((vec4<u32>(h0, h1, h2, h3) ^ vec4<u32>(flip)) & vec4<u32>(mask)));
+}
+
+// Σ (q - 32)·v of the 4 rows for one token's 4 activations v (groups 2 and 3): the joined fields against
+// v·HIGH_PLACES, byte 3's qh fields e against v.w·`place` (the 16 of code = ql + 16·qh in it), and what the offset
+// and the flipped top fields take off: -32·Σv + top·v.w.
+fn joined_high_sum(c: RowBits, e: vec4<f32>, v: vec4<f32>, place: f32, top: f32) -> vec4<f32> {
+  return dot4(c.b0, c.b1, c.b2, c.b3, v * HIGH_PLACES) + e * (place * v.w) + (top * v.w - 32.0 * ((v.x + v.y) + (v.z + v.w)));
 }
 
 // The four int8 of a scale word, low byte first (shaders/decode_units.wgsl placed_codes).
@@ -21,9 +50,9 @@ fn scale_bytes(word: u32) -> vec4<f32> {
   return placed_codes(word) * PLACES - vec4<f32>(128.0, 128.0, 128.0, 0.0);
 }
 
-// The body takes each group's fields by row_fields (shaders/decode_units.wgsl). Group g's ql and qh fields (g = 0: ql word a's low nibbles, qh bits 0-1; 1: word b's low nibbles, bits 2-3;
-// 2: a's high nibbles, bits 4-5; 3: b's high nibbles, bits 6-7), the activation places and the top correction:
-// a high nibble at bits 28-31 comes less 8 (+8·x3), qh bits 30-31 less 2 (+32·x3).
+// Group g's ql and qh fields (g = 0: ql word a's low nibbles, qh bits 0-1; 1: word b's low nibbles, bits 2-3;
+// 2: a's high nibbles, bits 4-5; 3: b's high nibbles, bits 6-7), and the top corrections: a high nibble at bits
+// 28-31 comes less 8 (+8·x3), qh bits 30-31 less 2 (+32·x3).
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -74,49 +103,55 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         let h2 = w[o2 + ih];
         let h3 = w[o3 + ih];
         let xi = xb + 32u * h + l4;
-        let g0 = row_fields(a0, a1, a2, a3, h0, h1, h2, h3, LOW_NIBBLES, BITS_01, 0u, 0u);
-        sum0 += s0 * group_sum(g0, x[x0 + xi], PLACES, 16.0 * PLACES, 0.0);
+        let g0 = row_bits(q6_join(a0, h0, 0x03030303u, 16u), q6_join(a1, h1, 0x03030303u, 16u),
+          q6_join(a2, h2, 0x03030303u, 16u), q6_join(a3, h3, 0x03030303u, 16u), SIX_BITS);
+        sum0 += s0 * joined_sum(g0, x[x0 + xi]);
         if (TILE_M > 1u) {
-          sum1 += s0 * group_sum(g0, x[x1 + xi], PLACES, 16.0 * PLACES, 0.0);
+          sum1 += s0 * joined_sum(g0, x[x1 + xi]);
         }
         if (TILE_M > 2u) {
-          sum2 += s0 * group_sum(g0, x[x2 + xi], PLACES, 16.0 * PLACES, 0.0);
+          sum2 += s0 * joined_sum(g0, x[x2 + xi]);
         }
         if (TILE_M > 3u) {
-          sum3 += s0 * group_sum(g0, x[x3 + xi], PLACES, 16.0 * PLACES, 0.0);
+          sum3 += s0 * joined_sum(g0, x[x3 + xi]);
         }
-        let g1 = row_fields(b0, b1, b2, b3, h0, h1, h2, h3, LOW_NIBBLES, BITS_23, 0u, 0u);
-        sum0 += s1 * group_sum(g1, x[x0 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
+        let g1 = row_bits(q6_join(b0, h0, 0x0C0C0C0Cu, 4u), q6_join(b1, h1, 0x0C0C0C0Cu, 4u),
+          q6_join(b2, h2, 0x0C0C0C0Cu, 4u), q6_join(b3, h3, 0x0C0C0C0Cu, 4u), SIX_BITS);
+        sum0 += s1 * joined_sum(g1, x[x0 + xi + 8u]);
         if (TILE_M > 1u) {
-          sum1 += s1 * group_sum(g1, x[x1 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
+          sum1 += s1 * joined_sum(g1, x[x1 + xi + 8u]);
         }
         if (TILE_M > 2u) {
-          sum2 += s1 * group_sum(g1, x[x2 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
+          sum2 += s1 * joined_sum(g1, x[x2 + xi + 8u]);
         }
         if (TILE_M > 3u) {
-          sum3 += s1 * group_sum(g1, x[x3 + xi + 8u], PLACES, 4.0 * PLACES, 0.0);
+          sum3 += s1 * joined_sum(g1, x[x3 + xi + 8u]);
         }
-        let g2 = row_fields(a0, a1, a2, a3, h0, h1, h2, h3, HIGH_NIBBLES, BITS_45, TOP, 0u);
-        sum0 += s2 * group_sum(g2, x[x0 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
+        let g2 = row_bits(q6_join_high(a0, h0, 0x00303030u, 16u), q6_join_high(a1, h1, 0x00303030u, 16u),
+          q6_join_high(a2, h2, 0x00303030u, 16u), q6_join_high(a3, h3, 0x00303030u, 16u), SIX_BITS_HIGH);
+        let e2 = q6_top_fields(h0, h1, h2, h3, 0x30000000u, 0u);
+        sum0 += s2 * joined_high_sum(g2, e2, x[x0 + xi + 16u], 1.0 / 16777216.0, 8.0);
         if (TILE_M > 1u) {
-          sum1 += s2 * group_sum(g2, x[x1 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
+          sum1 += s2 * joined_high_sum(g2, e2, x[x1 + xi + 16u], 1.0 / 16777216.0, 8.0);
         }
         if (TILE_M > 2u) {
-          sum2 += s2 * group_sum(g2, x[x2 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
+          sum2 += s2 * joined_high_sum(g2, e2, x[x2 + xi + 16u], 1.0 / 16777216.0, 8.0);
         }
         if (TILE_M > 3u) {
-          sum3 += s2 * group_sum(g2, x[x3 + xi + 16u], HIGH_PLACES, PLACES, 8.0);
+          sum3 += s2 * joined_high_sum(g2, e2, x[x3 + xi + 16u], 1.0 / 16777216.0, 8.0);
         }
-        let g3 = row_fields(b0, b1, b2, b3, h0, h1, h2, h3, HIGH_NIBBLES, BITS_67, TOP, TOP);
-        sum0 += s3 * group_sum(g3, x[x0 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
+        let g3 = row_bits(q6_join_high(b0, h0, 0x00C0C0C0u, 4u), q6_join_high(b1, h1, 0x00C0C0C0u, 4u),
+          q6_join_high(b2, h2, 0x00C0C0C0u, 4u), q6_join_high(b3, h3, 0x00C0C0C0u, 4u), SIX_BITS_HIGH);
+        let e3 = q6_top_fields(h0, h1, h2, h3, 0xC0000000u, TOP);
+        sum0 += s3 * joined_high_sum(g3, e3, x[x0 + xi + 24u], 1.0 / 67108864.0, 40.0);
         if (TILE_M > 1u) {
-          sum1 += s3 * group_sum(g3, x[x1 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
+          sum1 += s3 * joined_high_sum(g3, e3, x[x1 + xi + 24u], 1.0 / 67108864.0, 40.0);
         }
         if (TILE_M > 2u) {
-          sum2 += s3 * group_sum(g3, x[x2 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
+          sum2 += s3 * joined_high_sum(g3, e3, x[x2 + xi + 24u], 1.0 / 67108864.0, 40.0);
         }
         if (TILE_M > 3u) {
-          sum3 += s3 * group_sum(g3, x[x3 + xi + 24u], HIGH_PLACES, 0.25 * PLACES, 40.0);
+          sum3 += s3 * joined_high_sum(g3, e3, x[x3 + xi + 24u], 1.0 / 67108864.0, 40.0);
         }
       }
     }
