@@ -4,18 +4,32 @@
 // decode_units.wgsl and decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_rows, kquant_chunk, row_nibbles), this file, the
 // K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header
 // for the bindings, overrides and dispatch.
-// Everything stays in its place (bench/README.md, "Shifts": on CPU adapters a WGSL shift runs lane by lane): the
-// nibbles as row_nibbles gives them (the top one less 8, its 8·x added back per sub-block), and chunk c's fifth bits,
-// bit 2c (low sub-block) and 2c + 1 (high sub-block) of each qh byte, each masked where it lies; the bits take the
-// nibbles' scaled activations (PLACES, HIGH_PLACES), so a chunk's bit sums come in a power of two per chunk that the
-// sub-block's scale takes out with the 16 of code = nibble + 16·bit. The high bits are converted from u32: chunk 3's
-// sit at bit 31 of their word.
+// Everything stays in its place (bench/README.md, "Shifts": on CPU adapters a WGSL shift runs lane by lane, a mask, a
+// multiply or a conversion is one SIMD op): each nibble and its fifth bit (chunk c's: bit 2c of each qh byte for the
+// low sub-block, 2c + 1 for the high one) are joined in one word by multiplies (each masked first; q5k_join), the
+// bit just above the nibble, so a mask and a conversion give each byte's whole 5-bit code times its place. The low
+// codes sit at bits 0-4 of each byte (chunk 3's bit 6 cannot move down, so its nibbles move up instead: bits 2-6,
+// their place taken out by the scale); the high codes at bits 4-8 (the next byte's low nibble, masked away), which
+// byte 3 does not have: its fifth bit is taken alone (e). The top nibble (bit 31) comes less 8, chunk 3's byte-3
+// fifth bit (bit 31) less 1 (their bits flipped); the 8 and the 16 come back through Σ x.w, the mins through Σx.
 
-// The high bits `mask` of a word of each of four rows, in place, converted from u32 (chunk 3's sit at bit 31).
-fn row_high_bits(h0: u32, h1: u32, h2: u32, h3: u32, mask: vec4<u32>) -> RowBits {
-  return RowBits(vec4<f32>(vec4<u32>(h0) & mask), vec4<f32>(vec4<u32>(h1) & mask), vec4<f32>(vec4<u32>(h2) & mask),
-    vec4<f32>(vec4<u32>(h3) & mask));
+// One word of a row's codes: the nibbles `nibbles` times `nib_mul` or'ed with the qh bits `bits` times `bit_mul`,
+// xor `flip`.
+fn q5k_join(qs: u32, nibbles: u32, nib_mul: u32, qh: u32, bits: u32, bit_mul: u32, flip: u32) -> u32 {
+  return (((qs & nibbles) * nib_mul) | ((qh & bits) * bit_mul)) ^ flip;
 }
+
+// Four rows' words of one qs word's low (or high) codes, in place.
+fn q5k_rows(a0: u32, a1: u32, a2: u32, a3: u32, nibbles: u32, nib_mul: u32, h0: u32, h1: u32, h2: u32, h3: u32,
+    bits: u32, bit_mul: u32, flip: u32, fields: vec4<u32>) -> RowBits {
+  return row_bits(q5k_join(a0, nibbles, nib_mul, h0, bits, bit_mul, flip), q5k_join(a1, nibbles, nib_mul, h1, bits, bit_mul, flip),
+    q5k_join(a2, nibbles, nib_mul, h2, bits, bit_mul, flip), q5k_join(a3, nibbles, nib_mul, h3, bits, bit_mul, flip), fields);
+}
+
+// The 5-bit codes of each byte: bits 0-4 (low; chunk 3: bits 2-6), bits 4-8 of bytes 0-2 and byte 3's nibble (high).
+const FIVE_BITS: vec4<u32> = vec4<u32>(0x1Fu, 0x1F00u, 0x1F0000u, 0x1F000000u);
+const FIVE_BITS_UP: vec4<u32> = vec4<u32>(0x7Cu, 0x7C00u, 0x7C0000u, 0x7C000000u);
+const FIVE_BITS_HIGH: vec4<u32> = vec4<u32>(0x1F0u, 0x1F000u, 0x1F00000u, 0xF0000000u);
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -24,17 +38,27 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   let xb = b * (BLOCK_ELEMENTS / 4u);
   // Each row's d, dmin and eight (scale, min), decoded once per block (placed, no shifts).
   let rows = kquant_rows(o0, o1, o2, o3);
-  // Chunk c's fifth bits: bit 2c of each qh byte (low sub-block), 2c + 1 (high); times PLACES (HIGH_PLACES) their
-  // place is 2^2c (2^(2c - 3)), so 16·bit is (16·2^-2c)·that (low_bits), (2^(7 - 2c))·that (high_bits).
-  var low_mask = vec4<u32>(0x1u, 0x100u, 0x10000u, 0x1000000u);
-  var low_bits = 16.0;
   for (var c = 0u; c < 4u; c++) {
-    let high_mask = low_mask * 2u;
-    let high_bits = 8.0 * low_bits;
+    // Chunk c's joins: the low codes' fifth bit (bit 2c) moves to bit 4 (c < 3), or the nibble to bits 2-5 under
+    // it (c = 3: place 4, taken out of the scale by `low_place`); the high codes' (bit 2c + 1) to bit 8. Byte 3's
+    // high fifth bit (bit 25 + 2c) comes alone against u.w·16·2^-(25 + 2c); chunk 3's is bit 31 (flipped: less 1,
+    // 16 more through Σ u.w: high_top).
+    let last = c == 3u;
+    let low_bit = 0x01010101u << (2u * c);
+    let high_bit = low_bit * 2u;
+    let nib_mul = select(1u, 4u, last);
+    let low_mul = select(16u >> (2u * c), 1u, last);
+    let high_mul = 128u >> (2u * c);
+    let low_fields = select(FIVE_BITS, FIVE_BITS_UP, last);
+    let low_place = select(1.0, 0.25, last);
+    let e_mask = vec4<u32>(0x02000000u << (2u * c));
+    let e_flip = vec4<u32>(select(0u, TOP, last));
+    let e_place = ldexp(1.0, -21 - 2 * i32(c));
+    let high_top = select(8.0, 24.0, last);
     // Chunk c's sub-blocks 2c (low nibbles) and 2c + 1 (high nibbles): d·scale and dmin·min per row.
     let a = kquant_chunk(rows, c);
-    // Per token: nibble·x over the low and the high sub-block (rows in the components; the high one's top nibbles
-    // less 8), their fifth bits' sums (bl, bh), Σx over each, and 8·Σx over the top nibbles' x (sx.z).
+    // Per token: code·x over the low and the high sub-block (rows in the components; the high one's top nibbles
+    // less 8), Σx over each, and Σ x.w over the top nibbles' x (sx.z: high_top of it is what the high sums lack).
     var lo0 = vec4<f32>(0.0);
     var lo1 = vec4<f32>(0.0);
     var lo2 = vec4<f32>(0.0);
@@ -43,78 +67,57 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     var hi1 = vec4<f32>(0.0);
     var hi2 = vec4<f32>(0.0);
     var hi3 = vec4<f32>(0.0);
-    var bl0 = vec4<f32>(0.0);
-    var bl1 = vec4<f32>(0.0);
-    var bl2 = vec4<f32>(0.0);
-    var bl3 = vec4<f32>(0.0);
-    var bh0 = vec4<f32>(0.0);
-    var bh1 = vec4<f32>(0.0);
-    var bh2 = vec4<f32>(0.0);
-    var bh3 = vec4<f32>(0.0);
     var sx0 = vec3<f32>(0.0);
     var sx1 = vec3<f32>(0.0);
     var sx2 = vec3<f32>(0.0);
     var sx3 = vec3<f32>(0.0);
     for (var l = 0u; l < 8u; l++) {
       let qi = 12u + 8u * c + l;
-      let n = row_nibbles(o0 + qi, o1 + qi, o2 + qi, o3 + qi);
+      let a0 = w[o0 + qi];
+      let a1 = w[o1 + qi];
+      let a2 = w[o2 + qi];
+      let a3 = w[o3 + qi];
       let hq0 = w[o0 + 4u + l];
       let hq1 = w[o1 + 4u + l];
       let hq2 = w[o2 + 4u + l];
       let hq3 = w[o3 + 4u + l];
-      let bl = row_bits(hq0, hq1, hq2, hq3, low_mask);
-      let bh = row_high_bits(hq0, hq1, hq2, hq3, high_mask);
+      let cl = q5k_rows(a0, a1, a2, a3, 0x0F0F0F0Fu, nib_mul, hq0, hq1, hq2, hq3, low_bit, low_mul, 0u, low_fields);
+      let ch = q5k_rows(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, hq0, hq1, hq2, hq3, high_bit, high_mul, TOP, FIVE_BITS_HIGH);
+      let e = vec4<f32>(bitcast<vec4<i32>>((vec4<u32>(hq0, hq1, hq2, hq3) ^ e_flip) & e_mask));
       let xi = xb + 16u * c + l;
       let v0 = x[x0 + xi];
       let u0 = x[x0 + xi + 8u];
-      let xl0 = v0 * PLACES;
-      let xh0 = u0 * HIGH_PLACES;
-      lo0 += dot4(n.l0, n.l1, n.l2, n.l3, xl0);
-      hi0 += dot4(n.h0, n.h1, n.h2, n.h3, xh0);
-      bl0 += dot4(bl.b0, bl.b1, bl.b2, bl.b3, xl0);
-      bh0 += dot4(bh.b0, bh.b1, bh.b2, bh.b3, xh0);
+      lo0 += dot4(cl.b0, cl.b1, cl.b2, cl.b3, v0 * PLACES);
+      hi0 += dot4(ch.b0, ch.b1, ch.b2, ch.b3, u0 * HIGH_PLACES) + e * (e_place * u0.w);
       sx0 += vec3<f32>(dot(v0, vec4<f32>(1.0)), dot(u0, vec4<f32>(1.0)), u0.w);
       if (TILE_M > 1u) {
         let v1 = x[x1 + xi];
         let u1 = x[x1 + xi + 8u];
-        let xl1 = v1 * PLACES;
-        let xh1 = u1 * HIGH_PLACES;
-        lo1 += dot4(n.l0, n.l1, n.l2, n.l3, xl1);
-        hi1 += dot4(n.h0, n.h1, n.h2, n.h3, xh1);
-        bl1 += dot4(bl.b0, bl.b1, bl.b2, bl.b3, xl1);
-        bh1 += dot4(bh.b0, bh.b1, bh.b2, bh.b3, xh1);
+        lo1 += dot4(cl.b0, cl.b1, cl.b2, cl.b3, v1 * PLACES);
+        hi1 += dot4(ch.b0, ch.b1, ch.b2, ch.b3, u1 * HIGH_PLACES) + e * (e_place * u1.w);
         sx1 += vec3<f32>(dot(v1, vec4<f32>(1.0)), dot(u1, vec4<f32>(1.0)), u1.w);
       }
       if (TILE_M > 2u) {
         let v2 = x[x2 + xi];
         let u2 = x[x2 + xi + 8u];
-        let xl2 = v2 * PLACES;
-        let xh2 = u2 * HIGH_PLACES;
-        lo2 += dot4(n.l0, n.l1, n.l2, n.l3, xl2);
-        hi2 += dot4(n.h0, n.h1, n.h2, n.h3, xh2);
-        bl2 += dot4(bl.b0, bl.b1, bl.b2, bl.b3, xl2);
-        bh2 += dot4(bh.b0, bh.b1, bh.b2, bh.b3, xh2);
+        lo2 += dot4(cl.b0, cl.b1, cl.b2, cl.b3, v2 * PLACES);
+        hi2 += dot4(ch.b0, ch.b1, ch.b2, ch.b3, u2 * HIGH_PLACES) + e * (e_place * u2.w);
         sx2 += vec3<f32>(dot(v2, vec4<f32>(1.0)), dot(u2, vec4<f32>(1.0)), u2.w);
       }
       if (TILE_M > 3u) {
         let v3 = x[x3 + xi];
         let u3 = x[x3 + xi + 8u];
-        let xl3 = v3 * PLACES;
-        let xh3 = u3 * HIGH_PLACES;
-        lo3 += dot4(n.l0, n.l1, n.l2, n.l3, xl3);
-        hi3 += dot4(n.h0, n.h1, n.h2, n.h3, xh3);
-        bl3 += dot4(bl.b0, bl.b1, bl.b2, bl.b3, xl3);
-        bh3 += dot4(bh.b0, bh.b1, bh.b2, bh.b3, xh3);
+        lo3 += dot4(cl.b0, cl.b1, cl.b2, cl.b3, v3 * PLACES);
+        hi3 += dot4(ch.b0, ch.b1, ch.b2, ch.b3, u3 * HIGH_PLACES) + e * (e_place * u3.w);
         sx3 += vec3<f32>(dot(v3, vec4<f32>(1.0)), dot(u3, vec4<f32>(1.0)), u3.w);
       }
     }
-    *acc0 += a.low_scale * (lo0 + low_bits * bl0) + a.high_scale * (hi0 + 8.0 * sx0.z + high_bits * bh0) - a.low_min * sx0.x - a.high_min * sx0.y;
+    let low_scale = low_place * a.low_scale;
+    *acc0 += low_scale * lo0 + a.high_scale * (hi0 + high_top * sx0.z) - a.low_min * sx0.x - a.high_min * sx0.y;
     if (TILE_M > 1u) {
-      *acc1 += a.low_scale * (lo1 + low_bits * bl1) + a.high_scale * (hi1 + 8.0 * sx1.z + high_bits * bh1) - a.low_min * sx1.x - a.high_min * sx1.y;
-      *acc2 += a.low_scale * (lo2 + low_bits * bl2) + a.high_scale * (hi2 + 8.0 * sx2.z + high_bits * bh2) - a.low_min * sx2.x - a.high_min * sx2.y;
-      *acc3 += a.low_scale * (lo3 + low_bits * bl3) + a.high_scale * (hi3 + 8.0 * sx3.z + high_bits * bh3) - a.low_min * sx3.x - a.high_min * sx3.y;
+      *acc1 += low_scale * lo1 + a.high_scale * (hi1 + high_top * sx1.z) - a.low_min * sx1.x - a.high_min * sx1.y;
+      *acc2 += low_scale * lo2 + a.high_scale * (hi2 + high_top * sx2.z) - a.low_min * sx2.x - a.high_min * sx2.y;
+      *acc3 += low_scale * lo3 + a.high_scale * (hi3 + high_top * sx3.z) - a.low_min * sx3.x - a.high_min * sx3.y;
     }
-    low_mask = low_mask * 4u;
-    low_bits = 0.25 * low_bits;
   }
 }
