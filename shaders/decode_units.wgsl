@@ -96,3 +96,24 @@ struct RowBits {
 fn row_bits(h0: u32, h1: u32, h2: u32, h3: u32, mask: vec4<u32>) -> RowBits {
   return RowBits(placed_fields(h0, mask), placed_fields(h1, mask), placed_fields(h2, mask), placed_fields(h3, mask));
 }
+
+// Codes whose bits lie in two words (a 5th or 6th bit apart from its nibble, Q3_K's high bit apart from its 2 bits),
+// joined: the fields `amask` of word a times `amul` or'ed with the fields `bmask` of word b times `bmul` (a multiply
+// by a power of two moves a field up; each masked first, so nothing else moves), xor `flip`. A body chooses the
+// multipliers that put each code's parts next to each other, so one mask and one conversion give the whole code in
+// its place (row_joined): the 5-bit bodies (shaders/matmul_q5.wgsl, matmul_q5_k.wgsl), Q6_K's and Q3_K's.
+fn join_fields(a: u32, amask: u32, amul: u32, b: u32, bmask: u32, bmul: u32, flip: u32) -> u32 {
+  return (((a & amask) * amul) | ((b & bmask) * bmul)) ^ flip;
+}
+
+// Four rows' joined words (a_r with b_r), their fields `fields` each in its place.
+fn row_joined(a0: u32, a1: u32, a2: u32, a3: u32, amask: u32, amul: u32, b0: u32, b1: u32, b2: u32, b3: u32, bmask: u32,
+    bmul: u32, flip: u32, fields: vec4<u32>) -> RowBits {
+  return row_bits(join_fields(a0, amask, amul, b0, bmask, bmul, flip), join_fields(a1, amask, amul, b1, bmask, bmul, flip),
+    join_fields(a2, amask, amul, b2, bmask, bmul, flip), join_fields(a3, amask, amul, b3, bmask, bmul, flip), fields);
+}
+
+// The 5-bit codes of each byte, a nibble with its fifth bit above it: bits 0-4 (low nibbles), bits 4-8 of bytes 0-2
+// and byte 3's nibble alone (high nibbles: byte 3's fifth bit would be bit 32, so the bodies take it apart).
+const FIVE_BITS: vec4<u32> = vec4<u32>(0x1Fu, 0x1F00u, 0x1F0000u, 0x1F000000u);
+const FIVE_BITS_HIGH: vec4<u32> = vec4<u32>(0x1F0u, 0x1F000u, 0x1F00000u, 0xF0000000u);

@@ -19,7 +19,7 @@
 // to bit j + 2. Q2_K's words go through as they are.
 fn k2_join(a: u32, h: u32, qmask: u32, qmul: u32, hmask: u32, hmul: u32) -> u32 {
   if (K2_HIGH_BITS) {
-    return ((a & qmask) * qmul) | ((h & hmask) * hmul);
+    return join_fields(a, qmask, qmul, h, hmask, hmul, 0u);
   }
   return a;
 }

@@ -1,16 +1,73 @@
 // matmul_q5: the tuned block body of the two 5-bit formats, Q5_0 and Q5_1 (the qh word read once a block and row,
 // each qs word once for its low and high nibbles, the block's scale and offset applied once per block). The kernel is
 // the block decoder shaders/decode_q5_0.wgsl or decode_q5_1.wgsl (layout, BLOCK_WORDS, code_affine; after
-// shaders/decode_units.wgsl: row_nibbles, PLACES), this file, the K_SPLIT reduction and the shared skeleton
+// shaders/decode_units.wgsl: row_joined, PLACES), this file, the K_SPLIT reduction and the shared skeleton
 // shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header for the bindings, overrides and dispatch.
 // llama.cpp falls back to Q5_0 (Q4_K_M) and Q5_1 (Q5_K_M) where a row is not whole 256-weight blocks (Qwen2.5-0.5B's
 // 896 columns), so most of such a file.
-// The codes stay in their places: the nibbles as row_nibbles gives them (the top one less 8), and the fifth bits
-// each masked where it lies in qh (bit 4j + i for weight 4j + i of the low half, 16 + 4j + i for the high half, read
-// from qh >> 16: one shift a block and row, so no field sits at the sign bit); the activations are scaled by the
-// places once for the 4 rows, the fifth bits' with the 16 of code = nibble + 16·bit in them; the top nibble's 8 and
-// the block's offset come through Σx. No pack built-ins and no shifts in the loop: on CPU adapters (SwiftShader's
-// Subzero JIT) a WGSL shift runs lane by lane (bench/README.md, "Shifts").
+// The codes stay in their places: each nibble and its fifth bit are joined in one word (row_joined: the fifth bits,
+// which the upload moved into the byte of their nibble's word (word 1, 'qh by byte'), moved up by a multiply to just
+// above the nibble), so a mask and an i32 -> f32 conversion give each byte's whole 5-bit code times its place, and
+// the activations are scaled by the places once for the 4 rows. A high nibble's fifth bit goes to bit 8 of its
+// byte (the next byte's low nibble, masked away), which byte 3 does not have: its fifth bit is taken alone (e). The
+// top nibble (bit 31) comes less 8 and word 5's byte-3 fifth bit (bit 31) less 1 (their bits flipped); the 8, the 16
+// and the block's offset come through Σx. No pack built-ins and no shifts but of uniform values: on CPU adapters
+// (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane, a mask, a multiply or a conversion is one SIMD op
+// (bench/README.md, "Shifts").
+
+// Σ placed·x' of one word's codes for one token (4 rows in the components): the low codes against v (its 4
+// activations) by their places, the high ones against u, byte 3's high fifth bits e against u.w·e_place, and e_top·u.w.
+fn q5_sum(lo: RowBits, hi: RowBits, e: vec4<f32>, e_place: f32, e_top: f32, v: vec4<f32>, u: vec4<f32>) -> vec4<f32> {
+  return dot4(lo.b0, lo.b1, lo.b2, lo.b3, v * PLACES) + dot4(hi.b0, hi.b1, hi.b2, hi.b3, u * HIGH_PLACES)
+    + e * (e_place * u.w) + e_top * u.w;
+}
+
+// Word i = 2 + j of four rows' blocks (bytes 4j .. 4j + 3): low nibbles are weights 4j.., fifth bits at bit j of each
+// byte of qh (lo_bits, moved up to bit 4 by mul = 2^(4 - j)); high nibbles 16 + 4j.., fifth bits at bit 4 + j
+// (hi_bits, to bit 8). Byte 3's high fifth bit, bit 28 + j (e_bit), comes alone against u.w·16·2^-(28 + j)
+// (e_place); word 5's is bit 31: flipped (e_flip), less 1, the 16 back through u.w (e_top). Adds Σ placed·x' to
+// *s_t, Σ x but the top nibble's to *t_t and the top nibble's x to *top_t.
+fn q5_word(i: u32, lo_bits: u32, hi_bits: u32, mul: u32, e_bit: u32, e_flip: u32, e_place: f32, e_top: f32,
+    o0: u32, o1: u32, o2: u32, o3: u32, q0: u32, q1: u32, q2: u32, q3: u32, qh: vec4<u32>, xb: u32,
+    x0: u32, x1: u32, x2: u32, x3: u32, s0: ptr<function, vec4<f32>>, s1: ptr<function, vec4<f32>>,
+    s2: ptr<function, vec4<f32>>, s3: ptr<function, vec4<f32>>, t0: ptr<function, vec4<f32>>,
+    t1: ptr<function, vec4<f32>>, t2: ptr<function, vec4<f32>>, t3: ptr<function, vec4<f32>>,
+    top0: ptr<function, f32>, top1: ptr<function, f32>, top2: ptr<function, f32>, top3: ptr<function, f32>) {
+  let a0 = w[o0 + i];
+  let a1 = w[o1 + i];
+  let a2 = w[o2 + i];
+  let a3 = w[o3 + i];
+  let lo = row_joined(a0, a1, a2, a3, 0x0F0F0F0Fu, 1u, q0, q1, q2, q3, lo_bits, mul, 0u, FIVE_BITS);
+  let hi = row_joined(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, q0, q1, q2, q3, hi_bits, mul, TOP, FIVE_BITS_HIGH);
+  let e = vec4<f32>(bitcast<vec4<i32>>((qh ^ vec4<u32>(e_flip)) & vec4<u32>(e_bit)));
+  let xi = xb + i - 2u;
+  let v0 = x[x0 + xi];
+  let u0 = x[x0 + xi + 4u];
+  *s0 += q5_sum(lo, hi, e, e_place, e_top, v0, u0);
+  *t0 += v0 + vec4<f32>(u0.xyz, 0.0);
+  *top0 += u0.w;
+  if (TILE_M > 1u) {
+    let v1 = x[x1 + xi];
+    let u1 = x[x1 + xi + 4u];
+    *s1 += q5_sum(lo, hi, e, e_place, e_top, v1, u1);
+    *t1 += v1 + vec4<f32>(u1.xyz, 0.0);
+    *top1 += u1.w;
+  }
+  if (TILE_M > 2u) {
+    let v2 = x[x2 + xi];
+    let u2 = x[x2 + xi + 4u];
+    *s2 += q5_sum(lo, hi, e, e_place, e_top, v2, u2);
+    *t2 += v2 + vec4<f32>(u2.xyz, 0.0);
+    *top2 += u2.w;
+  }
+  if (TILE_M > 3u) {
+    let v3 = x[x3 + xi];
+    let u3 = x[x3 + xi + 4u];
+    *s3 += q5_sum(lo, hi, e, e_place, e_top, v3, u3);
+    *t3 += v3 + vec4<f32>(u3.xyz, 0.0);
+    *top3 += u3.w;
+  }
+}
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -24,15 +81,12 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   let a3 = code_affine(o3);
   let d = vec4<f32>(a0.x, a1.x, a2.x, a3.x);
   let offset = vec4<f32>(a0.y, a1.y, a2.y, a3.y);
-  // The fifth bits of each row: the low half's (weights 0..15) in qh's bits 0..15, the high half's moved there.
-  let qa0 = w[o0 + 1u];
-  let qa1 = w[o1 + 1u];
-  let qa2 = w[o2 + 1u];
-  let qa3 = w[o3 + 1u];
-  let qb0 = qa0 >> 16u;
-  let qb1 = qa1 >> 16u;
-  let qb2 = qa2 >> 16u;
-  let qb3 = qa3 >> 16u;
+  // The fifth bits of each row: weight 4g + i's at bit 8i + g.
+  let q0 = w[o0 + 1u];
+  let q1 = w[o1 + 1u];
+  let q2 = w[o2 + 1u];
+  let q3 = w[o3 + 1u];
+  let qh = vec4<u32>(q0, q1, q2, q3);
   // s_t: Σ placed·x' over this block for token t (rows in the components), t_t + top_t: Σ x, top_t the top nibbles'
   // x (they come less 8).
   var s0 = vec4<f32>(0.0);
@@ -47,48 +101,12 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   var top1 = 0.0;
   var top2 = 0.0;
   var top3 = 0.0;
-  // Word j's fifth bits: mask (1, 2, 4, 8)·16^j, activation places 16·2^-(4j + i).
-  var bits = vec4<u32>(1u, 2u, 4u, 8u);
-  var bit_places = vec4<f32>(16.0, 8.0, 4.0, 2.0);
-  for (var i = 2u; i < 6u; i++) {
-    // Word i holds bytes 4(i-2) .. 4(i-2)+3: low nibbles are weights 4(i-2).., high nibbles 16 + 4(i-2)..
-    let n = row_nibbles(o0 + i, o1 + i, o2 + i, o3 + i);
-    let lo = row_bits(qa0, qa1, qa2, qa3, bits);
-    let hi = row_bits(qb0, qb1, qb2, qb3, bits);
-    let xi = xb + i - 2u;
-    let v0 = x[x0 + xi];
-    let u0 = x[x0 + xi + 4u];
-    s0 += dot4(n.l0, n.l1, n.l2, n.l3, v0 * PLACES) + dot4(lo.b0, lo.b1, lo.b2, lo.b3, v0 * bit_places)
-      + dot4(n.h0, n.h1, n.h2, n.h3, u0 * HIGH_PLACES) + dot4(hi.b0, hi.b1, hi.b2, hi.b3, u0 * bit_places);
-    t0 += v0 + vec4<f32>(u0.xyz, 0.0);
-    top0 += u0.w;
-    if (TILE_M > 1u) {
-      let v1 = x[x1 + xi];
-      let u1 = x[x1 + xi + 4u];
-      s1 += dot4(n.l0, n.l1, n.l2, n.l3, v1 * PLACES) + dot4(lo.b0, lo.b1, lo.b2, lo.b3, v1 * bit_places)
-        + dot4(n.h0, n.h1, n.h2, n.h3, u1 * HIGH_PLACES) + dot4(hi.b0, hi.b1, hi.b2, hi.b3, u1 * bit_places);
-      t1 += v1 + vec4<f32>(u1.xyz, 0.0);
-      top1 += u1.w;
-    }
-    if (TILE_M > 2u) {
-      let v2 = x[x2 + xi];
-      let u2 = x[x2 + xi + 4u];
-      s2 += dot4(n.l0, n.l1, n.l2, n.l3, v2 * PLACES) + dot4(lo.b0, lo.b1, lo.b2, lo.b3, v2 * bit_places)
-        + dot4(n.h0, n.h1, n.h2, n.h3, u2 * HIGH_PLACES) + dot4(hi.b0, hi.b1, hi.b2, hi.b3, u2 * bit_places);
-      t2 += v2 + vec4<f32>(u2.xyz, 0.0);
-      top2 += u2.w;
-    }
-    if (TILE_M > 3u) {
-      let v3 = x[x3 + xi];
-      let u3 = x[x3 + xi + 4u];
-      s3 += dot4(n.l0, n.l1, n.l2, n.l3, v3 * PLACES) + dot4(lo.b0, lo.b1, lo.b2, lo.b3, v3 * bit_places)
-        + dot4(n.h0, n.h1, n.h2, n.h3, u3 * HIGH_PLACES) + dot4(hi.b0, hi.b1, hi.b2, hi.b3, u3 * bit_places);
-      t3 += v3 + vec4<f32>(u3.xyz, 0.0);
-      top3 += u3.w;
-    }
-    bits *= 16u;
-    bit_places *= 1.0 / 16.0;
-  }
+  // Words 2 .. 5 (j = 0 .. 3), each with its constants (a function per word: a shift or ldexp of a loop index, though
+  // uniform, or masks stepped through a loop cost CPU adapters 10-25% of this body).
+  q5_word(2u, 0x01010101u, 0x10101010u, 16u, 0x10000000u, 0u, 1.0 / 16777216.0, 0.0, o0, o1, o2, o3, q0, q1, q2, q3, qh, xb, x0, x1, x2, x3, &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
+  q5_word(3u, 0x02020202u, 0x20202020u, 8u, 0x20000000u, 0u, 1.0 / 33554432.0, 0.0, o0, o1, o2, o3, q0, q1, q2, q3, qh, xb, x0, x1, x2, x3, &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
+  q5_word(4u, 0x04040404u, 0x40404040u, 4u, 0x40000000u, 0u, 1.0 / 67108864.0, 0.0, o0, o1, o2, o3, q0, q1, q2, q3, qh, xb, x0, x1, x2, x3, &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
+  q5_word(5u, 0x08080808u, 0x80808080u, 2u, 0x80000000u, TOP, 1.0 / 134217728.0, 16.0, o0, o1, o2, o3, q0, q1, q2, q3, qh, xb, x0, x1, x2, x3, &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
   // Σ (d·code + offset)·x = d·(Σ placed·x' + 8·Σ top x) + offset·Σ x.
   *acc0 += d * (s0 + 8.0 * top0) + offset * ((t0.x + t0.y) + (t0.z + t0.w) + top0);
   if (TILE_M > 1u) {

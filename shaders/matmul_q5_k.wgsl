@@ -1,35 +1,20 @@
 // matmul_q5_k: the Q5_K product's tuned block body, shaders/matmul_q4_k.wgsl's with the fifth bits: scales decoded
 // once per block for the 4 rows (kquant_scales), each qs word read once for both nibbles and each qh word once for
 // both sub-blocks' bits, mins applied through Σx. The kernel is the block decoder shaders/decode_q5_k.wgsl (after
-// decode_units.wgsl and decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_rows, kquant_chunk, row_nibbles), this file, the
+// decode_units.wgsl and decode_kquant_scales.wgsl: layout, BLOCK_WORDS, kquant_rows, kquant_chunk, row_joined), this file, the
 // K_SPLIT reduction and the shared skeleton shaders/matmul.wgsl (composed in src/gpu/shaders.ts): read that header
 // for the bindings, overrides and dispatch.
 // Everything stays in its place (bench/README.md, "Shifts": on CPU adapters a WGSL shift runs lane by lane, a mask, a
 // multiply or a conversion is one SIMD op): each nibble and its fifth bit (chunk c's: bit 2c of each qh byte for the
-// low sub-block, 2c + 1 for the high one) are joined in one word by multiplies (each masked first; q5k_join), the
+// low sub-block, 2c + 1 for the high one) are joined in one word by multiplies (each masked first; row_joined), the
 // bit just above the nibble, so a mask and a conversion give each byte's whole 5-bit code times its place. The low
 // codes sit at bits 0-4 of each byte (chunk 3's bit 6 cannot move down, so its nibbles move up instead: bits 2-6,
 // their place taken out by the scale); the high codes at bits 4-8 (the next byte's low nibble, masked away), which
 // byte 3 does not have: its fifth bit is taken alone (e). The top nibble (bit 31) comes less 8, chunk 3's byte-3
 // fifth bit (bit 31) less 1 (their bits flipped); the 8 and the 16 come back through Σ x.w, the mins through Σx.
 
-// One word of a row's codes: the nibbles `nibbles` times `nib_mul` or'ed with the qh bits `bits` times `bit_mul`,
-// xor `flip`.
-fn q5k_join(qs: u32, nibbles: u32, nib_mul: u32, qh: u32, bits: u32, bit_mul: u32, flip: u32) -> u32 {
-  return (((qs & nibbles) * nib_mul) | ((qh & bits) * bit_mul)) ^ flip;
-}
-
-// Four rows' words of one qs word's low (or high) codes, in place.
-fn q5k_rows(a0: u32, a1: u32, a2: u32, a3: u32, nibbles: u32, nib_mul: u32, h0: u32, h1: u32, h2: u32, h3: u32,
-    bits: u32, bit_mul: u32, flip: u32, fields: vec4<u32>) -> RowBits {
-  return row_bits(q5k_join(a0, nibbles, nib_mul, h0, bits, bit_mul, flip), q5k_join(a1, nibbles, nib_mul, h1, bits, bit_mul, flip),
-    q5k_join(a2, nibbles, nib_mul, h2, bits, bit_mul, flip), q5k_join(a3, nibbles, nib_mul, h3, bits, bit_mul, flip), fields);
-}
-
-// The 5-bit codes of each byte: bits 0-4 (low; chunk 3: bits 2-6), bits 4-8 of bytes 0-2 and byte 3's nibble (high).
-const FIVE_BITS: vec4<u32> = vec4<u32>(0x1Fu, 0x1F00u, 0x1F0000u, 0x1F000000u);
+// Chunk 3's low codes: bits 2-6 of each byte (decode_units.wgsl has the other 5-bit fields).
 const FIVE_BITS_UP: vec4<u32> = vec4<u32>(0x7Cu, 0x7C00u, 0x7C0000u, 0x7C000000u);
-const FIVE_BITS_HIGH: vec4<u32> = vec4<u32>(0x1F0u, 0x1F000u, 0x1F00000u, 0xF0000000u);
 
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
@@ -81,8 +66,8 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
       let hq1 = w[o1 + 4u + l];
       let hq2 = w[o2 + 4u + l];
       let hq3 = w[o3 + 4u + l];
-      let cl = q5k_rows(a0, a1, a2, a3, 0x0F0F0F0Fu, nib_mul, hq0, hq1, hq2, hq3, low_bit, low_mul, 0u, low_fields);
-      let ch = q5k_rows(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, hq0, hq1, hq2, hq3, high_bit, high_mul, TOP, FIVE_BITS_HIGH);
+      let cl = row_joined(a0, a1, a2, a3, 0x0F0F0F0Fu, nib_mul, hq0, hq1, hq2, hq3, low_bit, low_mul, 0u, low_fields);
+      let ch = row_joined(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, hq0, hq1, hq2, hq3, high_bit, high_mul, TOP, FIVE_BITS_HIGH);
       let e = vec4<f32>(bitcast<vec4<i32>>((vec4<u32>(hq0, hq1, hq2, hq3) ^ e_flip) & e_mask));
       let xi = xb + 16u * c + l;
       let v0 = x[x0 + xi];

@@ -10,12 +10,8 @@
 // JIT) a WGSL shift runs lane by lane and a mask, a multiply and an i32 -> f32 conversion are one SIMD op each
 // (bench/README.md, "Shifts").
 
-// Groups 0 and 1: a ql word's low nibbles and their qh fields joined in one word by a multiply (each masked first),
-// the qh field at bits 4-5 of each byte: one 6-bit field a byte, the code in its place (SIX_BITS).
-fn q6_join(ql: u32, qh: u32, qh_mask: u32, qh_mul: u32) -> u32 {
-  return (ql & 0x0F0F0F0Fu) | ((qh & qh_mask) * qh_mul);
-}
-
+// Groups 0 and 1: a ql word's low nibbles and their qh fields joined in one word by a multiply (row_joined), the qh
+// field at bits 4-5 of each byte: one 6-bit field a byte, the code in its place (SIX_BITS).
 const SIX_BITS: vec4<u32> = vec4<u32>(0x3Fu, 0x3F00u, 0x3F0000u, 0x3F000000u);
 
 // Σ (q - 32)·v of the 4 rows for one token's 4 activations v, the codes whole in their places (groups 0 and 1).
@@ -27,9 +23,6 @@ fn joined_sum(c: RowBits, v: vec4<f32>) -> vec4<f32> {
 // up to bits 8-9 (the next byte's low nibble, masked away), so bytes 0-2 hold one 6-bit field each at bits 4-9
 // (SIX_BITS_HIGH); byte 3's qh field would land past bit 31, so it is left out of the join (the qh mask has no byte
 // 3) and taken alone (q6_top_fields). Byte 3's nibble holds bit 31: flipped, it comes less 8.
-fn q6_join_high(ql: u32, qh: u32, qh_mask: u32, qh_mul: u32) -> u32 {
-  return ((ql & 0xF0F0F0F0u) | ((qh & qh_mask) * qh_mul)) ^ TOP;
-}
 
 const SIX_BITS_HIGH: vec4<u32> = vec4<u32>(0x3F0u, 0x3F000u, 0x3F00000u, 0xF0000000u);
 
@@ -103,8 +96,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         let h2 = w[o2 + ih];
         let h3 = w[o3 + ih];
         let xi = xb + 32u * h + l4;
-        let g0 = row_bits(q6_join(a0, h0, 0x03030303u, 16u), q6_join(a1, h1, 0x03030303u, 16u),
-          q6_join(a2, h2, 0x03030303u, 16u), q6_join(a3, h3, 0x03030303u, 16u), SIX_BITS);
+        let g0 = row_joined(a0, a1, a2, a3, 0x0F0F0F0Fu, 1u, h0, h1, h2, h3, 0x03030303u, 16u, 0u, SIX_BITS);
         sum0 += s0 * joined_sum(g0, x[x0 + xi]);
         if (TILE_M > 1u) {
           sum1 += s0 * joined_sum(g0, x[x1 + xi]);
@@ -115,8 +107,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         if (TILE_M > 3u) {
           sum3 += s0 * joined_sum(g0, x[x3 + xi]);
         }
-        let g1 = row_bits(q6_join(b0, h0, 0x0C0C0C0Cu, 4u), q6_join(b1, h1, 0x0C0C0C0Cu, 4u),
-          q6_join(b2, h2, 0x0C0C0C0Cu, 4u), q6_join(b3, h3, 0x0C0C0C0Cu, 4u), SIX_BITS);
+        let g1 = row_joined(b0, b1, b2, b3, 0x0F0F0F0Fu, 1u, h0, h1, h2, h3, 0x0C0C0C0Cu, 4u, 0u, SIX_BITS);
         sum0 += s1 * joined_sum(g1, x[x0 + xi + 8u]);
         if (TILE_M > 1u) {
           sum1 += s1 * joined_sum(g1, x[x1 + xi + 8u]);
@@ -127,8 +118,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         if (TILE_M > 3u) {
           sum3 += s1 * joined_sum(g1, x[x3 + xi + 8u]);
         }
-        let g2 = row_bits(q6_join_high(a0, h0, 0x00303030u, 16u), q6_join_high(a1, h1, 0x00303030u, 16u),
-          q6_join_high(a2, h2, 0x00303030u, 16u), q6_join_high(a3, h3, 0x00303030u, 16u), SIX_BITS_HIGH);
+        let g2 = row_joined(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, h0, h1, h2, h3, 0x00303030u, 16u, TOP, SIX_BITS_HIGH);
         let e2 = q6_top_fields(h0, h1, h2, h3, 0x30000000u, 0u);
         sum0 += s2 * joined_high_sum(g2, e2, x[x0 + xi + 16u], 1.0 / 16777216.0, 8.0);
         if (TILE_M > 1u) {
@@ -140,8 +130,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         if (TILE_M > 3u) {
           sum3 += s2 * joined_high_sum(g2, e2, x[x3 + xi + 16u], 1.0 / 16777216.0, 8.0);
         }
-        let g3 = row_bits(q6_join_high(b0, h0, 0x00C0C0C0u, 4u), q6_join_high(b1, h1, 0x00C0C0C0u, 4u),
-          q6_join_high(b2, h2, 0x00C0C0C0u, 4u), q6_join_high(b3, h3, 0x00C0C0C0u, 4u), SIX_BITS_HIGH);
+        let g3 = row_joined(b0, b1, b2, b3, 0xF0F0F0F0u, 1u, h0, h1, h2, h3, 0x00C0C0C0u, 4u, TOP, SIX_BITS_HIGH);
         let e3 = q6_top_fields(h0, h1, h2, h3, 0xC0000000u, TOP);
         sum0 += s3 * joined_high_sum(g3, e3, x[x0 + xi + 24u], 1.0 / 67108864.0, 40.0);
         if (TILE_M > 1u) {

@@ -29,14 +29,29 @@
 // places: Q8_0, Q4_0/Q4_1 (matmul_q4, the decoders' code_affine), Q5_0/Q5_1 (matmul_q5), Q2_K/Q3_K (matmul_q2_q3_k, the
 // decoders' K2_* and k2_*), Q4_K, Q5_K, Q6_K, IQ4_NL/IQ4_XS (matmul_iq4, the decoders' IQ4_QS_WORD)).
 
-/** How a file block's bytes move into the GPU block: [from, length, to] copies; the rest of the GPU block is zero. */
 /**
  * How a file block's fields move into the GPU block: bytes [from, from + length) go to `to`, or, with 'f16 to f32',
  * the f16 at `from` (length 2) is written as the f32 of the same value at `to` (4 bytes). A 32-weight block's scale
  * is widened so: the products read it once per block and row, and on CPU adapters a word's bitcast costs nothing
- * where unpack2x16float costs several SIMD ops (bench/README.md, "Shifts").
+ * where unpack2x16float costs several SIMD ops (bench/README.md, "Shifts"). With 'qh by byte', the u32 of fifth
+ * bits at `from` (length 4; bit j: weight j's) is written with its bits transposed (bit 4g + i to bit 8i + g): byte i
+ * holds the fifth bits of weights i, 4 + i, .., 28 + i, each in the byte of the qs word that holds its nibble, so a
+ * multiply moves it next to the nibble (shaders/matmul_q5.wgsl; Q5_K's file layout is already so).
  */
-export type BlockRepack = readonly (readonly [from: number, length: number, to: number, convert?: 'f16 to f32'])[];
+export type BlockRepack = readonly (readonly [from: number, length: number, to: number, convert?: 'f16 to f32' | 'qh by byte'])[];
+
+/** The 'qh by byte' transposition of a Q5_0/Q5_1 block's fifth bits (bit 4g + i to bit 8i + g), and its inverse. */
+export function qhByByte(qh: number): number {
+  let out = 0;
+  for (let j = 0; j < 32; j++) if ((qh >>> j) & 1) out |= 1 << (8 * (j & 3) + (j >> 2));
+  return out >>> 0;
+}
+
+export function qhFromByByte(bits: number): number {
+  let out = 0;
+  for (let j = 0; j < 32; j++) if ((bits >>> (8 * (j & 3) + (j >> 2))) & 1) out |= 1 << j;
+  return out >>> 0;
+}
 
 export interface WeightFormat {
   /** The format's name as GGUF/ggml spells it (upper case). */
@@ -87,12 +102,12 @@ export const WEIGHT_FORMATS = [
     decoder: 'decode_q4_1', product: 'matmul_q4', gpuLayout: '5 words: f16 d | f16 m << 16 (word 0), qs[16] (words 1..4); w[j] = d*lo(qs[j]) + m, w[j+16] = d*hi(qs[j]) + m',
   },
   {
-    name: 'Q5_0', ggmlType: 6, blockElements: 32, fileBlockBytes: 22, gpuBlockBytes: 24, gpuFormat: 'Q5_0', repack: [[0, 2, 0, 'f16 to f32'], [2, 20, 4]], halfFields: [0],
-    decoder: 'decode_q5_0', product: 'matmul_q5', gpuLayout: '6 words: f32 d (word 0, the file\'s f16 widened), qh (word 1: bit j = 5th bit of weight j), qs[16] (words 2..5); w = d*(q - 16)',
+    name: 'Q5_0', ggmlType: 6, blockElements: 32, fileBlockBytes: 22, gpuBlockBytes: 24, gpuFormat: 'Q5_0', repack: [[0, 2, 0, 'f16 to f32'], [2, 4, 4, 'qh by byte'], [6, 16, 8]], halfFields: [0],
+    decoder: 'decode_q5_0', product: 'matmul_q5', gpuLayout: '6 words: f32 d (word 0, the file\'s f16 widened), qh by byte (word 1: bit 8i + g = 5th bit of weight 4g + i), qs[16] (words 2..5); w = d*(q - 16)',
   },
   {
-    name: 'Q5_1', ggmlType: 7, blockElements: 32, fileBlockBytes: 24, gpuBlockBytes: 24, gpuFormat: 'Q5_1', repack: [], halfFields: [0, 2],
-    decoder: 'decode_q5_1', product: 'matmul_q5', gpuLayout: '6 words: f16 d | f16 m << 16 (word 0), qh (word 1), qs[16] (words 2..5); w = d*q + m',
+    name: 'Q5_1', ggmlType: 7, blockElements: 32, fileBlockBytes: 24, gpuBlockBytes: 24, gpuFormat: 'Q5_1', repack: [[0, 4, 0], [4, 4, 4, 'qh by byte'], [8, 16, 8]], halfFields: [0, 2],
+    decoder: 'decode_q5_1', product: 'matmul_q5', gpuLayout: '6 words: f16 d | f16 m << 16 (word 0), qh by byte (word 1, as Q5_0\'s), qs[16] (words 2..5); w = d*q + m',
   },
   {
     name: 'Q2_K', ggmlType: 10, blockElements: 256, fileBlockBytes: 84, gpuBlockBytes: 84, gpuFormat: 'Q2_K', repack: [], halfFields: [80, 82],

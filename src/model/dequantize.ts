@@ -3,7 +3,7 @@
 // reference of every format: what the WGSL decoders must compute, and what tests compare GPU read-backs and
 // llama.cpp against. One reference per format, on the file layout; the GPU layout is mapped back to it.
 
-import { IQ4_VALUES, MXFP4_VALUES, WEIGHT_FORMAT } from '../common/weight-formats.ts';
+import { IQ4_VALUES, MXFP4_VALUES, WEIGHT_FORMAT, qhByByte, qhFromByByte } from '../common/weight-formats.ts';
 import {
   TENSOR_TYPE_LAYOUTS,
   floatToHalf,
@@ -44,7 +44,8 @@ export function toGpuLayout(type: TensorType, bytes: Uint8Array, gpuType: Tensor
   for (let b = 0; b < blocks; b++) {
     for (const [from, length, to, convert] of format.repack) {
       const at = b * fb + from;
-      if (convert) view.setFloat32(b * gb + to, halfToFloat(bytes[at] | (bytes[at + 1] << 8)), true);
+      if (convert === 'f16 to f32') view.setFloat32(b * gb + to, halfToFloat(bytes[at] | (bytes[at + 1] << 8)), true);
+      else if (convert === 'qh by byte') view.setUint32(b * gb + to, qhByByte(bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)), true);
       else out.set(bytes.subarray(at, at + length), b * gb + to);
     }
   }
@@ -77,11 +78,14 @@ function fromGpuLayout(type: TensorType, bytes: Uint8Array): Uint8Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let b = 0; b < blocks; b++) {
     for (const [from, length, to, convert] of format.repack) {
-      if (convert) {
+      if (convert === 'f16 to f32') {
         // Exact: the f32 was widened from an f16.
         const half = floatToHalf(view.getFloat32(b * gb + to, true));
         out[b * fb + from] = half & 0xff;
         out[b * fb + from + 1] = half >> 8;
+      } else if (convert === 'qh by byte') {
+        const qh = qhFromByByte(view.getUint32(b * gb + to, true));
+        for (let i = 0; i < 4; i++) out[b * fb + from + i] = (qh >>> (8 * i)) & 0xff;
       } else out.set(bytes.subarray(b * gb + to, b * gb + to + length), b * fb + from);
     }
   }

@@ -3,7 +3,7 @@
 // for bit; the GPU layout round trip; and a hand-built block per format with values worked out by hand from the
 // block layout, so that a nibble, a high bit or a scale read from the wrong place fails here.
 import { describe, expect, test } from 'vitest';
-import { IQ4_VALUES, WEIGHT_FORMAT, WEIGHT_FORMATS, type WeightFormatName } from '../../../src/common/weight-formats.ts';
+import { IQ4_VALUES, WEIGHT_FORMAT, WEIGHT_FORMATS, qhByByte, qhFromByByte, type WeightFormatName } from '../../../src/common/weight-formats.ts';
 import { dequantizeGguf, dequantizeGpuLayout, toGpuLayout } from '../../../src/model/dequantize.ts';
 import { floatToHalf, tensorTypeFromGgml } from '../../../src/model/tensor-types.ts';
 import { randomFileBlocks } from '../../gpu/weight-format-blocks.ts';
@@ -105,6 +105,29 @@ describe.each(HAND_BUILT)('$name hand-built block', ({ name, bytes, expected }) 
       expect(gpu[index], `${name} weight ${index} (GPU layout)`).toBe(value);
       expect(ggml[index], `${name} weight ${index} (ggml)`).toBe(value);
     }
+  });
+});
+
+describe("Q5_0/Q5_1 fifth bits by byte (the GPU layout's word 1)", () => {
+  test('weight 4g + i\'s bit goes to byte i, bit g: in the byte of the qs word that holds its nibble', () => {
+    for (let weight = 0; weight < 32; weight++) {
+      const g = weight >> 2;
+      const i = weight & 3;
+      expect(qhByByte(2 ** weight), `weight ${weight}`).toBe(2 ** (8 * i + g));
+      expect(qhFromByByte(2 ** (8 * i + g)), `weight ${weight}`).toBe(2 ** weight);
+    }
+  });
+  test('the moves are inverse on random words, and toGpuLayout writes them', () => {
+    const random = seededRandom(5);
+    for (let n = 0; n < 200; n++) {
+      const qh = Math.floor(random() * 2 ** 32) >>> 0;
+      expect(qhFromByByte(qhByByte(qh))).toBe(qh);
+    }
+    // A Q5_1 block with qh = bit 5 (weight 5 = 4·1 + 1): GPU word 1 has bit 8·1 + 1.
+    const block = new Uint8Array(24);
+    block[4] = 1 << 5;
+    const gpu = new DataView(toGpuLayout('Q5_1', block).buffer);
+    expect(gpu.getUint32(4, true)).toBe(1 << 9);
   });
 });
 
