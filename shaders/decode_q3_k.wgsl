@@ -33,11 +33,16 @@ fn k2_d(o: u32) -> vec2<f32> {
 // nibble of byte 3, m >= 2; bits 6-7 of byte 3, m = 3) come less their top value and get it back as a constant.
 fn k2_scales(o: u32, m: u32, dm: vec2<f32>) -> vec4<f32> {
   let word = w[o + 24u + (m & 1u)];
+  let upper = m >= 2u;
   let low = select(placed_low_nibbles(word) * PLACES,
-    placed_high_nibbles(word) * (PLACES / 16.0) + vec4<f32>(0.0, 0.0, 0.0, 8.0), m >= 2u);
+    placed_high_nibbles(word) * (PLACES / 16.0) + vec4<f32>(0.0, 0.0, 0.0, 8.0), upper);
   let last = m == 3u;
-  let top = placed_fields(w[o + 26u] ^ select(0u, TOP, last), BITS_01 << vec4<u32>(2u * m))
-    * (PLACES * (16.0 / f32(1u << (2u * m)))) + select(vec4<f32>(0.0), vec4<f32>(0.0, 0.0, 0.0, 32.0), last);
+  // 4^m and 16 / 4^m by selects (a shift by m, though uniform, runs lane by lane on CPU adapters).
+  let odd = (m & 1u) == 1u;
+  let place = select(select(1u, 4u, odd), select(16u, 64u, odd), upper);
+  let scale = select(select(16.0, 4.0, odd), select(1.0, 0.25, odd), upper);
+  let top = placed_fields(w[o + 26u] ^ select(0u, TOP, last), BITS_01 * place) * (scale * PLACES)
+    + select(vec4<f32>(0.0), vec4<f32>(0.0, 0.0, 0.0, 32.0), last);
   return dm.x * (low + top - 32.0);
 }
 
