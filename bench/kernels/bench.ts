@@ -152,10 +152,11 @@ async function run(): Promise<unknown> {
     for (const [kernel, rowsIn, cols, tokens] of [[`matvec_${type.toLowerCase()}`, n, k, 1], [`matmul_${type.toLowerCase()}`, mn, mk, m]] as const) {
       if (!wanted(kernel)) continue;
       const bytes = (rowsIn * cols / WEIGHT_FORMAT[type].blockElements) * WEIGHT_FORMAT[type].gpuBlockBytes;
-      const weights = createStorageBuffer(gpu.device, randomWeights(random, type, rowsIn, cols));
+      const gatedRun = params.get('gated') === '1';
+      const weights = createStorageBuffer(gpu.device, randomWeights(random, type, gatedRun ? 2 * rowsIn : rowsIn, cols));
       const x = createStorageBuffer(gpu.device, randomF32(random, tokens * cols));
       const y = createEmptyStorageBuffer(gpu.device, tokens * rowsIn * 4);
-      const call = { type, weights, x, y, m: tokens, n: rowsIn, k: cols };
+      const call = { type, weights, x, y, m: tokens, n: rowsIn, k: cols, ...(gatedRun ? { gated: true } : {}) };
       await products.compile(products.productOps(call));
       const t = await time(gpu, timer, kernel, (b) => products.product(b, call));
       const gbPerSecond = bytes / t.seconds / 1e9;

@@ -3,7 +3,8 @@
 // project's WebGPU flags. By default it adds --enable-dawn-features=allow_unsafe_apis,disable_robustness
 // (benchmarks only, never in the product); --robust leaves them off.
 // Options: --robust, --repeats N, --n N --k K (matvec and roofline size), --m M --mn N --mk K (matmul),
-// --shapes '<KernelShapes JSON>' (override per-adapter kernel shapes), --only matvec,matmul_f32 (kernel name prefixes).
+// --shapes '<KernelShapes JSON>' (override per-adapter kernel shapes), --only matvec,matmul_f32 (kernel name prefixes),
+// --gated 1 (the products as the fused gate/up product: two matrices of n rows, SwiGLU).
 import { createServer } from 'vite';
 import { chromium } from 'playwright-core';
 import { chromiumArgs } from '../../tools/chromium-flags.mjs';
@@ -13,7 +14,7 @@ import { option } from '../support/node-dawn.mjs';
 const argv = process.argv.slice(2);
 const robust = argv.includes('--robust');
 const query = new URLSearchParams();
-for (const name of ['repeats', 'n', 'k', 'm', 'mn', 'mk', 'shapes', 'only']) {
+for (const name of ['repeats', 'n', 'k', 'm', 'mn', 'mk', 'shapes', 'only', 'gated']) {
   const value = option(argv, name, undefined);
   if (value !== undefined) query.set(name, value);
 }
