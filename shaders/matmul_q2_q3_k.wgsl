@@ -9,19 +9,20 @@
 // its high bit at bit 4n + j of hmask byte 16h + l: so one qs word (and one hmask word) of a row holds four weights
 // of each of the four planes j, whose activations are 8 vec4s apart. Every field stays in its place (bench/README.md,
 // "Shifts": on CPU adapters a WGSL shift runs lane by lane): plane j's codes come times 4^j·PLACES' inverse, which
-// the sub-block's scale takes out (4^-j); the high bits' places are taken out by their activations' factor
-// 2^(2 + j - 4n) (the 4 of code = low + 4·high); the fields holding bit 31 (plane 3's byte 3, and Q3_K's high bit 7)
-// come less their top value (their bit flipped first) and get it back through x.w (k2_sum's `top`).
+// the sub-block's scale takes out (4^-j); Q3_K's high bits are joined to the codes of planes 0-2 (k2_plane), and
+// plane 3's places are taken out by their activations' factor 2^(5 - 4n) (the 4 of code = low + 4·high); the fields holding bit 31 (plane 3's byte 3, and Q3_K's high bit 7)
+// come less their top value (their bit flipped first) and get it back through x.w (k2_top_sum's `top`).
 
 // Planes 0 .. 2 of Q3_K: the low field and its high bit joined in one word by multiplies (each masked first), the
 // high bit 2 above the low field's bits, so that one field a byte is the code low + 4·high in its place: in the
 // lower half (n = 0) the high bit (bit j) moves up to bit 2j + 2, in the upper half (bit 4 + j) the low field moves up
-// to bit j + 2. Q2_K's words go through as they are.
-fn k2_join(a: u32, h: u32, qmask: u32, qmul: u32, hmask: u32, hmul: u32) -> u32 {
+// to bit j + 2 (row_joined). Q2_K's fields are taken alone (row_bits).
+fn k2_plane(a0: u32, a1: u32, a2: u32, a3: u32, h0: u32, h1: u32, h2: u32, h3: u32, qmask: u32, qmul: u32, hmask: u32,
+    hmul: u32, fields: vec4<u32>) -> RowBits {
   if (K2_HIGH_BITS) {
-    return join_fields(a, qmask, qmul, h, hmask, hmul, 0u);
+    return row_joined(a0, a1, a2, a3, qmask, qmul, h0, h1, h2, h3, hmask, hmul, 0u, fields);
   }
-  return a;
+  return row_bits(a0, a1, a2, a3, fields);
 }
 
 // scale·Σ code·v + offset·Σ v of one plane's group for the 4 rows (components) and one token's 4 activations v, the
@@ -88,7 +89,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     let fb2 = k2_offsets(o2, 2u * n + 1u, dm2, sb2);
     let fb3 = k2_offsets(o3, 2u * n + 1u, dm3, sb3);
     // Planes 0 .. 2: the fields (FIELDS3 where Q3_K's high bits are joined in) and their places (p_j: the scales
-    // take out 2^-place), the joins' multipliers (k2_join) and the high bits' masks (bit 4n + j of each hmask byte).
+    // take out 2^-place), the joins' multipliers (k2_plane) and the high bits' masks (bit 4n + j of each hmask byte).
     let upper = n == 1u;
     let joined = K2_HIGH_BITS && upper;
     let field0 = select(select(BITS_01, FIELDS3_0, K2_HIGH_BITS), FIELDS3_2, joined);
@@ -140,8 +141,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
           h3 = w[o3 + ih];
         }
         let xi = xb + 32u * n + 4u * h + q;
-        let g0 = row_bits(k2_join(a0, h0, 0x03030303u, qmul0, hm, hmul0), k2_join(a1, h1, 0x03030303u, qmul0, hm, hmul0),
-          k2_join(a2, h2, 0x03030303u, qmul0, hm, hmul0), k2_join(a3, h3, 0x03030303u, qmul0, hm, hmul0), field0);
+        let g0 = k2_plane(a0, a1, a2, a3, h0, h1, h2, h3, 0x03030303u, qmul0, hm, hmul0, field0);
         sum0 += k2_sum(g0, x[x0 + xi], s0, f0);
         if (TILE_M > 1u) {
           sum1 += k2_sum(g0, x[x1 + xi], s0, f0);
@@ -152,8 +152,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         if (TILE_M > 3u) {
           sum3 += k2_sum(g0, x[x3 + xi], s0, f0);
         }
-        let g1 = row_bits(k2_join(a0, h0, 0x0C0C0C0Cu, qmul1, hm * 2u, hmul1), k2_join(a1, h1, 0x0C0C0C0Cu, qmul1, hm * 2u, hmul1),
-          k2_join(a2, h2, 0x0C0C0C0Cu, qmul1, hm * 2u, hmul1), k2_join(a3, h3, 0x0C0C0C0Cu, qmul1, hm * 2u, hmul1), field1);
+        let g1 = k2_plane(a0, a1, a2, a3, h0, h1, h2, h3, 0x0C0C0C0Cu, qmul1, hm * 2u, hmul1, field1);
         sum0 += k2_sum(g1, x[x0 + xi + 8u], s1, f1);
         if (TILE_M > 1u) {
           sum1 += k2_sum(g1, x[x1 + xi + 8u], s1, f1);
@@ -164,8 +163,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         if (TILE_M > 3u) {
           sum3 += k2_sum(g1, x[x3 + xi + 8u], s1, f1);
         }
-        let g2 = row_bits(k2_join(a0, h0, 0x30303030u, 1u, hm * 4u, hmul2), k2_join(a1, h1, 0x30303030u, 1u, hm * 4u, hmul2),
-          k2_join(a2, h2, 0x30303030u, 1u, hm * 4u, hmul2), k2_join(a3, h3, 0x30303030u, 1u, hm * 4u, hmul2), field2);
+        let g2 = k2_plane(a0, a1, a2, a3, h0, h1, h2, h3, 0x30303030u, 1u, hm * 4u, hmul2, field2);
         sum0 += k2_sum(g2, x[x0 + xi + 16u], s2, f2);
         if (TILE_M > 1u) {
           sum1 += k2_sum(g2, x[x1 + xi + 16u], s2, f2);

@@ -21,13 +21,14 @@
 //   const UNIT_SCALE, UNIT_BIAS: f32, fn group_units(o, g) -> vec4<f32>   the same codes as the body reads them,
 //                                      code = UNIT_SCALE * unit - UNIT_BIAS (most: the codes over 255 from one
 //                                      unpack4x8unorm a word, the fast form on CPU adapters; else the codes, 1, 0).
-// Every decoder comes after shaders/decode_units.wgsl (dot4; placed_fields,
-// placed_codes, row_nibbles, PLACES: codes left in their places for the tuned bodies). The embedding lookup composes
+// Every decoder comes after shaders/decode_units.wgsl (dot4; placed_fields, placed_codes, row_nibbles, row_fields,
+// row_joined, PLACES: codes left in their places for the tuned bodies). The embedding lookup composes
 // the decoder alone; the products compose it with a block body: 'plain' (F32/F16: shaders/matmul_plain_block.wgsl, 4
 // weights a block), 'affine' (shaders/matmul_affine_block.wgsl: per sub-block Σ code·x and Σ x, scaled once:
 // MXFP4), or a tuned body (shaders/matmul_<name>.wgsl, built on the decoder's helpers, codes left in their
-// places: Q8_0, Q4_0/Q4_1 (matmul_q4, the decoders' code_affine), Q5_0/Q5_1 (matmul_q5), Q2_K/Q3_K (matmul_q2_q3_k, the
-// decoders' K2_* and k2_*), Q4_K, Q5_K, Q6_K, IQ4_NL/IQ4_XS (matmul_iq4, the decoders' IQ4_QS_WORD)).
+// places: Q8_0, Q4_0/Q4_1 (matmul_q4, the decoders' code_affine), Q5_0/Q5_1 (matmul_q5, code_affine), Q2_K/Q3_K
+// (matmul_q2_q3_k, the decoders' K2_* and k2_*), Q4_K, Q5_K, Q6_K, IQ4_NL/IQ4_XS (matmul_iq4, the decoders'
+// IQ4_QS_WORD)).
 
 /**
  * How a file block's fields move into the GPU block: bytes [from, from + length) go to `to`, or, with 'f16 to f32',
