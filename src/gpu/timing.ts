@@ -18,7 +18,7 @@ export class GpuTimer implements PassTimestampSource {
   private resolvedCount = 0;
 
   constructor(
-    private readonly device: GPUDevice,
+    device: GPUDevice,
     /** How many passes can be timed between two `read`s. */
     readonly capacity = 64,
   ) {

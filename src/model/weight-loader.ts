@@ -222,7 +222,7 @@ class TensorWriter {
     private readonly layout: RowLayout,
     private readonly parts: readonly GpuTensorPart[],
     private readonly member: number,
-    private readonly rowBase = 0,
+    rowBase = 0,
   ) {
     if (rowBase % layout.rowGroup !== 0) throw new Error(`Tensor "${source.name}": its rows would start inside a row pair of its group (F16 rows of odd length)`);
     this.rowsDone = rowBase;

@@ -35,7 +35,7 @@ export class JsonCallsParser extends BufferedCallParser {
 
   constructor(
     private readonly syntax: ToolCallSyntax,
-    private readonly options: JsonCallsParserOptions,
+    options: JsonCallsParserOptions,
   ) {
     super();
     this.state = syntax.bareAtStart && options.toolCalls ? 'start' : 'text';

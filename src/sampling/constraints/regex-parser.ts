@@ -44,7 +44,7 @@ class RegexParser {
   private readonly chars: string[];
 
   constructor(
-    private readonly source: string,
+    source: string,
     private readonly flags: RegexFlags,
     private readonly base: number,
   ) {
