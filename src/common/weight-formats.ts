@@ -43,10 +43,16 @@ export type BlockRepack = readonly (readonly [from: number, length: number, to: 
 
 /** The 'qh by byte' transposition of a Q5_0/Q5_1 block's fifth bits (bit 4g + i to bit 8i + g), and its inverse. */
 export function qhByByte(qh: number): number {
-  let out = 0;
-  for (let j = 0; j < 32; j++) if ((qh >>> j) & 1) out |= 1 << (8 * (j & 3) + (j >> 2));
-  return out >>> 0;
+  // Byte k of qh holds weights 8k + t (t = 0..7), whose bits go to 8(t % 4) + 2k + t / 4: the byte's table entry
+  // (its bits at 8(t % 4) + t / 4) moved up 2k. Four lookups a block: the loader runs this on every Q5_0/Q5_1 block.
+  const table = (QH_BYTE_TABLE ??= Uint32Array.from({ length: 256 }, (_, byte) => {
+    let out = 0;
+    for (let t = 0; t < 8; t++) if ((byte >> t) & 1) out |= 1 << (8 * (t & 3) + (t >> 2));
+    return out;
+  }));
+  return (table[qh & 0xff] | (table[(qh >>> 8) & 0xff] << 2) | (table[(qh >>> 16) & 0xff] << 4) | (table[qh >>> 24] << 6)) >>> 0;
 }
+let QH_BYTE_TABLE: Uint32Array | undefined;
 
 export function qhFromByByte(bits: number): number {
   let out = 0;
