@@ -113,6 +113,13 @@ fn row_joined(a0: u32, a1: u32, a2: u32, a3: u32, amask: u32, amul: u32, b0: u32
     join_fields(a2, amask, amul, b2, bmask, bmul, flip), join_fields(a3, amask, amul, b3, bmask, bmul, flip), fields);
 }
 
+// One field `mask` of each of four rows' words (each xor `flip`), in place: the extra bits of a high nibble's byte 3,
+// which a join cannot place (they would go past bit 31), taken alone (shaders/matmul_q5.wgsl, matmul_q5_k.wgsl,
+// matmul_q6_k.wgsl).
+fn row_field(h0: u32, h1: u32, h2: u32, h3: u32, mask: u32, flip: u32) -> vec4<f32> {
+  return vec4<f32>(bitcast<vec4<i32>>((vec4<u32>(h0, h1, h2, h3) ^ vec4<u32>(flip)) & vec4<u32>(mask)));
+}
+
 // The 5-bit codes of each byte, a nibble with its fifth bit above it: bits 0-4 (low nibbles), bits 4-8 of bytes 0-2
 // and byte 3's nibble alone (high nibbles: byte 3's fifth bit would be bit 32, so the bodies take it apart).
 const FIVE_BITS: vec4<u32> = vec4<u32>(0x1Fu, 0x1F00u, 0x1F0000u, 0x1F000000u);

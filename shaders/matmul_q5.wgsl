@@ -9,7 +9,7 @@
 // which the upload moved into the byte of their nibble's word (word 1, 'qh by byte'), moved up by a multiply to just
 // above the nibble), so a mask and an i32 -> f32 conversion give each byte's whole 5-bit code times its place, and
 // the activations are scaled by the places once for the 4 rows. A high nibble's fifth bit goes to bit 8 of its
-// byte (the next byte's low nibble, masked away), which byte 3 does not have: its fifth bit is taken alone (e). The
+// byte (the next byte's low nibble, masked away), which byte 3 does not have: its fifth bit is taken alone (e, row_field). The
 // top nibble (bit 31) comes less 8 and word 5's byte-3 fifth bit (bit 31) less 1 (their bits flipped); the 8, the 16
 // and the block's offset come through Σx. No pack built-ins and no shifts but of uniform values: on CPU adapters
 // (SwiftShader's Subzero JIT) a WGSL shift runs lane by lane, a mask, a multiply or a conversion is one SIMD op
@@ -28,7 +28,7 @@ fn q5_sum(lo: RowBits, hi: RowBits, e: vec4<f32>, e_place: f32, e_top: f32, v: v
 // (e_place); word 5's is bit 31: flipped (e_flip), less 1, the 16 back through u.w (e_top). Adds Σ placed·x' to
 // *s_t, Σ x but the top nibble's to *t_t and the top nibble's x to *top_t.
 fn q5_word(i: u32, lo_bits: u32, hi_bits: u32, mul: u32, e_bit: u32, e_flip: u32, e_place: f32, e_top: f32,
-    o0: u32, o1: u32, o2: u32, o3: u32, q0: u32, q1: u32, q2: u32, q3: u32, qh: vec4<u32>, xb: u32,
+    o0: u32, o1: u32, o2: u32, o3: u32, q0: u32, q1: u32, q2: u32, q3: u32, xb: u32,
     x0: u32, x1: u32, x2: u32, x3: u32, s0: ptr<function, vec4<f32>>, s1: ptr<function, vec4<f32>>,
     s2: ptr<function, vec4<f32>>, s3: ptr<function, vec4<f32>>, t0: ptr<function, vec4<f32>>,
     t1: ptr<function, vec4<f32>>, t2: ptr<function, vec4<f32>>, t3: ptr<function, vec4<f32>>,
@@ -39,7 +39,7 @@ fn q5_word(i: u32, lo_bits: u32, hi_bits: u32, mul: u32, e_bit: u32, e_flip: u32
   let a3 = w[o3 + i];
   let lo = row_joined(a0, a1, a2, a3, 0x0F0F0F0Fu, 1u, q0, q1, q2, q3, lo_bits, mul, 0u, FIVE_BITS);
   let hi = row_joined(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, q0, q1, q2, q3, hi_bits, mul, TOP, FIVE_BITS_HIGH);
-  let e = vec4<f32>(bitcast<vec4<i32>>((qh ^ vec4<u32>(e_flip)) & vec4<u32>(e_bit)));
+  let e = row_field(q0, q1, q2, q3, e_bit, e_flip);
   let xi = xb + i - 2u;
   let v0 = x[x0 + xi];
   let u0 = x[x0 + xi + 4u];
@@ -86,7 +86,6 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   let q1 = w[o1 + 1u];
   let q2 = w[o2 + 1u];
   let q3 = w[o3 + 1u];
-  let qh = vec4<u32>(q0, q1, q2, q3);
   // s_t: Σ placed·x' over this block for token t (rows in the components), t_t + top_t: Σ x, top_t the top nibbles'
   // x (they come less 8).
   var s0 = vec4<f32>(0.0);
@@ -111,7 +110,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   var mul = 16u;
   for (var i = 2u; i < 6u; i++) {
     let last = i == 5u;
-    q5_word(i, lo_bits, hi_bits, mul, e_bit, select(0u, TOP, last), e_place, select(0.0, 16.0, last), o0, o1, o2, o3, q0, q1, q2, q3, qh, xb, x0, x1, x2, x3, &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
+    q5_word(i, lo_bits, hi_bits, mul, e_bit, select(0u, TOP, last), e_place, select(0.0, 16.0, last), o0, o1, o2, o3, q0, q1, q2, q3, xb, x0, x1, x2, x3, &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
     lo_bits *= 2u;
     hi_bits *= 2u;
     e_bit *= 2u;

@@ -10,7 +10,7 @@
 // bit just above the nibble, so a mask and a conversion give each byte's whole 5-bit code times its place. The low
 // codes sit at bits 0-4 of each byte (chunk 3's bit 6 cannot move down, so its nibbles move up instead: bits 2-6,
 // their place taken out by the scale); the high codes at bits 4-8 (the next byte's low nibble, masked away), which
-// byte 3 does not have: its fifth bit is taken alone (e). The top nibble (bit 31) comes less 8, chunk 3's byte-3
+// byte 3 does not have: its fifth bit is taken alone (e, row_field). The top nibble (bit 31) comes less 8, chunk 3's byte-3
 // fifth bit (bit 31) less 1 (their bits flipped); the 8 and the 16 come back through Σ x.w, the mins through Σx.
 
 // Chunk 3's low codes: bits 2-6 of each byte (decode_units.wgsl has the other 5-bit fields).
@@ -36,8 +36,8 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     let high_mul = 128u >> (2u * c);
     let low_fields = select(FIVE_BITS, FIVE_BITS_UP, last);
     let low_place = select(1.0, 0.25, last);
-    let e_mask = vec4<u32>(0x02000000u << (2u * c));
-    let e_flip = vec4<u32>(select(0u, TOP, last));
+    let e_mask = 0x02000000u << (2u * c);
+    let e_flip = select(0u, TOP, last);
     let e_place = ldexp(1.0, -21 - 2 * i32(c));
     let high_top = select(8.0, 24.0, last);
     // Chunk c's sub-blocks 2c (low nibbles) and 2c + 1 (high nibbles): d·scale and dmin·min per row.
@@ -68,7 +68,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
       let hq3 = w[o3 + 4u + l];
       let cl = row_joined(a0, a1, a2, a3, 0x0F0F0F0Fu, nib_mul, hq0, hq1, hq2, hq3, low_bit, low_mul, 0u, low_fields);
       let ch = row_joined(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, hq0, hq1, hq2, hq3, high_bit, high_mul, TOP, FIVE_BITS_HIGH);
-      let e = vec4<f32>(bitcast<vec4<i32>>((vec4<u32>(hq0, hq1, hq2, hq3) ^ e_flip) & e_mask));
+      let e = row_field(hq0, hq1, hq2, hq3, e_mask, e_flip);
       let xi = xb + 16u * c + l;
       let v0 = x[x0 + xi];
       let u0 = x[x0 + xi + 8u];

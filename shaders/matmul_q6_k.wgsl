@@ -22,14 +22,10 @@ fn joined_sum(c: RowBits, v: vec4<f32>) -> vec4<f32> {
 // Groups 2 and 3: a ql word's high nibbles (bits 4-7) and their qh fields joined the same way, the qh field moved
 // up to bits 8-9 (the next byte's low nibble, masked away), so bytes 0-2 hold one 6-bit field each at bits 4-9
 // (SIX_BITS_HIGH); byte 3's qh field would land past bit 31, so it is left out of the join (the qh mask has no byte
-// 3) and taken alone (q6_top_fields). Byte 3's nibble holds bit 31: flipped, it comes less 8.
+// 3) and taken alone (row_field). Byte 3's nibble holds bit 31: flipped, it comes less 8.
 
 const SIX_BITS_HIGH: vec4<u32> = vec4<u32>(0x3F0u, 0x3F000u, 0x3F00000u, 0xF0000000u);
 
-// Byte 3's qh field `mask` of the four rows' qh words (each xor `flip`), in place.
-fn q6_top_fields(h0: u32, h1: u32, h2: u32, h3: u32, mask: u32, flip: u32) -> vec4<f32> {
-  return vec4<f32>(bitcast<vec4<i32>>((vec4<u32>(h0, h1, h2, h3) ^ vec4<u32>(flip)) & vec4<u32>(mask)));
-}
 
 // Σ (q - 32)·v of the 4 rows for one token's 4 activations v (groups 2 and 3): the joined fields against
 // v·HIGH_PLACES, byte 3's qh fields e against v.w·`place` (the 16 of code = ql + 16·qh in it), and what the offset
@@ -119,7 +115,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
           sum3 += s1 * joined_sum(g1, x[x3 + xi + 8u]);
         }
         let g2 = row_joined(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, h0, h1, h2, h3, 0x00303030u, 16u, TOP, SIX_BITS_HIGH);
-        let e2 = q6_top_fields(h0, h1, h2, h3, 0x30000000u, 0u);
+        let e2 = row_field(h0, h1, h2, h3, 0x30000000u, 0u);
         sum0 += s2 * joined_high_sum(g2, e2, x[x0 + xi + 16u], 1.0 / 16777216.0, 8.0);
         if (TILE_M > 1u) {
           sum1 += s2 * joined_high_sum(g2, e2, x[x1 + xi + 16u], 1.0 / 16777216.0, 8.0);
@@ -131,7 +127,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
           sum3 += s2 * joined_high_sum(g2, e2, x[x3 + xi + 16u], 1.0 / 16777216.0, 8.0);
         }
         let g3 = row_joined(b0, b1, b2, b3, 0xF0F0F0F0u, 1u, h0, h1, h2, h3, 0x00C0C0C0u, 4u, TOP, SIX_BITS_HIGH);
-        let e3 = q6_top_fields(h0, h1, h2, h3, 0xC0000000u, TOP);
+        let e3 = row_field(h0, h1, h2, h3, 0xC0000000u, TOP);
         sum0 += s3 * joined_high_sum(g3, e3, x[x0 + xi + 24u], 1.0 / 67108864.0, 40.0);
         if (TILE_M > 1u) {
           sum1 += s3 * joined_high_sum(g3, e3, x[x1 + xi + 24u], 1.0 / 67108864.0, 40.0);

@@ -147,12 +147,12 @@ async function run(): Promise<unknown> {
   const m = Number(params.get('m') ?? 64);
   const mn = Number(params.get('mn') ?? 1024);
   const mk = Number(params.get('mk') ?? 1024);
+  const gatedRun = params.get('gated') === '1';
   const types = PRODUCT_TYPES.filter((type) => wanted(`matvec_${type.toLowerCase()}`) || wanted(`matmul_${type.toLowerCase()}`));
   for (const type of types) {
     for (const [kernel, rowsIn, cols, tokens] of [[`matvec_${type.toLowerCase()}`, n, k, 1], [`matmul_${type.toLowerCase()}`, mn, mk, m]] as const) {
       if (!wanted(kernel)) continue;
       const bytes = (rowsIn * cols / WEIGHT_FORMAT[type].blockElements) * WEIGHT_FORMAT[type].gpuBlockBytes;
-      const gatedRun = params.get('gated') === '1';
       const weights = createStorageBuffer(gpu.device, randomWeights(random, type, gatedRun ? 2 * rowsIn : rowsIn, cols));
       const x = createStorageBuffer(gpu.device, randomF32(random, tokens * cols));
       const y = createEmptyStorageBuffer(gpu.device, tokens * rowsIn * 4);
