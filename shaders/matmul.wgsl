@@ -17,6 +17,14 @@
 //       itself: an integer division costs a CPU adapter one `div` a lane (SwiftShader), a multiply one SIMD op.
 // The type's code may call dot4 (shaders/decode_units.wgsl). Keep each type's tricks there (decoding scales once per block, grouping)
 // and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
+// Activations: a body reads x[i] itself, or, where SHARED_X is true (decode, TILE_M 1, on the subgroup split with
+// K_SPLIT 1: a quad's 4 invocations then take the same blocks and token, 4 rows apart each), takes its words in fours
+// against quads of x: x_quad(i) (the vec4s x[i .. i + 3]) and x_q0 .. x_q3 (each of them), from the split part.
+// There each invocation of the quad loads one of the 4 and quadBroadcast hands it to the others: on a CPU adapter
+// every non-constant load is a gather, a lane at a time, and the activations were most of a light body's gathers
+// (bench/README.md, "Activations shared by the quad"). Only the light bodies (Q8_0, Q4_0/Q4_1) take it: the four
+// words written out cost the heavier ones (Q5_0/Q5_1 in the page, K-quants, IQ4) more than the loads save, and
+// prefill's tiles of 4 tokens too.
 // The K_SPLIT reduction, fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> (the sum over the
 // K_SPLIT invocations sharing these rows, called in uniform control flow), and NORM_SUBGROUP with
 // fn subgroup_sum(value: vec4<f32>) -> vec4<f32> (NORM_OUT's sums per subgroup of NORM_SUBGROUP invocations where
@@ -179,6 +187,7 @@ fn main(
     return;
   }
   let lane = lid % K_SPLIT;
+  x_lane = lid & 3u;
   let row0 = (wg % row_groups) * rows_per_group + (lid / K_SPLIT) * 4u;
   let blocks = params.k / BLOCK_ELEMENTS;
   // Rows and tokens past the end compute on the last ones and are not written: no branches in the loop.

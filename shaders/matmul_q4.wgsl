@@ -33,35 +33,19 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   var top1 = 0.0;
   var top2 = 0.0;
   var top3 = 0.0;
-  for (var i = 1u; i < 5u; i++) {
-    // Word i holds bytes 4(i-1) .. 4(i-1)+3: low nibbles are elements 4(i-1).., high nibbles 16 + 4(i-1)..
-    let n = row_nibbles(o0 + i, o1 + i, o2 + i, o3 + i);
-    let xi = xb + i - 1u;
-    let v0 = x[x0 + xi];
-    let u0 = x[x0 + xi + 4u];
-    s0 += dot4(n.l0, n.l1, n.l2, n.l3, v0 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u0 * HIGH_PLACES);
-    t0 += v0 + vec4<f32>(u0.xyz, 0.0);
-    top0 += u0.w;
-    if (TILE_M > 1u) {
-      let v1 = x[x1 + xi];
-      let u1 = x[x1 + xi + 4u];
-      s1 += dot4(n.l0, n.l1, n.l2, n.l3, v1 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u1 * HIGH_PLACES);
-      t1 += v1 + vec4<f32>(u1.xyz, 0.0);
-      top1 += u1.w;
-    }
-    if (TILE_M > 2u) {
-      let v2 = x[x2 + xi];
-      let u2 = x[x2 + xi + 4u];
-      s2 += dot4(n.l0, n.l1, n.l2, n.l3, v2 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u2 * HIGH_PLACES);
-      t2 += v2 + vec4<f32>(u2.xyz, 0.0);
-      top2 += u2.w;
-    }
-    if (TILE_M > 3u) {
-      let v3 = x[x3 + xi];
-      let u3 = x[x3 + xi + 4u];
-      s3 += dot4(n.l0, n.l1, n.l2, n.l3, v3 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u3 * HIGH_PLACES);
-      t3 += v3 + vec4<f32>(u3.xyz, 0.0);
-      top3 += u3.w;
+  // Word i holds bytes 4(i-1) .. 4(i-1)+3: low nibbles are elements 4(i-1).., high nibbles 16 + 4(i-1)..
+  if (SHARED_X) {
+    // Decode with the quad's x shared: a quad for the low nibbles' x (elements 0..15), one for the high (16..31).
+    let v = x_quad(x0 + xb);
+    let u = x_quad(x0 + xb + 4u);
+    q4_word(row_nibbles(o0 + 1u, o1 + 1u, o2 + 1u, o3 + 1u), x_q0(v), x_q0(u), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
+    q4_word(row_nibbles(o0 + 2u, o1 + 2u, o2 + 2u, o3 + 2u), x_q1(v), x_q1(u), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
+    q4_word(row_nibbles(o0 + 3u, o1 + 3u, o2 + 3u, o3 + 3u), x_q2(v), x_q2(u), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
+    q4_word(row_nibbles(o0 + 4u, o1 + 4u, o2 + 4u, o3 + 4u), x_q3(v), x_q3(u), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), vec4<f32>(), &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
+  } else {
+    for (var i = 1u; i < 5u; i++) {
+      let xi = xb + i - 1u;
+      q4_word(row_nibbles(o0 + i, o1 + i, o2 + i, o3 + i), x[x0 + xi], x[x0 + xi + 4u], x[x1 + xi], x[x1 + xi + 4u], x[x2 + xi], x[x2 + xi + 4u], x[x3 + xi], x[x3 + xi + 4u], &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3, &top0, &top1, &top2, &top3);
     }
   }
   // Σ (d·code + offset)·x = d·(Σ placed·x' + 8·Σ top x) + offset·Σ x.
@@ -70,5 +54,31 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     *acc1 += d * (s1 + 8.0 * top1) + offset * ((t1.x + t1.y) + (t1.z + t1.w) + top1);
     *acc2 += d * (s2 + 8.0 * top2) + offset * ((t2.x + t2.y) + (t2.z + t2.w) + top2);
     *acc3 += d * (s3 + 8.0 * top3) + offset * ((t3.x + t3.y) + (t3.z + t3.w) + top3);
+  }
+}
+
+// One qs word of the 4 rows (n) against token t's low (v_t) and high (u_t) nibbles' x.
+fn q4_word(n: RowCodes, v0: vec4<f32>, u0: vec4<f32>, v1: vec4<f32>, u1: vec4<f32>, v2: vec4<f32>, u2: vec4<f32>,
+    v3: vec4<f32>, u3: vec4<f32>, s0: ptr<function, vec4<f32>>, s1: ptr<function, vec4<f32>>,
+    s2: ptr<function, vec4<f32>>, s3: ptr<function, vec4<f32>>, t0: ptr<function, vec4<f32>>, t1: ptr<function, vec4<f32>>,
+    t2: ptr<function, vec4<f32>>, t3: ptr<function, vec4<f32>>, top0: ptr<function, f32>, top1: ptr<function, f32>,
+    top2: ptr<function, f32>, top3: ptr<function, f32>) {
+  *s0 += dot4(n.l0, n.l1, n.l2, n.l3, v0 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u0 * HIGH_PLACES);
+  *t0 += v0 + vec4<f32>(u0.xyz, 0.0);
+  *top0 += u0.w;
+  if (TILE_M > 1u) {
+    *s1 += dot4(n.l0, n.l1, n.l2, n.l3, v1 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u1 * HIGH_PLACES);
+    *t1 += v1 + vec4<f32>(u1.xyz, 0.0);
+    *top1 += u1.w;
+  }
+  if (TILE_M > 2u) {
+    *s2 += dot4(n.l0, n.l1, n.l2, n.l3, v2 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u2 * HIGH_PLACES);
+    *t2 += v2 + vec4<f32>(u2.xyz, 0.0);
+    *top2 += u2.w;
+  }
+  if (TILE_M > 3u) {
+    *s3 += dot4(n.l0, n.l1, n.l2, n.l3, v3 * PLACES) + dot4(n.h0, n.h1, n.h2, n.h3, u3 * HIGH_PLACES);
+    *t3 += v3 + vec4<f32>(u3.xyz, 0.0);
+    *top3 += u3.w;
   }
 }

@@ -26,29 +26,15 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
   var t1 = vec4<f32>(0.0);
   var t2 = vec4<f32>(0.0);
   var t3 = vec4<f32>(0.0);
-  for (var i = 1u; i < 9u; i++) {
-    let q0 = placed_codes(w[o0 + i]);
-    let q1 = placed_codes(w[o1 + i]);
-    let q2 = placed_codes(w[o2 + i]);
-    let q3 = placed_codes(w[o3 + i]);
-    let xi = xb + i - 1u;
-    let v0 = x[x0 + xi];
-    s0 += dot4(q0, q1, q2, q3, v0 * PLACES);
-    t0 += v0;
-    if (TILE_M > 1u) {
-      let v1 = x[x1 + xi];
-      s1 += dot4(q0, q1, q2, q3, v1 * PLACES);
-      t1 += v1;
-    }
-    if (TILE_M > 2u) {
-      let v2 = x[x2 + xi];
-      s2 += dot4(q0, q1, q2, q3, v2 * PLACES);
-      t2 += v2;
-    }
-    if (TILE_M > 3u) {
-      let v3 = x[x3 + xi];
-      s3 += dot4(q0, q1, q2, q3, v3 * PLACES);
-      t3 += v3;
+  // Words 1..8 hold elements 4(i-1)..4(i-1)+3.
+  if (SHARED_X) {
+    // Decode with the quad's x shared: the words in two fours, each against a quad of x.
+    q8_quad(o0 + 1u, o1 + 1u, o2 + 1u, o3 + 1u, x_quad(x0 + xb), &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3);
+    q8_quad(o0 + 5u, o1 + 5u, o2 + 5u, o3 + 5u, x_quad(x0 + xb + 4u), &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3);
+  } else {
+    for (var i = 1u; i < 9u; i++) {
+      let xi = xb + i - 1u;
+      q8_word(o0 + i, o1 + i, o2 + i, o3 + i, x[x0 + xi], x[x1 + xi], x[x2 + xi], x[x3 + xi], &s0, &s1, &s2, &s3, &t0, &t1, &t2, &t3);
     }
   }
   *acc0 += d * (s0 - 128.0 * ((t0.x + t0.y) + t0.z));
@@ -57,4 +43,38 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
     *acc2 += d * (s2 - 128.0 * ((t2.x + t2.y) + t2.z));
     *acc3 += d * (s3 - 128.0 * ((t3.x + t3.y) + t3.z));
   }
+}
+
+// One qs word of the 4 rows (at p0..p3) against token t's 4 x values v_t.
+fn q8_word(p0: u32, p1: u32, p2: u32, p3: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>,
+    s0: ptr<function, vec4<f32>>, s1: ptr<function, vec4<f32>>, s2: ptr<function, vec4<f32>>, s3: ptr<function, vec4<f32>>,
+    t0: ptr<function, vec4<f32>>, t1: ptr<function, vec4<f32>>, t2: ptr<function, vec4<f32>>, t3: ptr<function, vec4<f32>>) {
+  let q0 = placed_codes(w[p0]);
+  let q1 = placed_codes(w[p1]);
+  let q2 = placed_codes(w[p2]);
+  let q3 = placed_codes(w[p3]);
+  *s0 += dot4(q0, q1, q2, q3, v0 * PLACES);
+  *t0 += v0;
+  if (TILE_M > 1u) {
+    *s1 += dot4(q0, q1, q2, q3, v1 * PLACES);
+    *t1 += v1;
+  }
+  if (TILE_M > 2u) {
+    *s2 += dot4(q0, q1, q2, q3, v2 * PLACES);
+    *t2 += v2;
+  }
+  if (TILE_M > 3u) {
+    *s3 += dot4(q0, q1, q2, q3, v3 * PLACES);
+    *t3 += v3;
+  }
+}
+
+// SHARED_X (one token): words p_r .. p_r + 3 of the 4 rows against the quad q.
+fn q8_quad(p0: u32, p1: u32, p2: u32, p3: u32, q: XQuad, s0: ptr<function, vec4<f32>>, s1: ptr<function, vec4<f32>>,
+    s2: ptr<function, vec4<f32>>, s3: ptr<function, vec4<f32>>, t0: ptr<function, vec4<f32>>, t1: ptr<function, vec4<f32>>,
+    t2: ptr<function, vec4<f32>>, t3: ptr<function, vec4<f32>>) {
+  q8_word(p0, p1, p2, p3, x_q0(q), vec4<f32>(), vec4<f32>(), vec4<f32>(), s0, s1, s2, s3, t0, t1, t2, t3);
+  q8_word(p0 + 1u, p1 + 1u, p2 + 1u, p3 + 1u, x_q1(q), vec4<f32>(), vec4<f32>(), vec4<f32>(), s0, s1, s2, s3, t0, t1, t2, t3);
+  q8_word(p0 + 2u, p1 + 2u, p2 + 2u, p3 + 2u, x_q2(q), vec4<f32>(), vec4<f32>(), vec4<f32>(), s0, s1, s2, s3, t0, t1, t2, t3);
+  q8_word(p0 + 3u, p1 + 3u, p2 + 3u, p3 + 3u, x_q3(q), vec4<f32>(), vec4<f32>(), vec4<f32>(), s0, s1, s2, s3, t0, t1, t2, t3);
 }

@@ -22,3 +22,58 @@ override NORM_SUBGROUP: u32 = 0;
 fn subgroup_sum(value: vec4<f32>) -> vec4<f32> {
   return subgroupAdd(value);
 }
+
+// Activations in quads (see shaders/matmul.wgsl, "Activations"). SHARED_X (decode products with K_SPLIT 1, set by
+// src/gpu/kernels/products.ts): each invocation of a quad loads one of the 4 vec4s and quadBroadcast (a constant lane:
+// a swizzle on CPU adapters) gives it to the other three. Else each is loaded where it is used. x_lane: the
+// invocation's place in its quad (consecutive invocations, as the K_SPLIT butterfly above assumes), set by the
+// kernel's entry point. The uniformity analysis cannot see that the quad's invocations run the same blocks (K_SPLIT is
+// an override): the diagnostic is off on these functions, and only SHARED_X callers reach the broadcasts.
+override SHARED_X: bool = false;
+
+struct XQuad {
+  index: u32,
+  mine: vec4<f32>,
+}
+
+var<private> x_lane: u32;
+
+@diagnostic(off, subgroup_uniformity)
+fn x_quad(i: u32) -> XQuad {
+  if (SHARED_X) {
+    return XQuad(i, x[i + x_lane]);
+  }
+  return XQuad(i, vec4<f32>(0.0));
+}
+
+@diagnostic(off, subgroup_uniformity)
+fn x_q0(q: XQuad) -> vec4<f32> {
+  if (SHARED_X) {
+    return quadBroadcast(q.mine, 0u);
+  }
+  return x[q.index];
+}
+
+@diagnostic(off, subgroup_uniformity)
+fn x_q1(q: XQuad) -> vec4<f32> {
+  if (SHARED_X) {
+    return quadBroadcast(q.mine, 1u);
+  }
+  return x[q.index + 1u];
+}
+
+@diagnostic(off, subgroup_uniformity)
+fn x_q2(q: XQuad) -> vec4<f32> {
+  if (SHARED_X) {
+    return quadBroadcast(q.mine, 2u);
+  }
+  return x[q.index + 2u];
+}
+
+@diagnostic(off, subgroup_uniformity)
+fn x_q3(q: XQuad) -> vec4<f32> {
+  if (SHARED_X) {
+    return quadBroadcast(q.mine, 3u);
+  }
+  return x[q.index + 3u];
+}

@@ -24,3 +24,33 @@ const NORM_SUBGROUP: u32 = 0u;
 fn subgroup_sum(value: vec4<f32>) -> vec4<f32> {
   return value;
 }
+
+// Activations in quads (see shaders/matmul.wgsl, "Activations"): never shared here, each read where it is used.
+const SHARED_X: bool = false;
+
+struct XQuad {
+  index: u32,
+  mine: vec4<f32>,
+}
+
+var<private> x_lane: u32;
+
+fn x_quad(i: u32) -> XQuad {
+  return XQuad(i, vec4<f32>(0.0));
+}
+
+fn x_q0(q: XQuad) -> vec4<f32> {
+  return x[q.index];
+}
+
+fn x_q1(q: XQuad) -> vec4<f32> {
+  return x[q.index + 1u];
+}
+
+fn x_q2(q: XQuad) -> vec4<f32> {
+  return x[q.index + 2u];
+}
+
+fn x_q3(q: XQuad) -> vec4<f32> {
+  return x[q.index + 3u];
+}

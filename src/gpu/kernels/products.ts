@@ -97,6 +97,11 @@ export class ProductKernels {
   private readonly geluF16: boolean;
   /** Invocations per fused-norm sum (shaders/matmul_split_subgroup.wgsl NORM_SUBGROUP), 0: one per workgroup. */
   private readonly normSubgroup: number;
+  /**
+   * Decode products whose quads share their activation loads (shaders/matmul_split_subgroup.wgsl SHARED_X): the
+   * subgroup split with K_SPLIT 1, where a quad's 4 invocations take the same blocks and token.
+   */
+  private readonly sharedX: boolean;
 
   constructor(
     private readonly ctx: KernelContext,
@@ -108,6 +113,7 @@ export class ProductKernels {
     this.kernels = this.f16Weights === 'native' ? withNativeF16Products(products) : products;
     this.geluF16 = options.geluF16 ?? false;
     const normSubgroup = ctx.shapes.product.NORM_SUBGROUP ?? 0;
+    this.sharedX = this.productSplit === 'subgroup' && ctx.shapes.product.K_SPLIT === 1;
     this.normSubgroup = this.productSplit === 'subgroup' && normSubgroup > 0 && ctx.shapes.product.WORKGROUP_SIZE % normSubgroup === 0 ? normSubgroup : 0;
   }
 
@@ -116,6 +122,7 @@ export class ProductKernels {
     const { WORKGROUP_SIZE, K_SPLIT } = this.ctx.shapes.product;
     const constants = {
       WORKGROUP_SIZE, K_SPLIT, TILE_M: tileM, HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant.startsWith('gated'), GELU: variant === 'gated-gelu', GELU_F16: variant === 'gated-gelu' && this.geluF16,
+      ...(this.sharedX && tileM === 1 ? { SHARED_X: true } : {}),
       ...(norm === 'out' ? { NORM_OUT: true, ...(this.normSubgroup > 0 ? { NORM_SUBGROUP: this.normSubgroup } : {}) } : norm === 'in' ? { NORMED: true } : {}),
     };
     return { kernel: this.kernels[type], constants };
