@@ -17,14 +17,15 @@
 //       itself: an integer division costs a CPU adapter one `div` a lane (SwiftShader), a multiply one SIMD op.
 // The type's code may call dot4 (shaders/decode_units.wgsl). Keep each type's tricks there (decoding scales once per block, grouping)
 // and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
-// Activations: a body reads x[i] itself, or, where SHARED_X is true (decode, TILE_M 1, on the subgroup split with
-// K_SPLIT 1: a quad's 4 invocations then take the same blocks and token, 4 rows apart each), takes its words in fours
-// against quads of x: x_quad(i) (the vec4s x[i .. i + 3]) and x_q0 .. x_q3 (each of them), from the split part.
-// There each invocation of the quad loads one of the 4 and quadBroadcast hands it to the others: on a CPU adapter
-// every non-constant load is a gather, a lane at a time, and the activations were most of a light body's gathers
-// (bench/README.md, "Activations shared by the quad"). Only the light bodies (Q8_0, Q4_0/Q4_1) take it: the four
-// words written out cost the heavier ones (Q5_0/Q5_1 in the page, K-quants, IQ4) more than the loads save, and
-// prefill's tiles of 4 tokens too.
+// Activations: a body reads x[i] itself, or takes 4 vec4s at once through the split part's x_group(i, step, gap)
+// (x[i], x[i + step], x[i + gap], x[i + gap + step]; x_quad(i): x[i .. i + 3]) and x_q0 .. x_q3 (each of them).
+// Where SHARED_X is true (decode, TILE_M 1, on the subgroup split with K_SPLIT 1: a quad's 4 invocations then take
+// the same blocks and token, 4 rows apart each) each invocation of the quad loads one of the 4 and quadBroadcast
+// hands it to the others: on a CPU adapter every non-constant load is a gather, a lane at a time, and the activations
+// were most of a body's gathers (bench/README.md, "Activations shared by the quad"). So a word's four fields (Q6_K,
+// Q2_K/Q3_K: step 8, gap 16) take one load for token 0; the light bodies (Q8_0, Q4_0/Q4_1) take their words in fours
+// there (written out: faster for them, slower for the heavier bodies and for prefill's tiles of 4 tokens), and keep
+// their word loop otherwise.
 // The K_SPLIT reduction, fn sum_over_split(value: vec4<f32>, lid: u32, lane: u32) -> vec4<f32> (the sum over the
 // K_SPLIT invocations sharing these rows, called in uniform control flow), and NORM_SUBGROUP with
 // fn subgroup_sum(value: vec4<f32>) -> vec4<f32> (NORM_OUT's sums per subgroup of NORM_SUBGROUP invocations where

@@ -141,8 +141,10 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
           h3 = w[o3 + ih];
         }
         let xi = xb + 32u * n + 4u * h + q;
+        // Token 0's x for the four planes (xi, + 8, + 16, + 24): one load in the quad where SHARED_X.
+        let xq = x_group(x0 + xi, 8u, 16u);
         let g0 = k2_plane(a0, a1, a2, a3, h0, h1, h2, h3, 0x03030303u, qmul0, hm, hmul0, field0);
-        sum0 += k2_sum(g0, x[x0 + xi], s0, f0);
+        sum0 += k2_sum(g0, x_q0(xq), s0, f0);
         if (TILE_M > 1u) {
           sum1 += k2_sum(g0, x[x1 + xi], s0, f0);
         }
@@ -153,7 +155,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
           sum3 += k2_sum(g0, x[x3 + xi], s0, f0);
         }
         let g1 = k2_plane(a0, a1, a2, a3, h0, h1, h2, h3, 0x0C0C0C0Cu, qmul1, hm * 2u, hmul1, field1);
-        sum0 += k2_sum(g1, x[x0 + xi + 8u], s1, f1);
+        sum0 += k2_sum(g1, x_q1(xq), s1, f1);
         if (TILE_M > 1u) {
           sum1 += k2_sum(g1, x[x1 + xi + 8u], s1, f1);
         }
@@ -164,7 +166,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
           sum3 += k2_sum(g1, x[x3 + xi + 8u], s1, f1);
         }
         let g2 = k2_plane(a0, a1, a2, a3, h0, h1, h2, h3, 0x30303030u, 1u, hm * 4u, hmul2, field2);
-        sum0 += k2_sum(g2, x[x0 + xi + 16u], s2, f2);
+        sum0 += k2_sum(g2, x_q2(xq), s2, f2);
         if (TILE_M > 1u) {
           sum1 += k2_sum(g2, x[x1 + xi + 16u], s2, f2);
         }
@@ -175,7 +177,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
           sum3 += k2_sum(g2, x[x3 + xi + 16u], s2, f2);
         }
         let g3 = row_fields(a0, a1, a2, a3, h0, h1, h2, h3, BITS_67, hm3, TOP, hflip);
-        sum0 += k2_top_sum(g3, x[x0 + xi + 24u], ph3, top3, s3, f3);
+        sum0 += k2_top_sum(g3, x_q3(xq), ph3, top3, s3, f3);
         if (TILE_M > 1u) {
           sum1 += k2_top_sum(g3, x[x1 + xi + 24u], ph3, top3, s3, f3);
         }

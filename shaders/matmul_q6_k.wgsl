@@ -92,8 +92,10 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         let h2 = w[o2 + ih];
         let h3 = w[o3 + ih];
         let xi = xb + 32u * h + l4;
+        // Token 0's x for the four fields (xi, + 8, + 16, + 24): one load in the quad where SHARED_X.
+        let q = x_group(x0 + xi, 8u, 16u);
         let g0 = row_joined(a0, a1, a2, a3, 0x0F0F0F0Fu, 1u, h0, h1, h2, h3, 0x03030303u, 16u, 0u, SIX_BITS);
-        sum0 += s0 * joined_sum(g0, x[x0 + xi]);
+        sum0 += s0 * joined_sum(g0, x_q0(q));
         if (TILE_M > 1u) {
           sum1 += s0 * joined_sum(g0, x[x1 + xi]);
         }
@@ -104,7 +106,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
           sum3 += s0 * joined_sum(g0, x[x3 + xi]);
         }
         let g1 = row_joined(b0, b1, b2, b3, 0x0F0F0F0Fu, 1u, h0, h1, h2, h3, 0x0C0C0C0Cu, 4u, 0u, SIX_BITS);
-        sum0 += s1 * joined_sum(g1, x[x0 + xi + 8u]);
+        sum0 += s1 * joined_sum(g1, x_q1(q));
         if (TILE_M > 1u) {
           sum1 += s1 * joined_sum(g1, x[x1 + xi + 8u]);
         }
@@ -116,7 +118,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         }
         let g2 = row_joined(a0, a1, a2, a3, 0xF0F0F0F0u, 1u, h0, h1, h2, h3, 0x00303030u, 16u, TOP, SIX_BITS_HIGH);
         let e2 = row_field(h0, h1, h2, h3, 0x30000000u, 0u);
-        sum0 += s2 * joined_high_sum(g2, e2, x[x0 + xi + 16u], 1.0 / 16777216.0, 8.0);
+        sum0 += s2 * joined_high_sum(g2, e2, x_q2(q), 1.0 / 16777216.0, 8.0);
         if (TILE_M > 1u) {
           sum1 += s2 * joined_high_sum(g2, e2, x[x1 + xi + 16u], 1.0 / 16777216.0, 8.0);
         }
@@ -128,7 +130,7 @@ fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32
         }
         let g3 = row_joined(b0, b1, b2, b3, 0xF0F0F0F0u, 1u, h0, h1, h2, h3, 0x00C0C0C0u, 4u, TOP, SIX_BITS_HIGH);
         let e3 = row_field(h0, h1, h2, h3, 0xC0000000u, TOP);
-        sum0 += s3 * joined_high_sum(g3, e3, x[x0 + xi + 24u], 1.0 / 67108864.0, 40.0);
+        sum0 += s3 * joined_high_sum(g3, e3, x_q3(q), 1.0 / 67108864.0, 40.0);
         if (TILE_M > 1u) {
           sum1 += s3 * joined_high_sum(g3, e3, x[x1 + xi + 24u], 1.0 / 67108864.0, 40.0);
         }

@@ -31,19 +31,29 @@ fn subgroup_sum(value: vec4<f32>) -> vec4<f32> {
 // an override): the diagnostic is off on these functions, and only SHARED_X callers reach the broadcasts.
 override SHARED_X: bool = false;
 
+// The vec4s x[index], x[index + step], x[index + gap], x[index + gap + step]; mine: this lane's of them (SHARED_X).
 struct XQuad {
   index: u32,
+  step: u32,
+  gap: u32,
   mine: vec4<f32>,
 }
 
 var<private> x_lane: u32;
 
-@diagnostic(off, subgroup_uniformity)
+// The 4 vec4s x[i .. i + 3].
 fn x_quad(i: u32) -> XQuad {
+  return x_group(i, 1u, 2u);
+}
+
+// The 4 vec4s x[i], x[i + step], x[i + gap], x[i + gap + step]: e.g. two words' low and high codes' activations
+// (step 1), or four fields of one word (Q6_K: step 8, gap 16).
+@diagnostic(off, subgroup_uniformity)
+fn x_group(i: u32, step: u32, gap: u32) -> XQuad {
   if (SHARED_X) {
-    return XQuad(i, x[i + x_lane]);
+    return XQuad(i, step, gap, x[i + select(0u, step, (x_lane & 1u) == 1u) + select(0u, gap, x_lane >= 2u)]);
   }
-  return XQuad(i, vec4<f32>(0.0));
+  return XQuad(i, step, gap, vec4<f32>(0.0));
 }
 
 @diagnostic(off, subgroup_uniformity)
@@ -59,7 +69,7 @@ fn x_q1(q: XQuad) -> vec4<f32> {
   if (SHARED_X) {
     return quadBroadcast(q.mine, 1u);
   }
-  return x[q.index + 1u];
+  return x[q.index + q.step];
 }
 
 @diagnostic(off, subgroup_uniformity)
@@ -67,7 +77,7 @@ fn x_q2(q: XQuad) -> vec4<f32> {
   if (SHARED_X) {
     return quadBroadcast(q.mine, 2u);
   }
-  return x[q.index + 2u];
+  return x[q.index + q.gap];
 }
 
 @diagnostic(off, subgroup_uniformity)
@@ -75,5 +85,5 @@ fn x_q3(q: XQuad) -> vec4<f32> {
   if (SHARED_X) {
     return quadBroadcast(q.mine, 3u);
   }
-  return x[q.index + 3u];
+  return x[q.index + q.gap + q.step];
 }
