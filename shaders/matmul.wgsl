@@ -17,8 +17,9 @@
 //       itself: an integer division costs a CPU adapter one `div` a lane (SwiftShader), a multiply one SIMD op.
 // The type's code may call dot4 (shaders/decode_units.wgsl). Keep each type's tricks there (decoding scales once per block, grouping)
 // and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
-// Activations: a body reads x[i] itself, or takes 4 vec4s at once through the split part's x_group(i, step, gap)
-// (x[i], x[i + step], x[i + gap], x[i + gap + step]; x_quad(i): x[i .. i + 3]) and x_q0 .. x_q3 (each of them).
+// Activations: a body reads x[i] itself, or takes 4 vec4s at once through x_group(i, step, gap)
+// (x[i], x[i + step], x[i + gap], x[i + gap + step]; x_quad(i): x[i .. i + 3]) and x_q0 .. x_q3 (each of them;
+// shaders/matmul_activations.wgsl, with the exchange from the split part).
 // Where SHARED_X is true (decode, TILE_M 1, on the subgroup split with K_SPLIT 1: a quad's 4 invocations then take
 // the same blocks and token, 4 rows apart each) each invocation of the quad loads one of the 4 and quadBroadcast
 // hands it to the others: on a CPU adapter every non-constant load is a gather, a lane at a time, and the activations

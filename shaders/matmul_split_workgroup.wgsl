@@ -25,39 +25,26 @@ fn subgroup_sum(value: vec4<f32>) -> vec4<f32> {
   return value;
 }
 
-// Activations in quads (see shaders/matmul.wgsl, "Activations"): never shared here, each read where it is used.
+// Activations (shaders/matmul_activations.wgsl): never shared here, each read where it is used; the exchange is
+// never reached.
 const SHARED_X: bool = false;
 
-// The vec4s x[index], x[index + step], x[index + gap], x[index + gap + step]; mine: this lane's of them (SHARED_X).
-struct XQuad {
-  index: u32,
-  step: u32,
-  gap: u32,
-  mine: vec4<f32>,
+fn x_mine(i: u32) -> vec4<f32> {
+  return vec4<f32>(0.0);
 }
 
-var<private> x_lane: u32;
-
-fn x_quad(i: u32) -> XQuad {
-  return x_group(i, 1u, 2u);
+fn x_lane0(v: vec4<f32>) -> vec4<f32> {
+  return v;
 }
 
-fn x_group(i: u32, step: u32, gap: u32) -> XQuad {
-  return XQuad(i, step, gap, vec4<f32>(0.0));
+fn x_lane1(v: vec4<f32>) -> vec4<f32> {
+  return v;
 }
 
-fn x_q0(q: XQuad) -> vec4<f32> {
-  return x[q.index];
+fn x_lane2(v: vec4<f32>) -> vec4<f32> {
+  return v;
 }
 
-fn x_q1(q: XQuad) -> vec4<f32> {
-  return x[q.index + q.step];
-}
-
-fn x_q2(q: XQuad) -> vec4<f32> {
-  return x[q.index + q.gap];
-}
-
-fn x_q3(q: XQuad) -> vec4<f32> {
-  return x[q.index + q.gap + q.step];
+fn x_lane3(v: vec4<f32>) -> vec4<f32> {
+  return v;
 }

@@ -8,6 +8,7 @@ import matmulSkeletonCode from '../../shaders/matmul.wgsl?raw';
 import normScaleCode from '../../shaders/norm_scale.wgsl?raw';
 import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
 import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?raw';
+import matmulActivationsCode from '../../shaders/matmul_activations.wgsl?raw';
 import matmulPlainBlockCode from '../../shaders/matmul_plain_block.wgsl?raw';
 import matmulAffineBlockCode from '../../shaders/matmul_affine_block.wgsl?raw';
 import matmulQ8_0Code from '../../shaders/matmul_q8_0.wgsl?raw';
@@ -125,8 +126,8 @@ function productKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {
     const name = `matmul_${format.toLowerCase()}`;
     const typeCode = composeWgsl(decoderCode(format), part(WEIGHT_FORMAT[format].product!));
     return split === 'workgroup'
-      ? { name, code: composeWgsl(typeCode, matmulSplitWorkgroupCode, matmulCode) }
-      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', typeCode, matmulSplitSubgroupCode, matmulCode) };
+      ? { name, code: composeWgsl(typeCode, matmulActivationsCode, matmulSplitWorkgroupCode, matmulCode) }
+      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', typeCode, matmulActivationsCode, matmulSplitSubgroupCode, matmulCode) };
   };
   return Object.fromEntries(GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, make(f)])) as Record<GpuWeightFormatName, KernelSource>;
 }
@@ -139,8 +140,8 @@ function expertKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {
     const name = `matmul_experts_${format.toLowerCase()}`;
     const typeCode = composeWgsl(decoderCode(format), part(WEIGHT_FORMAT[format].product!));
     return split === 'workgroup'
-      ? { name, code: composeWgsl(typeCode, matmulSplitWorkgroupCode, matmulExpertsCode) }
-      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', typeCode, matmulSplitSubgroupCode, matmulExpertsCode) };
+      ? { name, code: composeWgsl(typeCode, matmulActivationsCode, matmulSplitWorkgroupCode, matmulExpertsCode) }
+      : { name: `${name} (subgroups)`, code: composeWgsl('enable subgroups;', typeCode, matmulActivationsCode, matmulSplitSubgroupCode, matmulExpertsCode) };
   };
   return Object.fromEntries(GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, make(f)])) as Record<GpuWeightFormatName, KernelSource>;
 }
