@@ -1,7 +1,8 @@
 // matmul_activations: how a product body reads its activations in fours (see shaders/matmul.wgsl, "Activations").
 // Composed (src/gpu/shaders.ts) into the products and the expert products with the K_SPLIT reduction part, which
 // defines SHARED_X and the quad's exchange: x_mine (the lane's own of the 4 vec4s where SHARED_X, else unused) and
-// x_lane0 .. x_lane3 (the value a lane of the quad holds, handed to all four).
+// x_lane0 .. x_lane3 (the value a lane of the quad holds, handed to all four; identities never reached where nothing
+// is shared).
 
 // The vec4s x[index], x[index + step], x[index + gap], x[index + gap + step]; mine: this lane's of them (SHARED_X).
 struct XQuad {
@@ -11,7 +12,8 @@ struct XQuad {
   mine: vec4<f32>,
 }
 
-// The invocation's place in its quad (consecutive invocations), set by the kernel's entry point.
+// The invocation's place in its quad (consecutive invocations), set by shaders/matmul.wgsl's entry point (the expert
+// products never share, so theirs leaves it unset).
 var<private> x_lane: u32;
 
 // The 4 vec4s x[i], x[i + step], x[i + gap], x[i + gap + step]: e.g. two words' low and high codes' activations
