@@ -26,6 +26,8 @@ export interface SamplingStepRow {
   median_cpu_ms?: number;
   /** GPU time per kernel of one more step, each kernel in a timed pass of its own (timestamp-query). */
   kernel_ms?: Record<string, number>;
+  /** How the last step narrowed the vocabulary: candidates searched, overflow, rounds run (sampled cases). */
+  search?: { candidates: number; overflow: boolean; rounds: number };
 }
 
 /** Roughly what an LM head gives: most logits in a few units, a handful well above (seeded, deterministic). */
@@ -89,6 +91,11 @@ export async function timeSamplingSteps(gpu: GpuContext, vocab: number, rounds: 
       }
       const row: SamplingStepRow = { kernel_ms, vocab, name: c.name, params: c.params, median_ms: fixed(times[Math.floor(times.length / 2)]), min_ms: fixed(times[0]) };
       if (options.cpuMs) row.median_cpu_ms = fixed(cpu[Math.floor(cpu.length / 2)]);
+      // Only where this step made candidates (top-k, top-p, top logprobs); head is stale otherwise.
+      if ((c.params.temperature > 0 && ((c.params.top_p ?? 1) < 1 || (c.params.top_k ?? 0) > 0)) || (c.params.top_logprobs ?? 0) > 0) {
+        const { candidates, overflow, rounds } = await sampler.readSearchState();
+        row.search = { candidates, overflow, rounds };
+      }
       rows.push(row);
     }
   } finally {

@@ -184,15 +184,18 @@ export class GpuSampler {
       throw new RangeError(`streams must be 1..${this.maxStreams}, got ${streams}`);
     }
     const topN = Math.min(Math.max(0, Math.trunc(params.top_logprobs ?? 0)), MAX_TOP_LOGPROBS);
-    const penalties = this.encodeProcessing(batch, logits, params, options);
-    this.encodeDraw(batch, params, { step, streams, topN, penalties }, options);
+    const { penalties, work } = this.encodeProcessing(batch, logits, params, options);
+    this.encodeDraw(batch, work, params, { step, streams, topN, penalties }, options);
     this.lastTopN = topN;
     this.lastStreams = streams;
     return this.result;
   }
 
-  /** logits -> work: penalties and the mask (logits_process), then the sparse logit bias; whether penalties apply. */
-  private encodeProcessing(batch: ComputeBatch, logits: Binding, params: SamplingParams, options: EncodeOptions): boolean {
+  /**
+   * logits -> work: penalties and the mask (logits_process), then the sparse logit bias; whether penalties apply and
+   * what the sampler reads (the logits themselves when nothing changes them: a full pass saved).
+   */
+  private encodeProcessing(batch: ComputeBatch, logits: Binding, params: SamplingParams, options: EncodeOptions): { penalties: boolean; work: Binding } {
     const device = this.gpu.device;
     let mask = options.mask ?? null;
     if (mask instanceof Uint32Array) {
@@ -205,12 +208,13 @@ export class GpuSampler {
     const frequency = params.frequency_penalty ?? 0;
     const penalties = repetition !== 1 || presence !== 0 || frequency !== 0;
     if (!(repetition > 0)) throw new RangeError(`repetition_penalty must be > 0, got ${repetition}`);
+    const bias = Object.entries(params.logit_bias ?? {});
+    if (!mask && !penalties && bias.length === 0) return { penalties, work: logits };
 
     const process = this.uniforms.params(this.vocabSize, mask ? 1 : 0, penalties ? 1 : 0, 0, { f32: repetition }, { f32: frequency }, { f32: presence }, { f32: 0 });
     if (options.passPerKernel) batch.beginPass('logits_process');
     batch.dispatch(this.pipelines.process, [logits, this.counts, mask ?? this.maskBuffer, this.work, process], Math.ceil(this.vocabSize / PROCESS_WORKGROUP));
 
-    const bias = Object.entries(params.logit_bias ?? {});
     if (bias.length > 0) {
       const pairs = new ArrayBuffer(bias.length * 8);
       const ids = new Uint32Array(pairs);
@@ -226,11 +230,11 @@ export class GpuSampler {
       device.queue.writeBuffer(this.biasBuffer, 0, pairs);
       batch.dispatch(this.pipelines.bias, [this.biasBuffer, this.work, this.uniforms.params(bias.length, this.vocabSize)], Math.ceil(bias.length / 64));
     }
-    return penalties;
+    return { penalties, work: this.work };
   }
 
   /** work -> result: the sampler's kernels (shaders/sample_common.wgsl), only those this step's settings need. */
-  private encodeDraw(batch: ComputeBatch, params: SamplingParams, s: { step: number; streams: number; topN: number; penalties: boolean }, options: EncodeOptions): void {
+  private encodeDraw(batch: ComputeBatch, work: Binding, params: SamplingParams, s: { step: number; streams: number; topN: number; penalties: boolean }, options: EncodeOptions): void {
     const [seedLo, seedHi] = seedWords(params.seed ?? 0);
     const temperature = Math.max(0, params.temperature);
     const topK = Math.max(0, Math.trunc(params.top_k ?? 0));
@@ -254,19 +258,19 @@ export class GpuSampler {
       batch.dispatch(pipeline, bindings, workgroups);
     };
     const unitGroups = Math.ceil(this.units / UNIT_WORKGROUP);
-    run('sample_partials', p.partials, [this.work, this.parts, uniform], unitGroups);
+    run('sample_partials', p.partials, [work, this.parts, uniform], unitGroups);
     run('sample_reduce', p.reduce, [this.parts, this.head, uniform], 1);
     if (candidates) {
       for (let round = 0; round < REFINE_ROUNDS; round++) {
-        run('sample_levels', p.levels, [this.work, this.parts, this.head, this.levels, uniform], unitGroups);
+        run('sample_levels', p.levels, [work, this.parts, this.head, this.levels, uniform], unitGroups);
         run('sample_select', p.select, [this.parts, this.head, this.levels, uniform], 1);
       }
-      run('sample_compact', p.compact, [this.work, this.head, this.candidates, uniform], unitGroups);
+      run('sample_compact', p.compact, [work, this.head, this.candidates, uniform], unitGroups);
     }
-    run('sample_token', p.sample, [this.work, this.head, this.candidates, this.result, this.counts, uniform], 1);
+    run('sample_token', p.sample, [work, this.head, this.candidates, this.result, this.counts, uniform], 1);
     if (temperature > 0) {
-      run('sample_mass', p.mass, [this.work, this.parts, this.head, uniform], unitGroups);
-      run('sample_draw', p.draw, [this.work, this.parts, this.head, uniform, this.result, this.counts], 1);
+      run('sample_mass', p.mass, [work, this.parts, this.head, uniform], unitGroups);
+      run('sample_draw', p.draw, [work, this.parts, this.head, uniform, this.result, this.counts], 1);
     }
   }
 
