@@ -19,7 +19,10 @@
 //                      never candidates) is written to head, and the search subtracts it from its goal. Every
 //                      threshold the draw can choose then lies inside the candidates, so searching over them gives
 //                      what searching the whole vocabulary gives. More than `cap`: overflow.
-//   5. sample_compact  (a unit per invocation): the candidates (index, w bits) in index order.
+//   5. sample_compact  (a unit per invocation): the candidates (index, w bits) in index order. After the first
+//                      round it writes them to the stage (room for every token) and each unit's stretch of it; the
+//                      refining rounds (3 and 4 again) walk only the stage, a fraction of the vocabulary, and add
+//                      the first round's gap as one lump; after the last, it writes the candidates from the stage.
 //   6. sample_token    (one workgroup): the top-k/top-p threshold key over the candidates (on overflow over every
 //                      logit), or the min-p one, into head[17]; the greedy token; the top-N.
 //   7. sample_draw     `mass` (a unit per invocation; T > 0): each unit's kept mass at that threshold; then its
@@ -29,16 +32,19 @@
 //
 // Steps 3 and 4 run up to REFINE_ROUNDS times: when the candidates are too many (over `cap`: overflow; or over
 // `refine_above`, which makes the one-workgroup search slow), the next round splits the crossing levels' depth range
-// into finer levels (level_of's refined mapping) and is kept only if it gives fewer candidates; a round after one
-// that needed no refining does nothing. A top-p window shrinks about ninefold a round; an upper set too large for `cap` (a top-k
-// of many thousands, or a top-N over a flat top) falls back to the whole-vocabulary search.
+// into finer levels (level_of's refined mapping) and is kept only if it gives fewer candidates, all in the stage
+// (sample_select); a round after one that needed no refining does nothing. A top-p window shrinks about ninefold a
+// round; an upper set too large for `cap` (a top-k of many thousands, or a top-N over a flat top) falls back to the
+// whole-vocabulary search.
 //
 // head (array<u32>): [0] M bits, [1] the best index (NONE: every token excluded), [2] log sum exp(w - M) bits,
 // [3] the window's last level, [4] candidates, [5] overflow (1), [6] total kept mass bits, [7] rounds done,
 // [8..10] the mapping (nb, lo, hi bits) the candidate levels refer to, [11..13] the next round's mapping,
 // [14] the window's first level, [15] the upper set's end (levels below it are candidates too), [16] the gap's
-// kept mass bits, [17] the threshold key the draw keeps (key >= it), [18] whether another round refines (1), then
-// [HEAD_OFFSETS + u] where unit u's candidates start.
+// kept mass bits, [17] the threshold key the draw keeps (key >= it), [18] whether another round refines (1),
+// [19] the first round's gap mass bits and [20] its tokens (not in the stage), [21] whether the first round's
+// candidates reach the last level (1: the stage holds every token below its window), then [HEAD_OFFSETS + u] where unit
+// u's candidates start, and [HEAD_OFFSETS + units + 2u], [.. + 1] unit u's stretch [start, end) of the stage.
 
 struct Params {
   count: u32,
@@ -65,7 +71,7 @@ const NONE: u32 = 0xffffffffu;
 const LOWEST: f32 = -3.4028234663852886e38;
 const MAX_TOP_N: u32 = 20u;
 const LEVELS: u32 = 12u;
-const HEAD_OFFSETS: u32 = 20u;
+const HEAD_OFFSETS: u32 = 24u;
 const FLAG_TOP_K: u32 = 1u;
 const FLAG_TOP_P: u32 = 2u;
 const FLAG_CANDIDATES: u32 = 4u;

@@ -1,18 +1,25 @@
-// sample_compact: per unit (one invocation each), its candidates (tokens of a candidate level, see
-// sample_select.wgsl) as (index, w bits) pairs in index order from head[HEAD_OFFSETS + u] on; nothing on overflow.
+// sample_compact: per unit (one invocation each), its candidates (tokens of a candidate level under head[8..10],
+// see sample_select.wgsl) as (index, w bits) pairs in index order from head[HEAD_OFFSETS + u] on. Two uses:
+//   TO_STAGE (after the first round): the unit's logits -> the stage (room for the whole vocabulary), and the
+//     unit's stretch of it [start, end) into head[HEAD_OFFSETS + units + 2u ..]; the refining rounds walk only it;
+//   else (after the last round): the unit's stretch of the stage -> the candidates (nothing on overflow).
 // See sample_common.wgsl.
-// Bindings: 0 work array<f32>; 1 head array<u32>; 2 cand array<u32> [2 * cap]; 3 params.
+// Bindings: 0 work array<f32>; 1 head array<u32>; 2 src array<u32> (the stage; unused with TO_STAGE); 3 dst
+// array<u32> (the stage with TO_STAGE, else the candidates [2 * cap]); 4 params.
 // Dispatch: ceil(units / 64) workgroups.
 
 @group(0) @binding(0) var<storage, read> work: array<f32>;
 @group(0) @binding(1) var<storage, read_write> head: array<u32>;
-@group(0) @binding(2) var<storage, read_write> cand: array<u32>;
-@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(2) var<storage, read> src: array<u32>;
+@group(0) @binding(3) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+override TO_STAGE: bool = false;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let u = gid.x;
-  if (u >= params.units || head[5] != 0u) {
+  if (u >= params.units || (!TO_STAGE && head[5] != 0u)) {
     return;
   }
   let m = bitcast<f32>(head[0]);
@@ -22,12 +29,27 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let upper_end = head[15];
   let window_lo = head[14];
   let window_hi = head[3];
-  var at = head[HEAD_OFFSETS + u];
-  for (var i = unit_start(u); i < unit_end(u); i++) {
-    let w = work[i];
+  let spans = HEAD_OFFSETS + params.units + 2u * u;
+  let start = head[HEAD_OFFSETS + u];
+  var at = start;
+  if (TO_STAGE) {
+    for (var i = unit_start(u); i < unit_end(u); i++) {
+      let w = work[i];
+      if (!excluded(w) && is_candidate(level_of(m, w, nb, lo, hi), upper_end, window_lo, window_hi)) {
+        dst[2u * at] = i;
+        dst[2u * at + 1u] = bitcast<u32>(w);
+        at++;
+      }
+    }
+    head[spans] = start;
+    head[spans + 1u] = at;
+    return;
+  }
+  for (var k = head[spans]; k < head[spans + 1u]; k++) {
+    let w = bitcast<f32>(src[2u * k + 1u]);
     if (!excluded(w) && is_candidate(level_of(m, w, nb, lo, hi), upper_end, window_lo, window_hi)) {
-      cand[2u * at] = i;
-      cand[2u * at + 1u] = bitcast<u32>(w);
+      dst[2u * at] = src[2u * k];
+      dst[2u * at + 1u] = bitcast<u32>(w);
       at++;
     }
   }

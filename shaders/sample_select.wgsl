@@ -1,4 +1,4 @@
-// sample_select: one workgroup picks the candidate levels (head words 3..7 and 14..18) and where each unit's
+// sample_select: one workgroup picks the candidate levels (head words 3..7, 14..18, and after the first round 19..21) and where each unit's
 // candidates go (HEAD_OFFSETS + u), and the next round's finer mapping (11..13). See sample_common.wgsl for why the
 // candidates hold every threshold the draw can choose. The sums over units are split over the workgroup (WG: 4 on
 // CPU adapters, 256 on GPUs, where one invocation walking 1024 units x 12 levels would take milliseconds).
@@ -90,6 +90,13 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     }
   }
   workgroupBarrier();
+  // A refining round walked only the stage: the first round's gap (above its window, not in the stage) joins the
+  // level that holds it now (1 beside a top-N's upper set, else 0) as one lump, so the cumulative masses are whole.
+  if (lid == 0u && head[7] > 0u) {
+    let lump = select(0u, 1u, head[15] > 0u);
+    level_count[lump] += head[20];
+    level_mass[lump] += bitcast<f32>(head[19]);
+  }
 
   // Thread 0 decides: the crossing levels, the candidate levels, whether this round is kept, the next mapping.
   if (lid == 0u) {
@@ -207,7 +214,14 @@ fn decide(kept: f32) -> vec4<u32> {
       at += count[j];
     }
   }
-  if (head[7] > 0u && at >= head[4]) {
+  // A refining round is also refused where a candidate level may hold tokens the stage lacks: the lump's, or the
+  // last unless the first round's candidates reached the last level (then every token below them is in the stage).
+  // Only rounding can lead a round there (the same masses summed in another order); the round before it stands.
+  let refining = head[7] > 0u;
+  let lump_partial = head[20] > 0u && is_candidate(select(0u, 1u, head[15] > 0u), upper_end, window_lo, window_hi);
+  let last_partial = head[21] == 0u && is_candidate(LEVELS - 1u, upper_end, window_lo, window_hi);
+  let partial_level = lump_partial || last_partial;
+  if (refining && (at >= head[4] || partial_level)) {
     head[7] = head[7] + 1u;
     head[18] = 0u;
     return vec4<u32>(0u, 0u, 0u, 0u);
@@ -220,6 +234,16 @@ fn decide(kept: f32) -> vec4<u32> {
   head[14] = window_lo;
   head[15] = upper_end;
   head[16] = bitcast<u32>(gap);
+  if (!refining) {
+    // The first round's gap: the tokens a refining round's stage will not hold above the window.
+    var gap_count = 0u;
+    for (var j = upper_end; j < window_lo; j++) {
+      gap_count += count[j];
+    }
+    head[19] = bitcast<u32>(gap);
+    head[20] = gap_count;
+    head[21] = select(0u, 1u, is_candidate(LEVELS - 1u, upper_end, window_lo, window_hi));
+  }
   // The mapping the candidate levels refer to, and the next round's: the crossing levels' depth range split finer.
   // A top-p window refines the window alone and keeps the top-N's upper set (or everything above the window) as
   // level 0; otherwise level 0 is everything above the crossing level (and level 1 is empty).

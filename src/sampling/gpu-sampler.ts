@@ -22,7 +22,7 @@ export const MAX_TOP_LOGPROBS = 20;
 const NONE = 0xffffffff;
 /** Levels per unit (shaders/sample_common.wgsl LEVELS), the words of `head` before the units' offsets, the most units. */
 const LEVELS = 12;
-const HEAD_OFFSETS = 20;
+const HEAD_OFFSETS = 24;
 /** Rounds of sample_levels + sample_select: each after an overflow splits the crossing level finer. */
 const REFINE_ROUNDS = 3;
 const MAX_UNITS = 1024;
@@ -83,7 +83,9 @@ interface SamplerPipelines {
   partials: GPUComputePipeline;
   reduce: GPUComputePipeline;
   levels: GPUComputePipeline;
+  levelsStaged: GPUComputePipeline;
   select: GPUComputePipeline;
+  stage: GPUComputePipeline;
   compact: GPUComputePipeline;
   sample: GPUComputePipeline;
   mass: GPUComputePipeline;
@@ -111,6 +113,8 @@ export class GpuSampler {
    * the threshold key of the draw (sample_token). */
   private readonly head: GPUBuffer;
   private readonly candidates: GPUBuffer;
+  /** The first round's candidates, (index, w bits) per token, room for all: the refining rounds walk only these. */
+  private readonly stage: GPUBuffer;
   private readonly unit: number;
   private readonly units: number;
   private lastTopN = 0;
@@ -132,8 +136,9 @@ export class GpuSampler {
     this.units = Math.ceil(vocabSize / this.unit);
     this.parts = device.createBuffer({ label: 'sampler unit results', size: this.units * 16, usage: storageUsage() });
     this.levels = device.createBuffer({ label: 'sampler levels', size: this.units * LEVELS * 8, usage: storageUsage() });
-    this.head = device.createBuffer({ label: 'sampler head', size: (HEAD_OFFSETS + this.units) * 4, usage: storageUsage() });
+    this.head = device.createBuffer({ label: 'sampler head', size: (HEAD_OFFSETS + 3 * this.units) * 4, usage: storageUsage() });
     this.candidates = device.createBuffer({ label: 'sampler candidates', size: Math.max(1, Math.min(maxCandidates, vocabSize)) * 8, usage: storageUsage() });
+    this.stage = device.createBuffer({ label: 'sampler stage', size: vocabSize * 8, usage: storageUsage() });
     const resultBytes = (2 * maxStreams + 2 * MAX_TOP_LOGPROBS) * 4;
     this.result = device.createBuffer({ label: 'sampler result', size: resultBytes, usage: storageUsage() });
     this.readback = device.createBuffer({ label: 'sampler readback', size: resultBytes, usage: readbackUsage() });
@@ -150,13 +155,15 @@ export class GpuSampler {
     // The one-workgroup kernels' size: one SIMD group on a CPU adapter (its barriers switch coroutines), 256 on GPUs.
     const cpu = options.cpuShapes ?? isCpuAdapter(gpu.adapterInfo);
     const tokenWorkgroup = cpu ? 4 : 256;
-    const [process, bias, partials, reduce, levels, select, compact, sample, mass, draw] = await Promise.all([
+    const [process, bias, partials, reduce, levels, levelsStaged, select, stage, compact, sample, mass, draw] = await Promise.all([
       cache.get(logitsProcess, { WORKGROUP_SIZE: PROCESS_WORKGROUP }),
       cache.get(logitsBias),
       cache.get(samplePartials),
       cache.get(sampleReduce, { WG: tokenWorkgroup }),
       cache.get(sampleLevels, { DYNAMIC_INDEX: cpu ? 1 : 0 }),
+      cache.get(sampleLevels, { DYNAMIC_INDEX: cpu ? 1 : 0, FROM_STAGE: 1 }),
       cache.get(sampleSelect, { WG: tokenWorkgroup }),
+      cache.get(sampleCompact, { TO_STAGE: 1 }),
       cache.get(sampleCompact),
       cache.get(sampleToken, { WG: tokenWorkgroup }),
       cache.get(sampleDraw, {}, 'mass'),
@@ -164,7 +171,7 @@ export class GpuSampler {
     ]);
     const maxCandidates = Math.max(1, Math.trunc(options.maxCandidates ?? MAX_CANDIDATES));
     const refineAbove = Math.max(1, Math.trunc(options.refineAbove ?? REFINE_ABOVE));
-    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, partials, reduce, levels, select, compact, sample, mass, draw }, maxCandidates, refineAbove, options.uniforms);
+    return new GpuSampler(gpu, vocabSize, Math.max(1, options.maxStreams ?? 1), { process, bias, partials, reduce, levels, levelsStaged, select, stage, compact, sample, mass, draw }, maxCandidates, refineAbove, options.uniforms);
   }
 
   /** Sets the token counts (penalties) to how often each of `tokens` occurs. */
@@ -261,11 +268,13 @@ export class GpuSampler {
     run('sample_partials', p.partials, [work, this.parts, uniform], unitGroups);
     run('sample_reduce', p.reduce, [this.parts, this.head, uniform], 1);
     if (candidates) {
+      // The first round over the logits, its candidates to the stage; the refining rounds over the stage alone.
       for (let round = 0; round < REFINE_ROUNDS; round++) {
-        run('sample_levels', p.levels, [work, this.parts, this.head, this.levels, uniform], unitGroups);
+        run('sample_levels', round === 0 ? p.levels : p.levelsStaged, [work, this.parts, this.head, this.levels, uniform, this.stage], unitGroups);
         run('sample_select', p.select, [this.parts, this.head, this.levels, uniform], 1);
+        if (round === 0) run('sample_stage', p.stage, [work, this.head, this.candidates, this.stage, uniform], unitGroups);
       }
-      run('sample_compact', p.compact, [work, this.head, this.candidates, uniform], unitGroups);
+      run('sample_compact', p.compact, [work, this.head, this.stage, this.candidates, uniform], unitGroups);
     }
     run('sample_token', p.sample, [work, this.head, this.candidates, this.result, this.counts, uniform], 1);
     if (temperature > 0) {
@@ -333,7 +342,7 @@ export class GpuSampler {
   }
 
   destroy(): void {
-    for (const b of [this.result, this.readback, this.counts, this.work, this.maskBuffer, this.biasBuffer, this.parts, this.levels, this.head, this.candidates]) b.destroy();
+    for (const b of [this.result, this.readback, this.counts, this.work, this.maskBuffer, this.biasBuffer, this.parts, this.levels, this.head, this.candidates, this.stage]) b.destroy();
     this.sampleParams.destroy();
     if (this.ownsUniforms) this.uniforms.destroy();
   }
