@@ -98,16 +98,37 @@ fn beats(w: f32, i: u32, best_w: f32, best_i: u32) -> bool {
 }
 
 // The level of a logit w below the maximum m, under a mapping (nb, lo, hi) of depths d = M - w (logit units):
-//   hi < 0 (the first round): floor(2 sqrt(d)), at most LEVELS - 1: level j holds (j / 2)^2 <= d < ((j + 1) / 2)^2
-//     (0.25, 1, 2.25, 4, ... 30.25; the last level is open);
+//   hi < 0 (the first round): the largest j <= LEVELS - 1 with (j / 2)^2 <= d: level j holds
+//     (j / 2)^2 <= d < ((j + 1) / 2)^2 (0.25, 1, 2.25, 4, ... 30.25; the last level is open). The bounds are exact
+//     in f32 and the square root only guesses j (it may be an ulp off), so the level agrees with sample_select's
+//     depth_range exactly: the refining rounds, which walk only the first round's candidates, rely on it;
 //   else (a refining round, nb <= lo < hi): level 0 holds d < nb, level 1 nb <= d < lo, levels 2 .. LEVELS - 2
 //     split [lo, hi) evenly, the last d >= hi.
 // Monotone in w under either mapping; every kernel computes it with the same expression, so a token has one level.
+// The kernels that know which mapping they bin by call root_level or refined_level themselves.
 fn level_of(m: f32, w: f32, nb: f32, lo: f32, hi: f32) -> u32 {
-  let d = max(m - w, 0.0);
+  let d = depth(m, w);
   if (hi < 0.0) {
-    return u32(min(floor(2.0 * sqrt(d)), f32(LEVELS - 1u)));
+    return root_level(d);
   }
+  return refined_level(d, nb, lo, hi);
+}
+
+fn depth(m: f32, w: f32) -> f32 {
+  return max(m - w, 0.0);
+}
+
+// The first round's level of depth d.
+fn root_level(d: f32) -> u32 {
+  let last = f32(LEVELS - 1u);
+  var r = min(floor(2.0 * sqrt(d)), last);
+  r = select(r, r - 1.0, r * r * 0.25 > d);
+  r = select(r, r + 1.0, r < last && (r + 1.0) * (r + 1.0) * 0.25 <= d);
+  return u32(r);
+}
+
+// A refining round's level of depth d.
+fn refined_level(d: f32, nb: f32, lo: f32, hi: f32) -> u32 {
   if (d < nb) {
     return 0u;
   }
@@ -143,4 +164,11 @@ fn unit_start(u: u32) -> u32 {
 
 fn unit_end(u: u32) -> u32 {
   return min(u * params.unit + params.unit, params.count);
+}
+
+// The passes over the logits read them 4 a load as vec4 (a CPU adapter gathers each load a lane at a time, so a
+// vec4 costs about what one f32 costs): unit u's groups [x, y). The sampler's input is a multiple of 4 long (its
+// own copy is padded with LOWEST, excluded), and a unit is a multiple of 4 long.
+fn unit_groups(u: u32) -> vec2<u32> {
+  return vec2<u32>(unit_start(u) / 4u, (unit_end(u) + 3u) / 4u);
 }

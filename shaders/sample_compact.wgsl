@@ -4,17 +4,33 @@
 //     unit's stretch of it [start, end) into head[HEAD_OFFSETS + units + 2u ..]; the refining rounds walk only it;
 //   else (after the last round): the unit's stretch of the stage -> the candidates (nothing on overflow).
 // See sample_common.wgsl.
-// Bindings: 0 work array<f32>; 1 head array<u32>; 2 src array<u32> (the stage; unused with TO_STAGE); 3 dst
+// Bindings: 0 work array<vec4<f32>>; 1 head array<u32>; 2 src array<u32> (the stage; unused with TO_STAGE); 3 dst
 // array<u32> (the stage with TO_STAGE, else the candidates [2 * cap]); 4 params.
 // Dispatch: ceil(units / 64) workgroups.
 
-@group(0) @binding(0) var<storage, read> work: array<f32>;
+@group(0) @binding(0) var<storage, read> work: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> head: array<u32>;
 @group(0) @binding(2) var<storage, read> src: array<u32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(4) var<uniform> params: Params;
 
 override TO_STAGE: bool = false;
+
+// Where this invocation's next candidate goes; the first round's candidate depths (upper, top, bottom).
+var<private> at: u32;
+var<private> bounds: vec3<f32>;
+var<private> all_upper: bool;
+var<private> open_window: bool;
+
+// Token i with logit w to the stage if it is a candidate of the first round.
+fn stage_one(w: f32, i: u32, m: f32) {
+  let d = depth(m, w);
+  if (!excluded(w) && (all_upper || d < bounds.x || (d >= bounds.y && (open_window || d < bounds.z)))) {
+    dst[2u * at] = i;
+    dst[2u * at + 1u] = bitcast<u32>(w);
+    at++;
+  }
+}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -31,15 +47,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let window_hi = head[3];
   let spans = HEAD_OFFSETS + params.units + 2u * u;
   let start = head[HEAD_OFFSETS + u];
-  var at = start;
+  at = start;
   if (TO_STAGE) {
-    for (var i = unit_start(u); i < unit_end(u); i++) {
-      let w = work[i];
-      if (!excluded(w) && is_candidate(level_of(m, w, nb, lo, hi), upper_end, window_lo, window_hi)) {
-        dst[2u * at] = i;
-        dst[2u * at + 1u] = bitcast<u32>(w);
-        at++;
-      }
+    // After the first round: root_level(d) < upper_end, or window_lo <= it <= window_hi, as depth bounds (exact:
+    // root_level(d) < j is d < (j / 2)^2 for j < LEVELS, and always for j >= LEVELS).
+    bounds = vec3<f32>(f32(upper_end * upper_end) * 0.25, f32(window_lo * window_lo) * 0.25, f32((window_hi + 1u) * (window_hi + 1u)) * 0.25);
+    all_upper = upper_end >= LEVELS;
+    open_window = window_hi + 1u >= LEVELS;
+    let groups = unit_groups(u);
+    for (var g = groups.x; g < groups.y; g++) {
+      let v = work[g];
+      stage_one(v.x, 4u * g, m);
+      stage_one(v.y, 4u * g + 1u, m);
+      stage_one(v.z, 4u * g + 2u, m);
+      stage_one(v.w, 4u * g + 3u, m);
     }
     head[spans] = start;
     head[spans + 1u] = at;

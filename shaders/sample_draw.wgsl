@@ -9,11 +9,11 @@
 // Output (`main`): per stream s, out[2s] = the token id and out[2s + 1] its logprob (f32 bits, log-softmax at
 // T = 1); with update_counts != 0, stream 0 adds 1 to counts[token] (the next step's penalties).
 // Bindings (group 0; `mass` uses the first four, so one module serves both):
-//   0 work array<f32> [count]; 1 part array<u32> [4 * units] (word 3 of each unit: the kept mass); 2 head
+//   0 work array<vec4<f32>> [count / 4]; 1 part array<u32> [4 * units] (word 3 of each unit: the kept mass); 2 head
 //   array<u32>; 3 params uniform; 4 out array<u32> [2 * streams + ...]; 5 counts array<u32> [count].
 // Dispatch: `mass` ceil(units / 64) workgroups; `main` exactly 1.
 
-@group(0) @binding(0) var<storage, read> work: array<f32>;
+@group(0) @binding(0) var<storage, read> work: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> part: array<u32>;
 @group(0) @binding(2) var<storage, read_write> head: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
@@ -32,11 +32,14 @@ fn mass(@builtin(global_invocation_id) gid: vec3<u32>) {
   let threshold = head[17];
   let inv_t = inv_temperature();
   var kept = 0.0;
-  for (var i = unit_start(u); i < unit_end(u); i++) {
-    let w = work[i];
-    if (key_of(w) >= threshold) {
-      kept += exp((w - m) * inv_t);
-    }
+  let groups = unit_groups(u);
+  for (var g = groups.x; g < groups.y; g++) {
+    let v = work[g];
+    let q = exp((v - m) * inv_t);
+    kept += select(0.0, q.x, key_of(v.x) >= threshold);
+    kept += select(0.0, q.y, key_of(v.y) >= threshold);
+    kept += select(0.0, q.z, key_of(v.z) >= threshold);
+    kept += select(0.0, q.w, key_of(v.w) >= threshold);
   }
   part[4u * u + 3u] = bitcast<u32>(kept);
 }
@@ -102,9 +105,13 @@ fn uniform_draw(s: u32) -> f32 {
   return f32(bits.x >> 8u) * (1.0 / 16777216.0);
 }
 
+fn logit(i: u32) -> f32 {
+  return work[i / 4u][i % 4u];
+}
+
 fn emit(s: u32, chosen: u32, m: f32, log_z1: f32) {
   out[2u * s] = chosen;
-  out[2u * s + 1u] = bitcast<u32>(work[chosen] - m - log_z1);
+  out[2u * s + 1u] = bitcast<u32>(logit(chosen) - m - log_z1);
   if (s == 0u && params.update_counts != 0u) {
     counts[chosen] = counts[chosen] + 1u;
   }
@@ -132,7 +139,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     var pick = NONE;
     var last = NONE;
     for (var i = unit_start(owner); i < unit_end(owner); i++) {
-      let w = work[i];
+      let w = logit(i);
       if (key_of(w) >= threshold) {
         let q = exp((w - m) * inv_t);
         if (q > 0.0) {

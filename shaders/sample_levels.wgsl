@@ -3,11 +3,11 @@
 // when greedy). The first round (FROM_STAGE false) walks the unit's logits and also writes the unit's kept mass;
 // the refining rounds (FROM_STAGE true) walk only the unit's stretch of the stage, the first round's candidates.
 // See sample_common.wgsl.
-// Bindings: 0 work array<f32>; 1 part array<u32> (word 3 of each unit); 2 head array<u32>; 3 levels array<u32>
+// Bindings: 0 work array<vec4<f32>>; 1 part array<u32> (word 3 of each unit); 2 head array<u32>; 3 levels array<u32>
 // [2 * LEVELS * units]: counts at LEVELS * u + j, mass bits at LEVELS * (units + u) + j; 4 params; 5 stage
 // array<u32> (sample_compact's (index, w bits) pairs). Dispatch: ceil(units / 64) workgroups.
 
-@group(0) @binding(0) var<storage, read> work: array<f32>;
+@group(0) @binding(0) var<storage, read> work: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> part: array<u32>;
 @group(0) @binding(2) var<storage, read_write> head: array<u32>;
 @group(0) @binding(3) var<storage, read_write> levels: array<u32>;
@@ -19,12 +19,48 @@ override DYNAMIC_INDEX: bool = false;
 // Whether this round walks the stage (a refining round) or the logits (the first round).
 override FROM_STAGE: bool = false;
 
-// The unit's logits, or its stretch of the stage (sample_compact wrote it from HEAD_OFFSETS + units + 2u on).
-fn unit_span(u: u32) -> vec2<u32> {
-  if (FROM_STAGE) {
-    return vec2<u32>(head[HEAD_OFFSETS + params.units + 2u * u], head[HEAD_OFFSETS + params.units + 2u * u + 1u]);
+// One invocation's sums and what it bins by (set at the start of main).
+var<private> count: array<u32, LEVELS>;
+var<private> mass: array<f32, LEVELS>;
+var<private> kept: f32;
+var<private> m: f32;
+var<private> mapping: vec3<f32>; // nb, lo, hi
+var<private> threshold: u32;
+var<private> inv_t: f32;
+var<private> want_levels: bool;
+var<private> want_mass: bool;
+
+// Adds one logit to the sums.
+fn tally(w: f32) {
+  if (excluded(w)) {
+    return;
   }
-  return vec2<u32>(unit_start(u), unit_end(u));
+  let q = select(0.0, exp((w - m) * inv_t), key_of(w) >= threshold);
+  kept += q;
+  if (!want_levels) {
+    return;
+  }
+  var level: u32;
+  if (FROM_STAGE) {
+    level = refined_level(depth(m, w), mapping.x, mapping.y, mapping.z);
+  } else {
+    level = root_level(depth(m, w));
+  }
+  if (DYNAMIC_INDEX) {
+    // CPU adapters: an indexed store into the thread's own array is cheap there.
+    count[level] += 1u;
+    mass[level] += q;
+  } else {
+    // Constant indices (the loop unrolls), so the per-level sums stay in registers.
+    for (var j = 0u; j < LEVELS; j++) {
+      count[j] += select(0u, 1u, level == j);
+    }
+    if (want_mass) {
+      for (var j = 0u; j < LEVELS; j++) {
+        mass[j] += select(0.0, q, level == j);
+      }
+    }
+  }
 }
 
 @compute @workgroup_size(64)
@@ -34,54 +70,33 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (u >= params.units || (head[7] > 0u && head[18] == 0u)) {
     return;
   }
-  let m = bitcast<f32>(head[0]);
-  let nb = bitcast<f32>(head[11]);
-  let lo = bitcast<f32>(head[12]);
-  let hi = bitcast<f32>(head[13]);
-  let threshold = min_p_threshold(m);
-  let inv_t = inv_temperature();
-  var count: array<u32, LEVELS>;
-  var mass: array<f32, LEVELS>;
+  m = bitcast<f32>(head[0]);
+  mapping = vec3<f32>(bitcast<f32>(head[11]), bitcast<f32>(head[12]), bitcast<f32>(head[13]));
+  threshold = min_p_threshold(m);
+  inv_t = inv_temperature();
   for (var j = 0u; j < LEVELS; j++) {
     count[j] = 0u;
     mass[j] = 0.0;
   }
-  var kept = 0.0;
-  let span = unit_span(u);
+  kept = 0.0;
   // Levels only where candidates are made; their masses only where top-p applies without top-k (sample_select).
-  let want_levels = (params.flags & FLAG_CANDIDATES) != 0u;
-  let want_mass = (params.flags & FLAG_TOP_P) != 0u && (params.flags & FLAG_TOP_K) == 0u;
-  for (var k = span.x; k < span.y; k++) {
-    var w: f32;
-    if (FROM_STAGE) {
-      w = bitcast<f32>(stage[2u * k + 1u]);
-    } else {
-      w = work[k];
+  want_levels = (params.flags & FLAG_CANDIDATES) != 0u;
+  want_mass = (params.flags & FLAG_TOP_P) != 0u && (params.flags & FLAG_TOP_K) == 0u;
+  if (FROM_STAGE) {
+    // The unit's stretch of the stage (sample_compact wrote it from HEAD_OFFSETS + units + 2u on).
+    let spans = HEAD_OFFSETS + params.units + 2u * u;
+    for (var k = head[spans]; k < head[spans + 1u]; k++) {
+      tally(bitcast<f32>(stage[2u * k + 1u]));
     }
-    if (!excluded(w)) {
-      let q = select(0.0, exp((w - m) * inv_t), key_of(w) >= threshold);
-      kept += q;
-      if (want_levels) {
-        let level = level_of(m, w, nb, lo, hi);
-        if (DYNAMIC_INDEX) {
-          // CPU adapters: an indexed store into the thread's own array is cheap there.
-          count[level] += 1u;
-          mass[level] += q;
-        } else {
-          // Constant indices (the loop unrolls), so the per-level sums stay in registers.
-          for (var j = 0u; j < LEVELS; j++) {
-            count[j] += select(0u, 1u, level == j);
-          }
-          if (want_mass) {
-            for (var j = 0u; j < LEVELS; j++) {
-              mass[j] += select(0.0, q, level == j);
-            }
-          }
-        }
-      }
+  } else {
+    let groups = unit_groups(u);
+    for (var g = groups.x; g < groups.y; g++) {
+      let v = work[g];
+      tally(v.x);
+      tally(v.y);
+      tally(v.z);
+      tally(v.w);
     }
-  }
-  if (!FROM_STAGE) {
     part[4u * u + 3u] = bitcast<u32>(kept);
   }
   for (var j = 0u; j < LEVELS; j++) {

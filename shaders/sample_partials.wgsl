@@ -1,9 +1,9 @@
 // sample_partials: per unit of the processed logits (one invocation each), the best (w, index) (ties to the lower
 // index) and sum exp(w - unit max) over tokens that are not excluded. See sample_common.wgsl.
-// Bindings: 0 work array<f32> [count]; 1 part array<u32> [4 * units] (words 0..2 of each unit); 2 params.
+// Bindings: 0 work array<vec4<f32>> [count / 4]; 1 part array<u32> [4 * units] (words 0..2 of each unit); 2 params.
 // Dispatch: ceil(units / 64) workgroups.
 
-@group(0) @binding(0) var<storage, read> work: array<f32>;
+@group(0) @binding(0) var<storage, read> work: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> part: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
 
@@ -15,20 +15,36 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   var best_w = 0.0;
   var best_i = NONE;
-  for (var i = unit_start(u); i < unit_end(u); i++) {
-    let w = work[i];
-    if (beats(w, i, best_w, best_i)) {
-      best_w = w;
+  let groups = unit_groups(u);
+  for (var g = groups.x; g < groups.y; g++) {
+    let v = work[g];
+    let i = 4u * g;
+    if (beats(v.x, i, best_w, best_i)) {
+      best_w = v.x;
       best_i = i;
+    }
+    if (beats(v.y, i + 1u, best_w, best_i)) {
+      best_w = v.y;
+      best_i = i + 1u;
+    }
+    if (beats(v.z, i + 2u, best_w, best_i)) {
+      best_w = v.z;
+      best_i = i + 2u;
+    }
+    if (beats(v.w, i + 3u, best_w, best_i)) {
+      best_w = v.w;
+      best_i = i + 3u;
     }
   }
   var s = 0.0;
   if (best_i != NONE) {
-    for (var i = unit_start(u); i < unit_end(u); i++) {
-      let w = work[i];
-      if (!excluded(w)) {
-        s += exp(w - best_w);
-      }
+    for (var g = groups.x; g < groups.y; g++) {
+      let v = work[g];
+      let e = exp(v - best_w);
+      s += select(0.0, e.x, !excluded(v.x));
+      s += select(0.0, e.y, !excluded(v.y));
+      s += select(0.0, e.z, !excluded(v.z));
+      s += select(0.0, e.w, !excluded(v.w));
     }
   }
   part[4u * u] = bitcast<u32>(best_w);

@@ -143,7 +143,10 @@ export class GpuSampler {
     this.result = device.createBuffer({ label: 'sampler result', size: resultBytes, usage: storageUsage() });
     this.readback = device.createBuffer({ label: 'sampler readback', size: resultBytes, usage: readbackUsage() });
     this.counts = device.createBuffer({ label: 'sampler counts', size: Math.max(16, vocabSize * 4), usage: storageUsage() });
-    this.work = device.createBuffer({ label: 'sampler work', size: Math.max(16, vocabSize * 4), usage: storageUsage() });
+    // The unit passes read the logits as vec4s: the copy is padded to a multiple of 4 with LOWEST (excluded).
+    const padded = Math.ceil(vocabSize / 4) * 4;
+    this.work = device.createBuffer({ label: 'sampler work', size: padded * 4, usage: storageUsage() });
+    if (padded > vocabSize) device.queue.writeBuffer(this.work, vocabSize * 4, new Float32Array(padded - vocabSize).fill(-3.4028234663852886e38));
     this.maskBuffer = device.createBuffer({ label: 'sampler mask', size: Math.max(16, Math.ceil(vocabSize / 32) * 4), usage: storageUsage() });
     this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: 16, usage: storageUsage() });
     this.sampleParams = new StepUniform(device, 'sampler params', 64);
@@ -216,7 +219,8 @@ export class GpuSampler {
     const penalties = repetition !== 1 || presence !== 0 || frequency !== 0;
     if (!(repetition > 0)) throw new RangeError(`repetition_penalty must be > 0, got ${repetition}`);
     const bias = Object.entries(params.logit_bias ?? {});
-    if (!mask && !penalties && bias.length === 0) return { penalties, work: logits };
+    // The unit passes read vec4s, so the logits serve directly only when they are a multiple of 4 long.
+    if (!mask && !penalties && bias.length === 0 && this.vocabSize % 4 === 0) return { penalties, work: logits };
 
     const process = this.uniforms.params(this.vocabSize, mask ? 1 : 0, penalties ? 1 : 0, 0, { f32: repetition }, { f32: frequency }, { f32: presence }, { f32: 0 });
     if (options.passPerKernel) batch.beginPass('logits_process');

@@ -98,6 +98,9 @@ export const DISTRIBUTION_CASES: SamplerCase[] = [
   // level 10 (11) of 12, so every level's count and mass is read.
   { name: 'top-p 0.97 at temperature 6 over logits 44 wide: the threshold in level 10', vocab: 600, scale: 16, params: { temperature: 6, top_p: 0.97, seed: 24 }, maxCandidates: 64, refineAbove: 8, windowed: true },
   { name: 'top-p 0.99 at temperature 10 over logits 44 wide: the threshold in the last level', vocab: 600, scale: 16, params: { temperature: 10, top_p: 0.99, seed: 24 }, maxCandidates: 64, refineAbove: 8, windowed: true },
+  // Vocabularies that are not a multiple of 4: the sampler reads its padded copy (4 logits a load), not the logits.
+  { name: 'temperature 1.2 over 43 tokens', vocab: 43, params: { temperature: 1.2, top_p: 1, seed: 26 } },
+  { name: 'top-p 0.8 over 601 tokens, windowed', vocab: 601, params: { temperature: 1, top_p: 0.8, seed: 27 }, maxCandidates: 40, refineAbove: 8, windowed: true },
   // Top-p 0.9995 asks for more than the kept mass at the window's far edge (top_p * 1.001 > 1), so every round's
   // window runs to the last level; the refining rounds walk the stage, which then holds every token below the
   // first window, and must still narrow it (104 candidates after the first round, 37 after the third).
