@@ -15,6 +15,8 @@
 //       products of rows row0 .. row0 + 3 (the components) of block b, whose words start at w[o0] .. w[o3], with
 //       the block's x values, which start at x[x_t + b·BLOCK_ELEMENTS/4] (vec4 index). The body multiplies b
 //       itself: an integer division costs a CPU adapter one `div` a lane (SwiftShader), a multiply one SIMD op.
+//   const UP_OWN_PASS: bool   GATED: whether the up rows take a pass over the blocks of their own (true for the
+//                              quantized bodies; the plain F32/F16 body shares the x loads in one pass).
 // The type's code may call dot4 (shaders/decode_units.wgsl). Keep each type's tricks there (decoding scales once per block, grouping)
 // and named registers rather than indexed private arrays (SwiftShader is slow with those); initialise every var.
 // Activations: a body reads x[i] itself, or takes 4 vec4s at once through x_group(i, step, gap)
@@ -214,11 +216,20 @@ fn main(
   var up2 = vec4<f32>(0.0);
   var up3 = vec4<f32>(0.0);
   let up_words = n * blocks * BLOCK_WORDS;
+  // GATED: the up rows in the same pass over the blocks (their x loads shared with the gate's), or, where the body
+  // says UP_OWN_PASS, in a second pass (two bodies inlined in one loop made the quantized ones spill: bench/README.md,
+  // "The up matrix in its own pass").
   for (var b = lane; b < blocks; b += K_SPLIT) {
     let o = b * BLOCK_WORDS;
     accumulate_block(w0 + o, w1 + o, w2 + o, w3 + o, b, x0, x1, x2, x3, &acc0, &acc1, &acc2, &acc3);
-    if (GATED) {
+    if (GATED && !UP_OWN_PASS) {
       let u = up_words + o;
+      accumulate_block(w0 + u, w1 + u, w2 + u, w3 + u, b, x0, x1, x2, x3, &up0, &up1, &up2, &up3);
+    }
+  }
+  if (GATED && UP_OWN_PASS) {
+    for (var b = lane; b < blocks; b += K_SPLIT) {
+      let u = up_words + b * BLOCK_WORDS;
       accumulate_block(w0 + u, w1 + u, w2 + u, w3 + u, b, x0, x1, x2, x3, &up0, &up1, &up2, &up3);
     }
   }

@@ -18,6 +18,9 @@ fn iq4_high(placed: vec4<f32>) -> vec4<f32> {
   return iq4_of(placed * HIGH_PLACES + vec4<f32>(0.0, 0.0, 0.0, 8.0));
 }
 
+// GATED: the up rows in a pass of their own (shaders/matmul.wgsl).
+const UP_OWN_PASS: bool = true;
+
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,

@@ -56,6 +56,9 @@ fn k2_rows(a0: vec4<f32>, a1: vec4<f32>, a2: vec4<f32>, a3: vec4<f32>, odd: bool
   return select(lo, hi, upper);
 }
 
+// GATED: the up rows in a pass of their own (shaders/matmul.wgsl).
+const UP_OWN_PASS: bool = true;
+
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,

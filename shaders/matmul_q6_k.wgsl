@@ -43,6 +43,9 @@ fn scale_bytes(word: u32) -> vec4<f32> {
 // 2: a's high nibbles, bits 4-5; 3: b's high nibbles, bits 6-7), and the top corrections: a high nibble at bits
 // 28-31 comes less 8 (+8·x3), qh bits 30-31 less 2 (+32·x3).
 
+// GATED: the up rows in a pass of their own (shaders/matmul.wgsl).
+const UP_OWN_PASS: bool = true;
+
 // See shaders/matmul.wgsl: adds this block's products for rows o0..o3, tokens x0..x3 to *acc0..*acc3.
 fn accumulate_block(o0: u32, o1: u32, o2: u32, o3: u32, b: u32, x0: u32, x1: u32, x2: u32, x3: u32,
     acc0: ptr<function, vec4<f32>>, acc1: ptr<function, vec4<f32>>, acc2: ptr<function, vec4<f32>>,
