@@ -14,7 +14,7 @@ import { option } from '../support/node-dawn.mjs';
 const argv = process.argv.slice(2);
 const robust = argv.includes('--robust');
 const query = new URLSearchParams();
-for (const name of ['repeats', 'n', 'k', 'm', 'mn', 'mk', 'shapes', 'only', 'gated']) {
+for (const name of ['repeats', 'n', 'k', 'm', 'mn', 'mk', 'shapes', 'product', 'only', 'gated']) {
   const value = option(argv, name, undefined);
   if (value !== undefined) query.set(name, value);
 }
