@@ -51,7 +51,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (TO_STAGE) {
     // After the first round: root_level(d) < upper_end, or window_lo <= it <= window_hi, as depth bounds (exact:
     // root_level(d) < j is d < (j / 2)^2 for j < LEVELS, and always for j >= LEVELS).
-    bounds = vec3<f32>(f32(upper_end * upper_end) * 0.25, f32(window_lo * window_lo) * 0.25, f32((window_hi + 1u) * (window_hi + 1u)) * 0.25);
+    let below = window_hi + 1u;
+    bounds = vec3<f32>(f32(upper_end * upper_end), f32(window_lo * window_lo), f32(below * below)) * 0.25;
     all_upper = upper_end >= LEVELS;
     open_window = window_hi + 1u >= LEVELS;
     let groups = unit_groups(u);

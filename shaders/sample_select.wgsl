@@ -1,7 +1,8 @@
-// sample_select: one workgroup picks the candidate levels (head words 3..7, 14..18, and after the first round 19..21) and where each unit's
-// candidates go (HEAD_OFFSETS + u), and the next round's finer mapping (11..13). See sample_common.wgsl for why the
-// candidates hold every threshold the draw can choose. The sums over units are split over the workgroup (WG: 4 on
-// CPU adapters, 256 on GPUs, where one invocation walking 1024 units x 12 levels would take milliseconds).
+// sample_select: one workgroup picks the candidate levels (head words 3..7, 14..18, and after the first round
+// 19..21) and where each unit's candidates go (HEAD_OFFSETS + u), and the next round's finer mapping (11..13).
+// See sample_common.wgsl for why the candidates hold every threshold the draw can choose. The sums over units are
+// split over the workgroup (WG: 4 on CPU adapters, 256 on GPUs, where one invocation walking 1024 units x 12 levels
+// would take milliseconds).
 // Bindings: 0 part array<u32>; 1 head array<u32>; 2 levels array<u32>; 3 params. Dispatch: 1 workgroup.
 
 @group(0) @binding(0) var<storage, read_write> part: array<u32>;
