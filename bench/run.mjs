@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: the engine's speed in headless Chromium, side by side with llama.cpp (@wllama/wllama, wasm) on
 // the same GGUF in the same browser. Prints one JSON document on stdout, writes it to .tmp/bench/latest.json and a
-// chart a person can look at to bench/report/latest.html. Progress goes to stderr.
+// chart a person can look at to .tmp/bench/latest.html. Progress goes to stderr.
 //
 // Models: the bundled one (public/models/catalog.json) and a generated qwen3 model in F16, Q8_0 and Q4_0
 // (generated once into .tmp/bench-models/ and reused). `--size 20m` (the default: a ~19M-parameter model, 6 layers,
@@ -478,8 +478,10 @@ if (opt.catalog) {
   log('wrote .tmp/bench/real-sizes.json');
 } else {
   writeFileSync(join(ROOT, '.tmp', 'bench', 'latest.json'), `${json}\n`);
-  writeHtmlReport(ordered, join(ROOT, 'bench', 'report', 'latest.html'));
-  log('wrote .tmp/bench/latest.json and bench/report/latest.html');
+  // Beside the JSON, not the tracked bench/report/latest.html: that one is the chart of the newest kept run (runs/),
+  // redrawn when a run is kept (`node bench/report/html.mjs bench/report/runs/<run>.json bench/report/latest.html`).
+  writeHtmlReport(ordered, join(ROOT, '.tmp', 'bench', 'latest.html'));
+  log('wrote .tmp/bench/latest.json and .tmp/bench/latest.html');
 }
 process.stdout.write(`${json}\n`);
 process.exit(exitCode);
