@@ -4,7 +4,10 @@
 // (benchmarks only, never in the product); --robust leaves them off.
 // Options: --robust, --repeats N, --n N --k K (matvec and roofline size), --m M --mn N --mk K (matmul),
 // --shapes '<KernelShapes JSON>' (override per-adapter kernel shapes), --only matvec,matmul_f32 (kernel name prefixes),
-// --gated 1 (the products as the fused gate/up product: two matrices of n rows, SwiGLU).
+// --gated 1 (the products as the fused gate/up product: two matrices of n rows, SwiGLU), --product '<product shape
+// JSON>' (WORKGROUP_SIZE, K_SPLIT, TILE_M, NORM_SUBGROUP: the subgroup split, and with K_SPLIT 1 the quads' shared
+// activations, need K_SPLIT > 1 or NORM_SUBGROUP, as the CPU shapes' {"WORKGROUP_SIZE":16,"K_SPLIT":1,"TILE_M":4,
+// "NORM_SUBGROUP":4}; without them a product takes the workgroup split).
 import { createServer } from 'vite';
 import { chromium } from 'playwright-core';
 import { chromiumArgs } from '../../tools/chromium-flags.mjs';
