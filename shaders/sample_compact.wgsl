@@ -39,9 +39,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     return;
   }
   let m = bitcast<f32>(head[0]);
-  let nb = bitcast<f32>(head[8]);
-  let lo = bitcast<f32>(head[9]);
-  let hi = bitcast<f32>(head[10]);
   let upper_end = head[15];
   let window_lo = head[14];
   let window_hi = head[3];
@@ -54,7 +51,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let below = window_hi + 1u;
     bounds = vec3<f32>(f32(upper_end * upper_end), f32(window_lo * window_lo), f32(below * below)) * 0.25;
     all_upper = upper_end >= LEVELS;
-    open_window = window_hi + 1u >= LEVELS;
+    open_window = below >= LEVELS;
     let groups = unit_groups(u);
     for (var g = groups.x; g < groups.y; g++) {
       let v = work[g];
@@ -67,6 +64,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     head[spans + 1u] = at;
     return;
   }
+  let nb = bitcast<f32>(head[8]);
+  let lo = bitcast<f32>(head[9]);
+  let hi = bitcast<f32>(head[10]);
   for (var k = head[spans]; k < head[spans + 1u]; k++) {
     let w = bitcast<f32>(src[2u * k + 1u]);
     if (!excluded(w) && is_candidate(level_of(m, w, nb, lo, hi), upper_end, window_lo, window_hi)) {

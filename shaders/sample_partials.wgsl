@@ -7,34 +7,32 @@
 @group(0) @binding(1) var<storage, read_write> part: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
 
+// The unit's best so far (consider: ties to the lower index, as `beats`).
+var<private> best_w: f32;
+var<private> best_i: u32;
+
+fn consider(w: f32, i: u32) {
+  if (beats(w, i, best_w, best_i)) {
+    best_w = w;
+    best_i = i;
+  }
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let u = gid.x;
   if (u >= params.units) {
     return;
   }
-  var best_w = 0.0;
-  var best_i = NONE;
+  best_w = 0.0;
+  best_i = NONE;
   let groups = unit_groups(u);
   for (var g = groups.x; g < groups.y; g++) {
     let v = work[g];
-    let i = 4u * g;
-    if (beats(v.x, i, best_w, best_i)) {
-      best_w = v.x;
-      best_i = i;
-    }
-    if (beats(v.y, i + 1u, best_w, best_i)) {
-      best_w = v.y;
-      best_i = i + 1u;
-    }
-    if (beats(v.z, i + 2u, best_w, best_i)) {
-      best_w = v.z;
-      best_i = i + 2u;
-    }
-    if (beats(v.w, i + 3u, best_w, best_i)) {
-      best_w = v.w;
-      best_i = i + 3u;
-    }
+    consider(v.x, 4u * g);
+    consider(v.y, 4u * g + 1u);
+    consider(v.z, 4u * g + 2u);
+    consider(v.w, 4u * g + 3u);
   }
   var s = 0.0;
   if (best_i != NONE) {

@@ -31,6 +31,12 @@ fn depth_range(j: u32, nb: f32, lo: f32, hi: f32) -> vec2<f32> {
   return vec2<f32>(lo + f32(j - 2u) * step, select(lo + f32(j - 1u) * step, hi, j == LEVELS - 2u));
 }
 
+// In a refining round, the level that holds the first round's gap (not in the stage): 1 beside a top-N's upper set
+// (the last accepted round's, head[15]; it stays apart in every accepted round), else 0.
+fn lump_level() -> u32 {
+  return select(0u, 1u, head[15] > 0u);
+}
+
 // Workgroup scratch: per-thread partials, the per-level totals, the decision thread 0 broadcasts.
 var<workgroup> red_f: array<f32, WG>;
 var<workgroup> red_u: array<u32, WG>;
@@ -94,7 +100,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   // A refining round walked only the stage: the first round's gap (above its window, not in the stage) joins the
   // level that holds it now (1 beside a top-N's upper set, else 0) as one lump, so the cumulative masses are whole.
   if (lid == 0u && head[7] > 0u) {
-    let lump = select(0u, 1u, head[15] > 0u);
+    let lump = lump_level();
     level_count[lump] += head[20];
     level_mass[lump] += bitcast<f32>(head[19]);
   }
@@ -219,7 +225,7 @@ fn decide(kept: f32) -> vec4<u32> {
   // last unless the first round's candidates reached the last level (then every token below them is in the stage).
   // Only rounding can lead a round there (the same masses summed in another order); the round before it stands.
   let refining = head[7] > 0u;
-  let lump_partial = head[20] > 0u && is_candidate(select(0u, 1u, head[15] > 0u), upper_end, window_lo, window_hi);
+  let lump_partial = head[20] > 0u && is_candidate(lump_level(), upper_end, window_lo, window_hi);
   let last_partial = head[21] == 0u && is_candidate(LEVELS - 1u, upper_end, window_lo, window_hi);
   let partial_level = lump_partial || last_partial;
   if (refining && (at >= head[4] || partial_level)) {

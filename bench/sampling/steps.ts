@@ -92,7 +92,7 @@ export async function timeSamplingSteps(gpu: GpuContext, vocab: number, rounds: 
       const row: SamplingStepRow = { kernel_ms, vocab, name: c.name, params: c.params, median_ms: fixed(times[Math.floor(times.length / 2)]), min_ms: fixed(times[0]) };
       if (options.cpuMs) row.median_cpu_ms = fixed(cpu[Math.floor(cpu.length / 2)]);
       // Only where this step made candidates (top-k, top-p, top logprobs); head is stale otherwise.
-      if ((c.params.temperature > 0 && ((c.params.top_p ?? 1) < 1 || (c.params.top_k ?? 0) > 0)) || (c.params.top_logprobs ?? 0) > 0) {
+      if (sampler.madeCandidates) {
         const { candidates, overflow, rounds } = await sampler.readSearchState();
         row.search = { candidates, overflow, rounds };
       }

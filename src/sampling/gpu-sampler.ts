@@ -20,6 +20,8 @@ const PROCESS_WORKGROUP = 256;
 /** The most alternatives sample_token reports per token. */
 export const MAX_TOP_LOGPROBS = 20;
 const NONE = 0xffffffff;
+/** The most negative f32: an excluded logit (shaders/sample_common.wgsl LOWEST). */
+const LOWEST = -3.4028234663852886e38;
 /** Levels per unit (shaders/sample_common.wgsl LEVELS), the words of `head` before the units' offsets, the most units. */
 const LEVELS = 12;
 const HEAD_OFFSETS = 24;
@@ -119,6 +121,8 @@ export class GpuSampler {
   private readonly units: number;
   private lastTopN = 0;
   private lastStreams = 1;
+  /** Whether the last encoded step made candidates (top-k, top-p or a top-N); the search state describes only those. */
+  private lastMadeCandidates = false;
 
   private constructor(
     private readonly gpu: GpuContext,
@@ -146,7 +150,7 @@ export class GpuSampler {
     // The unit passes read the logits as vec4s: the copy is padded to a multiple of 4 with LOWEST (excluded).
     const padded = Math.ceil(vocabSize / 4) * 4;
     this.work = device.createBuffer({ label: 'sampler work', size: padded * 4, usage: storageUsage() });
-    if (padded > vocabSize) device.queue.writeBuffer(this.work, vocabSize * 4, new Float32Array(padded - vocabSize).fill(-3.4028234663852886e38));
+    if (padded > vocabSize) device.queue.writeBuffer(this.work, vocabSize * 4, new Float32Array(padded - vocabSize).fill(LOWEST));
     this.maskBuffer = device.createBuffer({ label: 'sampler mask', size: Math.max(16, Math.ceil(vocabSize / 32) * 4), usage: storageUsage() });
     this.biasBuffer = device.createBuffer({ label: 'sampler bias', size: 16, usage: storageUsage() });
     this.sampleParams = new StepUniform(device, 'sampler params', 64);
@@ -256,6 +260,7 @@ export class GpuSampler {
     // Candidates serve top-k, top-p and the top-N; the levels pass also gives the kept masses of a plain draw.
     const candidates = flags !== 0 || s.topN > 0;
     if (candidates) flags |= FLAG_CANDIDATES;
+    this.lastMadeCandidates = candidates;
     const sample = new ArrayBuffer(64);
     new Uint32Array(sample, 0, 8).set([this.vocabSize, s.streams, seedLo, seedHi, s.step >>> 0, topK, s.topN, s.penalties ? 1 : 0]);
     new Float32Array(sample, 32, 3).set([temperature, topP, params.min_p ?? 0]);
@@ -329,6 +334,11 @@ export class GpuSampler {
    * How the last submitted step narrowed the vocabulary (tests and benchmarks): the candidates searched, whether
    * they overflowed (then every logit was searched, in one workgroup), the rounds run, the candidate levels.
    */
+  /** Whether the last encoded step made candidates: readSearchState describes the last step only then. */
+  get madeCandidates(): boolean {
+    return this.lastMadeCandidates;
+  }
+
   async readSearchState(): Promise<{ candidates: number; overflow: boolean; rounds: number; upperEnd: number; windowLo: number; windowHi: number }> {
     const device = this.gpu.device;
     const bytes = HEAD_OFFSETS * 4;
