@@ -613,6 +613,7 @@ async function extraTargets(page, report) {
         method: `in this page (Chromium's WebGPU), bench/prefill/long.ts as bench/prefill does it: the decoder alone on ${tokens} seeded random ids (no tokenizer), the KV cache sized to ${r.model.kv_cache_positions} positions${r.model.kv_cache_positions > r.model.context ? ` (past the model's ${r.model.context}-token context: speed only)` : ''}, chunks of ${r.chunk_tokens}, after a one-chunk warm-up; GPU ms per op of one more chunk after the prompt`,
         seconds_at_quarters: r.seconds_at_quarters,
         gpu_ms_per_op_last_chunk: r.gpu_ms_per_op_last_chunk,
+        decode_after: r.decode_after,
         model: { file: bundled.path.slice(ROOT.length + 1), ...r.model },
       };
     } catch (error) {

@@ -1,5 +1,7 @@
 // attention_prefill alone (no decoder) on Node's Dawn: one 64-query chunk at a given cached length, per kernel
-// shape (kernel-shapes.ts's attentionPrefill, or KV_TILE 0 for attention.wgsl), `layers` dispatches a batch (one
+// shape (kernel-shapes.ts's attentionPrefill, or KV_TILE 0 for attention.wgsl), or with m = 1 a decode step's
+// attention (attention.wgsl, split over positions and merged by attention_combine; shapes are kernel-shapes.ts's
+// `attention` objects then), `layers` dispatches a batch (one
 // per layer, as in a prefill chunk), `reps` batches after one warm-up: the median and least wall and process CPU ms
 // per dispatch (the least: nearest the unloaded cost on a shared machine) and the multiply-adds per CPU second (q·k and p·v: 2 * head_dim per query row and position).
 // Run by bench/prefill/run.mjs --attention-only (Vite resolves the ?raw shader imports); prints JSON.
@@ -30,7 +32,7 @@ export interface AttentionBenchOptions {
   dawnFlags: string[];
 }
 
-type BenchShape = ForwardKernelShapes['attentionPrefill'] & { code?: string; constants?: Record<string, number | boolean> };
+type BenchShape = (ForwardKernelShapes['attentionPrefill'] | ForwardKernelShapes['attention']) & { code?: string; constants?: Record<string, number | boolean> };
 
 export async function runAttentionBench(o: AttentionBenchOptions): Promise<unknown> {
   Object.assign(globalThis, globals);
@@ -45,11 +47,15 @@ export async function runAttentionBench(o: AttentionBenchOptions): Promise<unkno
   const kCache = createStorageBuffer(gpu.device, random(o.kvHeads * maxSeq * o.headDim));
   const vCache = createStorageBuffer(gpu.device, random(o.kvHeads * maxSeq * o.headDim));
   const out = createStorageBuffer(gpu.device, new Float32Array(o.m * o.heads * o.headDim));
+  const decode = o.m === 1;
   const results: unknown[] = [];
   for (const shape of o.shapes) {
-    const fk = new ForwardKernels(gpu, { pipelines, ...(shape === 'default' ? {} : { shapes: { attentionPrefill: shape } }) });
+    const shapes = shape === 'default' ? {} : { shapes: decode ? { attention: shape as ForwardKernelShapes['attention'] } : { attentionPrefill: shape as ForwardKernelShapes['attentionPrefill'] } };
+    const fk = new ForwardKernels(gpu, { pipelines, ...shapes });
     const unused = createStorageBuffer(gpu.device, new Float32Array(4));
-    let ops = fk.attentionPrefillOps({ q, qStride, kCache, vCache, out, m: o.m, nHeads: o.heads, nKvHeads: o.kvHeads, headDim: o.headDim, maxSeq, partials: unused });
+    const partials = decode ? gpu.device.createBuffer({ size: Math.max(16, fk.attentionPartialsBytes(o.heads, o.headDim, maxSeq)), usage: GPUBufferUsage.STORAGE }) : unused;
+    const args = { q, qStride, kCache, vCache, out, m: o.m, nHeads: o.heads, nKvHeads: o.kvHeads, headDim: o.headDim, maxSeq, partials };
+    let ops = decode ? fk.attentionOps(args) : fk.attentionPrefillOps(args);
     if (shape !== 'default' && shape.code) {
       const kernel = { name: `bench ${shape.code}`, code: readFileSync(shape.code, 'utf8') };
       ops = ops.map((op) => ({ ...op, kernel, constants: { ...op.constants, ...shape.constants } }));
@@ -58,7 +64,8 @@ export async function runAttentionBench(o: AttentionBenchOptions): Promise<unkno
     for (const pos0 of o.positions) {
       const run = async () => {
         const batch = new ComputeBatch(gpu, 'attention bench');
-        for (let l = 0; l < o.layers; l++) recordOps(batch, pipelines, fk.uniforms, ops, { m: o.m, pos0, splits: 1 });
+        const splits = decode ? fk.attentionSplits(1, pos0) : 1;
+        for (let l = 0; l < o.layers; l++) recordOps(batch, pipelines, fk.uniforms, ops, { m: o.m, pos0, splits });
         batch.submit();
         await gpu.device.queue.onSubmittedWorkDone();
       };
@@ -76,11 +83,12 @@ export async function runAttentionBench(o: AttentionBenchOptions): Promise<unkno
       // Multiply-adds of one dispatch: each query row attends to pos0 + t + 1 positions.
       const macs = o.heads * 2 * o.headDim * (o.m * pos0 + (o.m * (o.m + 1)) / 2);
       const cpuMs = median(cpu);
-      results.push({ shape: shape === 'default' ? fk.shapes.attentionPrefill : shape, kernel: ops[0]!.kernel.name, pos0, wall_ms: round3(median(wall)), cpu_ms: round3(cpuMs), min_cpu_ms: round3(Math.min(...cpu)), min_wall_ms: round3(Math.min(...wall)), gmac_per_cpu_s: round3(macs / (cpuMs / 1000) / 1e9) });
+      results.push({ shape: shape === 'default' ? (decode ? fk.shapes.attention : fk.shapes.attentionPrefill) : shape, kernel: ops[0]!.kernel.name, pos0, wall_ms: round3(median(wall)), cpu_ms: round3(cpuMs), min_cpu_ms: round3(Math.min(...cpu)), min_wall_ms: round3(Math.min(...wall)), gmac_per_cpu_s: round3(macs / (cpuMs / 1000) / 1e9) });
       process.stderr.write(`[bench/prefill attention] ${JSON.stringify(results.at(-1))}\n`);
     }
     fk.destroy();
     unused.destroy();
+    if (partials !== unused) partials.destroy();
   }
   for (const b of [q, kCache, vCache, out]) b.destroy();
   const info = gpu.adapterInfo;

@@ -26,6 +26,12 @@ export interface LongPrefillResult {
   gpu_ms_per_op_last_chunk: { op: string; ms: number; count: number }[] | null;
   /** Wall seconds after each quarter of the prompt (where the time goes as the cached length grows). */
   seconds_at_quarters: number[];
+  /**
+   * Greedy decode right after the prompt (every step attends to all of it): tok/s over `tokens` steps (the decoder's
+   * steps in flight), and the GPU ms per op of one more step there. What a conversation with a long history (a coding
+   * agent's ~11k-token base prompt) decodes at, against the short-context rows of the bench.
+   */
+  decode_after: { tokens: number; tok_s: number; ms_per_step: number; gpu_ms_per_op: { op: string; ms: number; count: number }[] | null } | null;
 }
 
 export const round3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -41,13 +47,14 @@ export function modelSummary(config: ModelConfig, kvCachePositions: number): Lon
   return { architecture: config.arch, layers: config.layers, hidden: config.hidden, heads: config.heads, kv_heads: config.kvHeads, head_dim: config.headDim, context: config.contextLength, kv_cache_positions: kvCachePositions };
 }
 
-export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, options: { onProgress?: (done: number, total: number) => void } = {}): Promise<LongPrefillResult> {
+export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, options: { onProgress?: (done: number, total: number) => void; decodeTokens?: number } = {}): Promise<LongPrefillResult> {
   const file = await readGguf(gguf);
   const config = modelConfigFromGguf(file);
   const uploaded = await uploadTensors(gpu.device, ggufTensorSources(file));
   try {
     const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
-    const maxSeq = tokens + 64; // past the model's context where asked: speed only
+    const decodeTokens = options.decodeTokens ?? 16;
+    const maxSeq = tokens + 65 + 1 + decodeTokens; // the prompt, the profiled chunk and step, the decode; past the model's context where asked: speed only
     const decoder = await Decoder.create(gpu, config, weights, { maxSeq, pipelines: new PipelineCache(gpu.device) });
     try {
       const tokensOf = seededTokens(config.vocabSize);
@@ -66,6 +73,20 @@ export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, o
       });
       const seconds = (performance.now() - t0) / 1000;
       const ops = await decoder.profile(tokensOf(Math.min(64, decoder.maxBatch)));
+      let decodeAfter: LongPrefillResult['decode_after'] = null;
+      if (decodeTokens > 0) {
+        const stepOps = await decoder.profile(tokensOf(1));
+        const d0 = performance.now();
+        let n = 0;
+        for await (const _ of decoder.decode(tokensOf(1)[0], { maxSteps: decodeTokens })) n++;
+        const ms = performance.now() - d0;
+        decodeAfter = {
+          tokens: n,
+          tok_s: round3((n * 1000) / ms),
+          ms_per_step: round3(ms / n),
+          gpu_ms_per_op: stepOps ? [...stepOps].sort((a, b) => b.ms - a.ms).map((o) => ({ op: o.op, ms: round3(o.ms), count: o.count })) : null,
+        };
+      }
       return {
         tokens,
         seconds: round3(seconds),
@@ -75,6 +96,7 @@ export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, o
         model: modelSummary(config, maxSeq),
         gpu_ms_per_op_last_chunk: ops ? [...ops].sort((a, b) => b.ms - a.ms).map((o) => ({ op: o.op, ms: round3(o.ms), count: o.count })) : null,
         seconds_at_quarters: quarters,
+        decode_after: decodeAfter,
       };
     } finally {
       decoder.destroy();

@@ -12,12 +12,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
 import { ForwardKernels, type AttentionArgs, type RopeArgs, type RopeStyle } from '../../src/gpu/forward-kernels.ts';
-import { recordOps } from '../../src/gpu/kernel-op.ts';
-import { createEmptyStorageBuffer, createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
+import { createStorageBuffer, readF32 } from '../../src/gpu/transfer.ts';
 import { ropeInverseFrequencies } from '../../src/model/rope-frequencies.ts';
 import { randomF32, seededRandom } from '../support/kernel-reference.ts';
 import { attentionReference, ropeReference } from '../support/forward-reference.ts';
-import { ATTENTION_PREFILL_CASES, attentionPrefillError, type AttentionPrefillCase } from '../support/attention-prefill-case.ts';
+import { ATTENTION_PREFILL_CASES, attentionPrefillError, attentionReferenceCase, type AttentionPrefillCase } from '../support/attention-prefill-case.ts';
 
 let gpu: GpuContext;
 let kernels: ForwardKernels;
@@ -48,27 +47,13 @@ function firstPairMismatch(got: Float32Array, expected: Float64Array, input: Flo
   return null;
 }
 
-/**
- * Records attention for this call into `batch`, having compiled what it records: `fk.attention` itself, but for head
- * dim 64 attention.wgsl's ops with its generic pipeline (HEAD_DIM 0: the head dim read from the params) in place of
- * the head-dim constant, recorded as `fk.attention` would, so that both the constant and the generic form are
- * checked. Returns the split form's partials buffer for the caller to destroy (or null).
- */
-async function recordAttention(fk: ForwardKernels, batch: ComputeBatch, a: AttentionArgs & { pos0: number }): Promise<GPUBuffer | null> {
-  if (a.headDim !== 64) {
-    await fk.compile(fk.attentionOps({ ...a, partials: a.out }));
-    fk.attention(batch, a);
-    return null;
-  }
-  const splits = fk.attentionSplits(a.m, a.pos0);
-  const partials = createEmptyStorageBuffer(gpu.device, Math.max(16, a.m * a.nHeads * splits * (a.headDim + 4) * 4), 'attention partials (generic)');
-  const generic = fk.attentionOps({ ...a, partials }).map((op) => (op.kernel.name === 'attention' ? { ...op, constants: { ...op.constants, HEAD_DIM: 0 } } : op));
-  await fk.compile(generic);
-  recordOps(batch, fk.pipelines, fk.uniforms, generic, { m: a.m, pos0: a.pos0, splits });
-  return partials;
+/** Records attention for this call into `batch`, having compiled what it records (attention.wgsl composed per head dim). */
+async function recordAttention(fk: ForwardKernels, batch: ComputeBatch, a: AttentionArgs & { pos0: number }): Promise<null> {
+  await fk.compile(fk.attentionOps({ ...a, partials: a.out }));
+  fk.attention(batch, a);
+  return null;
 }
 
-/** Each token's q heads, k heads and v heads in one row, as the decoder's qkv buffer holds them. */
 function packQkv(q: Float32Array, k: Float32Array, v: Float32Array | null, m: number, nHeads: number, nKvHeads: number, headDim: number): Float32Array {
   const qn = nHeads * headDim;
   const kn = nKvHeads * headDim;
@@ -302,6 +287,44 @@ describe('attention', () => {
       expect(await worstError(split, c)).toBeLessThanOrEqual(1e-6);
     }
     split.destroy();
+  });
+
+  // A decode step's query heads taken up to HEADS at a time per invocation (each K/V read serving them all): groups
+  // that split evenly and unevenly (7 -> 4 + 3, 5 -> 3 + 2), one head per invocation (GPUs' shape), whole and split
+  // over positions, with a window and sinks; the decoder's packed qkv rows as q.
+  test('decode with a KV group\'s query heads per invocation (HEADS 1-4), whole and split, window and sinks', async () => {
+    const cases: AttentionPrefillCase[] = [
+      { headDim: 64, nHeads: 14, nKvHeads: 2, m: 1, pos0: 69 }, // Qwen2.5-0.5B's group of 7
+      { headDim: 32, nHeads: 5, nKvHeads: 1, m: 1, pos0: 30 },
+      { headDim: 32, nHeads: 6, nKvHeads: 2, m: 1, pos0: 3 },
+      { headDim: 128, nHeads: 16, nKvHeads: 1, m: 1, pos0: 21 },
+      { headDim: 64, nHeads: 14, nKvHeads: 2, m: 1, pos0: 50, window: 20, sinks: true },
+      { headDim: 32, nHeads: 4, nKvHeads: 4, m: 1, pos0: 0, sinks: true },
+    ];
+    const failures: object[] = [];
+    for (const HEADS of [1, 2, 3, 4]) {
+      for (const SPLIT_POSITIONS of [0, 8]) {
+        const fk = new ForwardKernels(gpu, { shapes: { attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS, HEADS } }, pipelines: kernels.pipelines });
+        for (const c of cases) {
+          const { maxSeq, qStride, qkv, kCache, vCache, sinks, expected } = attentionReferenceCase(c);
+          const buffers = [qkv, kCache, vCache, sinks].map((d) => createStorageBuffer(gpu.device, d));
+          const out = createStorageBuffer(gpu.device, new Float32Array(expected.length).fill(NaN));
+          const args = { q: buffers[0]!, qStride, kCache: buffers[1]!, vCache: buffers[2]!, out, ...c, maxSeq, sinks: c.sinks ? buffers[3] : undefined };
+          await fk.compile(fk.attentionOps({ ...args, partials: out }));
+          const batch = new ComputeBatch(gpu, 'grouped decode attention test');
+          fk.attention(batch, args);
+          batch.submit();
+          const got = await readF32(gpu.device, out, expected.length);
+          for (const b of [...buffers, out]) b.destroy();
+          gpu.throwIfFailed();
+          let worst = 0;
+          for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(got[i]! - expected[i]!));
+          if (!(worst <= 1e-6)) failures.push({ HEADS, SPLIT_POSITIONS, ...c, worst }); // NaN: an output left unwritten
+        }
+        fk.destroy();
+      }
+    }
+    expect(failures).toEqual([]);
   });
 
   test('prefill of 7 then decode of 1 through rope + attention equals prefill of 8 (the KV cache path)', async () => {

@@ -1,11 +1,11 @@
 // Causal GQA attention over a layer's KV cache, positions from the step uniform (kernel-op.ts StepParams):
 // decode (m = 1) through shaders/attention.wgsl, split over positions past SPLIT_POSITIONS into partial records
 // merged by attention_combine (flash-decoding; the step's `splits` says which form runs), and prefill chunks
-// (m > 1) through attention_prefill.wgsl composed per head dim, rows and lanes (attention-prefill-kernel.ts:
+// (m > 1) through attention_prefill.wgsl composed per head dim, rows and lanes (attention-compose.ts:
 // tiled over the positions, each K/V tile read once for a workgroup of query rows sharing a KV head). Sliding
 // window and attention sinks in both. Decode may also do RoPE (and the q/k norm) and the new key's and value's
 // store itself (AttentionArgs.rope), so that a decode step has no rope op (src/model/forward-plan.ts).
-import { attentionPrefillSource } from '../attention-prefill-kernel.ts';
+import { attentionPrefillSource, attentionSource } from '../attention-compose.ts';
 import { requireBytes, type Binding } from '../dispatch.ts';
 import { PARAMS, STEP, type KernelOp, type StepParams } from '../kernel-op.ts';
 import * as shaders from '../shaders.ts';
@@ -48,13 +48,23 @@ export class AttentionKernels {
 
   constructor(private readonly ctx: KernelContext) {}
 
-  /** The kernel for this head dim (HEAD_DIM 0 would be attention.wgsl's generic form: the head dim from the params). */
-  private attentionKernel(headDim: number, sinks: boolean, rope?: AttentionRope): Prepared {
+  /** attention.wgsl composed for this head dim and rotated dims (attention-compose.ts: constant private indices). */
+  private attentionKernel(headDim: number, sinks: boolean, heads: number, rope?: AttentionRope): Prepared {
     const ropeConstants: Record<string, boolean> = rope ? { ROPE: true, NEOX: rope.style === 'neox', QK_NORM: rope.qkNorm !== undefined } : {};
-    return { kernel: shaders.attention, constants: { WORKGROUP_SIZE: this.ctx.shapes.attention.WORKGROUP_SIZE, HEAD_DIM: headDim, SINKS: sinks, ...ropeConstants } };
+    const kernel = attentionSource(headDim, rope ? (rope.ropeDims ?? headDim) : headDim);
+    return { kernel, constants: { WORKGROUP_SIZE: this.ctx.shapes.attention.WORKGROUP_SIZE, SINKS: sinks, HEADS: heads, ...ropeConstants } };
   }
 
-  /** attention_prefill composed for this head dim and ROWS (attention-prefill-kernel.ts: constant private indices). */
+  /**
+   * Query heads per attention invocation for a KV group of `group` query heads: at most the shape's HEADS, spread
+   * evenly over the fewest chunks (a group of 7 with HEADS 4: chunks of 4 and 3, not 4 + 3 idle).
+   */
+  headsPerInvocation(group: number): number {
+    const most = Math.max(1, Math.min(4, this.ctx.shapes.attention.HEADS ?? 1));
+    return Math.ceil(group / Math.ceil(group / most));
+  }
+
+  /** attention_prefill composed for this head dim and ROWS (attention-compose.ts: constant private indices). */
   private attentionPrefillKernel(headDim: number, sinks: boolean): Prepared {
     const { WORKGROUP_SIZE, KV_TILE, SHARED_KV, LANES } = this.ctx.shapes.attentionPrefill;
     // Both tiles within the workgroup memory limit (16 KiB by default): fewer positions per tile for large heads.
@@ -101,8 +111,12 @@ export class AttentionKernels {
       if (!attentionTakesRope(rope.style, a.headDim, ropeDims)) throw new RangeError(`attention: ${ropeDims} rotary dimensions of head dim ${a.headDim} (${rope.style}) are not rotated inside attention`);
       if (qStride < (a.nHeads + 2 * a.nKvHeads) * a.headDim) throw new RangeError(`attention: with RoPE inside, q is the qkv row (stride ${qStride} < ${(a.nHeads + 2 * a.nKvHeads) * a.headDim})`);
     }
-    const kernel = this.attentionKernel(a.headDim, a.sinks !== undefined, rope);
+    const group = a.nHeads / a.nKvHeads;
+    const heads = this.headsPerInvocation(group);
+    const kernel = this.attentionKernel(a.headDim, a.sinks !== undefined, heads, rope);
     const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.ctx.shapes.attention;
+    // Invocations per query and split: each takes up to `heads` query heads of one KV head.
+    const invocations = a.m * a.nKvHeads * Math.ceil(group / heads);
     if (SPLIT_POSITIONS % 4 !== 0) throw new RangeError(`attention: SPLIT_POSITIONS ${SPLIT_POSITIONS} must be a multiple of 4`);
     const params = [
       a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, SPLIT_POSITIONS, qStride, a.window ?? 0,
@@ -111,14 +125,14 @@ export class AttentionKernels {
     const sinkBinding = a.sinks ?? this.ctx.unused(0);
     const ropeBindings = [rope?.invFreq ?? this.ctx.unused(0), rope?.qkNorm?.q ?? this.ctx.unused(0), rope?.qkNorm?.k ?? this.ctx.unused(0)];
     const whole = (s: StepParams) => s.splits === 1;
-    const ops: KernelOp[] = [{ ...kernel, bindings: [a.q, a.kCache, a.vCache, a.out, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: Math.ceil((a.m * a.nHeads) / WORKGROUP_SIZE), when: whole }];
+    const ops: KernelOp[] = [{ ...kernel, bindings: [a.q, a.kCache, a.vCache, a.out, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: Math.ceil(invocations / WORKGROUP_SIZE), when: whole }];
     if (a.m > 1 || SPLIT_POSITIONS === 0) return ops;
     const split = (s: StepParams) => s.splits > 1;
     const rows = a.m * a.nHeads;
     const { elementwise } = this.ctx.shapes;
     const combine = { kernel: shaders.attentionCombine, constants: { ...elementwise } };
     ops.push(
-      { ...kernel, bindings: [a.q, a.kCache, a.vCache, a.partials, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: (s) => Math.ceil((rows * s.splits) / WORKGROUP_SIZE), when: split },
+      { ...kernel, bindings: [a.q, a.kCache, a.vCache, a.partials, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: (s) => Math.ceil((invocations * s.splits) / WORKGROUP_SIZE), when: split },
       { ...combine, bindings: [a.partials, a.out, PARAMS, STEP], params: [rows, a.headDim], workgroups: Math.ceil((rows * a.headDim) / 4 / elementwise.WORKGROUP_SIZE), when: split },
     );
     return ops;

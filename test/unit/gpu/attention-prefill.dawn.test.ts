@@ -1,4 +1,4 @@
-// attention_prefill.wgsl as composed per (head dim, rows, lanes) (src/gpu/attention-prefill-kernel.ts) on Dawn's
+// attention_prefill.wgsl as composed per (head dim, rows, lanes) (src/gpu/attention-compose.ts) on Dawn's
 // SwiftShader, which has subgroups of exactly 4 lanes: the lane-shared K/V loads (LANES 4, the CPU adapters'
 // shape), each lane loading whole rows (LANES 1) and a real GPU's shape (workgroup-memory tiles) against the f64
 // reference: causal, after a cached prefix, sliding windows, sinks, groups 1-4, head dims 32/64/128 (and 40: no
@@ -6,7 +6,7 @@
 // |got - ref| <= 1e-6 · max|v| (max|v| = 1). Cases and check: test/support/attention-prefill-case.ts. Dawn needs a Vulkan driver: LD_LIBRARY_PATH=/usr/lib/chromium
 // VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { attentionPrefillSource, unrollLoops } from '../../../src/gpu/attention-prefill-kernel.ts';
+import { attentionPrefillSource, unrollLoops } from '../../../src/gpu/attention-compose.ts';
 import { ForwardKernels } from '../../../src/gpu/forward-kernels.ts';
 import type { ForwardKernelShapes } from '../../../src/gpu/kernel-shapes.ts';
 import { acquireDawn, type DawnDevice } from '../../support/dawn-decoder.ts';

@@ -1,10 +1,14 @@
-// shaders/attention_prefill.wgsl composed per head dim, rows per invocation and lanes sharing K/V loads: its
-// HEAD_DIM, ROWS and LANES consts set and every loop marked `// unroll` written out, so that each index into the
-// rows' private arrays (queries, accumulators) is a constant (registers on a GPU; SwiftShader makes every
-// non-constant index a per-lane gather or scatter). LANES 4 also turns on `enable subgroups;`, the
-// subgroup_invocation_id builtin and the shuffle of from_lane. One module per (head dim, rows, lanes), built once.
+// The attention kernels composed per shape, their consts set and every loop marked `// unroll` written out, so that
+// each index into their private arrays (queries, accumulators) is a constant (registers on a GPU; SwiftShader makes
+// every non-constant index a per-lane gather or scatter):
+// - shaders/attention_prefill.wgsl per head dim, rows per invocation and lanes sharing K/V loads (HEAD_DIM, ROWS,
+//   LANES; LANES 4 also turns on `enable subgroups;`, the subgroup_invocation_id builtin and the shuffle of
+//   from_lane);
+// - shaders/attention.wgsl (decode, and prefill where it is not tiled) per head dim and rotated dims (HEAD_DIM,
+//   ROT_DIMS).
+// One module per shape, built once.
 import type { KernelSource } from './pipeline-cache.ts';
-import { attentionPrefill } from './shaders.ts';
+import { attention, attentionPrefill } from './shaders.ts';
 
 /** Rows per invocation the composer accepts (private memory grows with rows x head dim). */
 export const MAX_PREFILL_ROWS = 16;
@@ -38,9 +42,29 @@ export function attentionPrefillSource(headDim: number, rows: number, lanes: 1 |
   return kernel;
 }
 
-function setConst(code: string, name: string, value: number): string {
+/**
+ * attention.wgsl for head dim `headDim` (a multiple of 4, at most 256) and `ropeDims` rotated dims (its ROPE path:
+ * a multiple of 8 for NEOX pairs, of 4 for interleaved ones, at most the head dim; any such value where the kernel
+ * runs without ROPE).
+ */
+export function attentionSource(headDim: number, ropeDims = headDim): KernelSource {
+  if (!(headDim % 4 === 0 && headDim >= 4 && headDim <= 256)) throw new RangeError(`attention: head dim ${headDim} must be a multiple of 4 up to 256`);
+  if (!(ropeDims % 4 === 0 && ropeDims >= 4 && ropeDims <= headDim)) throw new RangeError(`attention: ${ropeDims} rotated dims must be a multiple of 4 up to the head dim ${headDim}`);
+  const key = `decode ${headDim}/${ropeDims}`;
+  let kernel = composed.get(key);
+  if (!kernel) {
+    let code = setConst(attention.code, 'HEAD_DIM', headDim, 'attention.wgsl');
+    code = setConst(code, 'ROT_DIMS', ropeDims, 'attention.wgsl');
+    code = unrollLoops(code, { HD4: headDim / 4, ROT4: ropeDims / 4, HALF4: Math.floor(ropeDims / 8) });
+    kernel = { name: `attention (head dim ${headDim}${ropeDims !== headDim ? `, ${ropeDims} rotated` : ''})`, code };
+    composed.set(key, kernel);
+  }
+  return kernel;
+}
+
+function setConst(code: string, name: string, value: number, file = 'attention_prefill.wgsl'): string {
   const pattern = new RegExp(`^const ${name}: u32 = \\d+u;$`, 'm');
-  if (!pattern.test(code)) throw new Error(`attention_prefill.wgsl: no 'const ${name}: u32 = ...u;' line to set`);
+  if (!pattern.test(code)) throw new Error(`${file}: no 'const ${name}: u32 = ...u;' line to set`);
   return code.replace(pattern, `const ${name}: u32 = ${value}u;`);
 }
 
