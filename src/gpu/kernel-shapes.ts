@@ -68,9 +68,9 @@ export interface ForwardKernelShapes {
   /** embedding, rope, swiglu, add: one invocation per element (or pair). */
   elementwise: { WORKGROUP_SIZE: number };
   /**
-   * attention: one invocation per (query, head, split). A decode step (m = 1) over more than SPLIT_POSITIONS
-   * positions splits them into chunks of SPLIT_POSITIONS (a multiple of 4) merged by attention_combine
-   * (flash-decoding); 0 never splits. HEADS (1..4; absent: 1): query heads of one KV head per invocation, each key
+   * attention: one invocation per (query, KV head, up to HEADS of its query heads, split). A decode step (m = 1)
+   * over more than SPLIT_POSITIONS positions splits them into chunks of SPLIT_POSITIONS (a multiple of 4) merged by
+   * attention_combine (flash-decoding); 0 never splits. HEADS (1..8; absent: 1): query heads of one KV head per invocation, each key
    * and value read once for them (the group spread evenly over the fewest invocations).
    */
   attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number; HEADS?: number };
@@ -114,7 +114,7 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
     return {
       product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4, NORM_SUBGROUP: exactSubgroupSize(info) },
       elementwise: { WORKGROUP_SIZE: 64 },
-      attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 256, HEADS: 4 },
+      attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 64, HEADS: 8 },
       attentionPrefill: { WORKGROUP_SIZE: 4, KV_TILE: 16, ROWS: 8, SHARED_KV: false, LANES: 4 },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
       prefillChunk: 64,

@@ -292,7 +292,7 @@ describe('attention', () => {
   // A decode step's query heads taken up to HEADS at a time per invocation (each K/V read serving them all): groups
   // that split evenly and unevenly (7 -> 4 + 3, 5 -> 3 + 2), one head per invocation (GPUs' shape), whole and split
   // over positions, with a window and sinks; the decoder's packed qkv rows as q.
-  test('decode with a KV group\'s query heads per invocation (HEADS 1-4), whole and split, window and sinks', async () => {
+  test('decode with a KV group\'s query heads per invocation (HEADS 1-4, 8), whole and split, window and sinks', async () => {
     const cases: AttentionPrefillCase[] = [
       { headDim: 64, nHeads: 14, nKvHeads: 2, m: 1, pos0: 69 }, // Qwen2.5-0.5B's group of 7
       { headDim: 32, nHeads: 5, nKvHeads: 1, m: 1, pos0: 30 },
@@ -302,7 +302,7 @@ describe('attention', () => {
       { headDim: 32, nHeads: 4, nKvHeads: 4, m: 1, pos0: 0, sinks: true },
     ];
     const failures: object[] = [];
-    for (const HEADS of [1, 2, 3, 4]) {
+    for (const HEADS of [1, 2, 3, 4, 8]) {
       for (const SPLIT_POSITIONS of [0, 8]) {
         const fk = new ForwardKernels(gpu, { shapes: { attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS, HEADS } }, pipelines: kernels.pipelines });
         for (const c of cases) {

@@ -5,7 +5,7 @@
 // tiled over the positions, each K/V tile read once for a workgroup of query rows sharing a KV head). Sliding
 // window and attention sinks in both. Decode may also do RoPE (and the q/k norm) and the new key's and value's
 // store itself (AttentionArgs.rope), so that a decode step has no rope op (src/model/forward-plan.ts).
-import { attentionPrefillSource, attentionSource } from '../attention-compose.ts';
+import { MAX_ATTENTION_HEADS, attentionPrefillSource, attentionSource } from '../attention-compose.ts';
 import { requireBytes, type Binding } from '../dispatch.ts';
 import { PARAMS, STEP, type KernelOp, type StepParams } from '../kernel-op.ts';
 import * as shaders from '../shaders.ts';
@@ -48,11 +48,11 @@ export class AttentionKernels {
 
   constructor(private readonly ctx: KernelContext) {}
 
-  /** attention.wgsl composed for this head dim and rotated dims (attention-compose.ts: constant private indices). */
+  /** attention.wgsl composed for this head dim, rotated dims and heads (attention-compose.ts: constant private indices). */
   private attentionKernel(headDim: number, sinks: boolean, heads: number, rope?: AttentionRope): Prepared {
     const ropeConstants: Record<string, boolean> = rope ? { ROPE: true, NEOX: rope.style === 'neox', QK_NORM: rope.qkNorm !== undefined } : {};
-    const kernel = attentionSource(headDim, rope ? (rope.ropeDims ?? headDim) : headDim);
-    return { kernel, constants: { WORKGROUP_SIZE: this.ctx.shapes.attention.WORKGROUP_SIZE, SINKS: sinks, HEADS: heads, ...ropeConstants } };
+    const kernel = attentionSource(headDim, rope ? (rope.ropeDims ?? headDim) : headDim, heads);
+    return { kernel, constants: { WORKGROUP_SIZE: this.ctx.shapes.attention.WORKGROUP_SIZE, SINKS: sinks, ...ropeConstants } };
   }
 
   /**
@@ -60,7 +60,7 @@ export class AttentionKernels {
    * evenly over the fewest chunks (a group of 7 with HEADS 4: chunks of 4 and 3, not 4 + 3 idle).
    */
   headsPerInvocation(group: number): number {
-    const most = Math.max(1, Math.min(4, this.ctx.shapes.attention.HEADS ?? 1));
+    const most = Math.max(1, Math.min(MAX_ATTENTION_HEADS, this.ctx.shapes.attention.HEADS ?? 1));
     return Math.ceil(group / Math.ceil(group / most));
   }
 

@@ -6,7 +6,7 @@
 // |got - ref| <= 1e-6 · max|v| (max|v| = 1). Cases and check: test/support/attention-prefill-case.ts. Dawn needs a Vulkan driver: LD_LIBRARY_PATH=/usr/lib/chromium
 // VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { attentionPrefillSource, unrollLoops } from '../../../src/gpu/attention-compose.ts';
+import { attentionPrefillSource, attentionSource, keepLoops, unrollLoops } from '../../../src/gpu/attention-compose.ts';
 import { ForwardKernels } from '../../../src/gpu/forward-kernels.ts';
 import type { ForwardKernelShapes } from '../../../src/gpu/kernel-shapes.ts';
 import { acquireDawn, type DawnDevice } from '../../support/dawn-decoder.ts';
@@ -71,5 +71,26 @@ describe('unrollLoops', () => {
     expect(code).toContain('const ROWS: u32 = 3u;');
     expect(code).toContain('subgroupShuffle(x, lane)');
     expect(() => attentionPrefillSource(40, 2, 4)).toThrow(RangeError);
+  });
+
+  test('keepLoops takes the marks off the loops over the named bounds only', () => {
+    const code = ['  // unroll', '  for (var i = 0u; i < HD4; i++) {', '  }', '  // unroll', '  for (var g = 0u; g < HEADS; g++) {', '  }', ''].join('\n');
+    const out = unrollLoops(keepLoops(code, ['HD4']), { HEADS: 2 });
+    expect(out).toContain('for (var i = 0u; i < HD4; i++) {');
+    expect(out).not.toContain('// unroll');
+    expect(out.match(/const g = \du;/g)).toEqual(['const g = 0u;', 'const g = 1u;']);
+  });
+
+  test('decode attention: heads written out always, the head dim up to 64 only', () => {
+    const small = attentionSource(64, 64, 7).code;
+    expect(small).toContain('const HEADS: u32 = 7u;');
+    expect(small).not.toContain('for (var i = 0u; i < HD4; i++)');
+    expect(small).not.toContain('for (var g = 0u; g < HEADS; g++)');
+    const large = attentionSource(128, 64, 4).code;
+    expect(large).toContain('const ROT_DIMS: u32 = 64u;');
+    expect(large).toContain('for (var i = 0u; i < HD4; i++)');
+    expect(large).not.toContain('for (var g = 0u; g < HEADS; g++)');
+    expect(large.split('\n').some((line) => line.trim() === '// unroll')).toBe(false);
+    expect(() => attentionSource(64, 64, 9)).toThrow(RangeError);
   });
 });
