@@ -13,15 +13,14 @@
 //                                splits > 1: partial records [m, n_heads, splits] of head_dim/4 + 1 vec4 each:
 //                                (running max, softmax denominator, 0, 0), then the unnormalised Σ weight·V;
 //                                attention_combine.wgsl merges them into the result (flash-decoding).
-//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, max_seq, scale: f32, split_len, q_stride, window }
+//   4 params   uniform { m, n_heads, n_kv_heads, head_dim, max_seq, scale: f32, q_stride, window, ... }
 //              (q_stride a multiple of 4; window 0: none, else query t attends to its last `window` positions
-//              [pos0 + t + 1 - window, pos0 + t], llama.cpp's standard sliding window (gpt-oss); split_len is read
-//              only when splits > 1).
+//              [pos0 + t + 1 - window, pos0 + t], llama.cpp's standard sliding window (gpt-oss)).
 //   5 sinks    array<f32>  [n_heads] (read when SINKS): a learned logit per head that joins the softmax's
 //              denominator with no value (gpt-oss's attention sinks): out = Σ_p e^(s_p) V_p / (e^(sink) + Σ_p e^(s_p)).
 //              Split 0 starts its online softmax from it, so split attention and attention_combine need nothing more.
-//              Split s of query t covers positions [s*split_len, min((s+1)*split_len, pos0 + t + 1)) (may be
-//              empty); split_len a multiple of 4 when splits > 1.
+//              With splits > 1 (m = 1) split s covers positions [s*split_len, min((s+1)*split_len, pos0 + 1)),
+//              split_len = ceil((pos0 + 1) / splits) (the step's splits: src/gpu/kernels/attention.ts chooses them).
 //   6 step_params uniform StepParams { m, pos0, splits }: the forward step's params (one buffer written once per step
 //              and bound by every layer's dispatch; see src/gpu/kernel-op.ts); read here: pos0 and splits (1: the
 //              result into out; > 1: split records).
@@ -53,7 +52,6 @@ struct Params {
   head_dim: u32,
   max_seq: u32,
   scale: f32,
-  split_len: u32,
   q_stride: u32,
   window: u32,
   rope_eps: f32,
@@ -170,11 +168,13 @@ fn main(
   // repeats the last head and is not written.
   let count = min(HEADS, group - chunk * HEADS);
   let q_row = t * (params.q_stride / 4u);
-  // Positions [begin, end) of this split; the causal limit is pos0 + t.
-  let end = min(step_params.pos0 + t + 1u, select(step_params.pos0 + t + 1u, (split + 1u) * params.split_len, splits > 1u));
+  // Positions [begin, end) of this split (splits > 1: m = 1, pos0 + 1 positions in splits of split_len); the causal
+  // limit is pos0 + t.
+  let split_len = (step_params.pos0 + splits) / splits;
+  let end = min(step_params.pos0 + t + 1u, select(step_params.pos0 + t + 1u, (split + 1u) * split_len, splits > 1u));
   // The sliding window's first position (0 without one).
   let first = select(0u, max(step_params.pos0 + t + 1u, params.window) - params.window, params.window > 0u);
-  let begin = max(split * params.split_len, first);
+  let begin = max(split * split_len, first);
 
   // Per slot g: its head, query (rotated where ROPE, scaled), accumulator and online softmax state.
   var head: array<u32, HEADS>;

@@ -69,11 +69,12 @@ export interface ForwardKernelShapes {
   elementwise: { WORKGROUP_SIZE: number };
   /**
    * attention: one invocation per (query, KV head, up to HEADS of its query heads, split). A decode step (m = 1)
-   * over more than SPLIT_POSITIONS positions splits them into chunks of SPLIT_POSITIONS (a multiple of 4) merged by
-   * attention_combine (flash-decoding); 0 never splits. HEADS (1..8; absent: 1): query heads of one KV head per invocation, each key
+   * over more than SPLIT_POSITIONS positions splits them into ceil(positions / SPLIT_POSITIONS) equal chunks, at most
+   * MAX_SPLITS (absent: no cap; past it the chunks grow), merged by attention_combine (flash-decoding); 0 never
+   * splits. HEADS (1..8; absent: 1): query heads of one KV head per invocation, each key
    * and value read once for them (the group spread evenly over the fewest invocations).
    */
-  attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number; HEADS?: number };
+  attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number; HEADS?: number; MAX_SPLITS?: number };
   /**
    * attention_prefill (m > 1): WORKGROUP_SIZE invocations of ROWS (1..4) query rows each, all of one KV head, per
    * workgroup; positions in tiles of KV_TILE (a multiple of 8; capped per head dim so that the two tiles fit the
@@ -114,7 +115,7 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
     return {
       product: { WORKGROUP_SIZE: 16, K_SPLIT: 1, TILE_M: 4, NORM_SUBGROUP: exactSubgroupSize(info) },
       elementwise: { WORKGROUP_SIZE: 64 },
-      attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 64, HEADS: 8 },
+      attention: { WORKGROUP_SIZE: 4, SPLIT_POSITIONS: 64, HEADS: 8, MAX_SPLITS: 16 },
       attentionPrefill: { WORKGROUP_SIZE: 4, KV_TILE: 16, ROWS: 8, SHARED_KV: false, LANES: 4 },
       argmax: { WORKGROUP_SIZE: 8, ITEMS_PER_INVOCATION: 128 },
       prefillChunk: 64,

@@ -78,9 +78,10 @@ export class AttentionKernels {
 
   /** How many ways attention splits the positions of a step of m tokens at pos0 (1: not split; only decode splits). */
   attentionSplits(m: number, pos0: number): number {
-    const { SPLIT_POSITIONS } = this.ctx.shapes.attention;
+    const { SPLIT_POSITIONS, MAX_SPLITS } = this.ctx.shapes.attention;
     const positions = pos0 + 1;
-    return m === 1 && SPLIT_POSITIONS > 0 && positions > SPLIT_POSITIONS ? Math.ceil(positions / SPLIT_POSITIONS) : 1;
+    if (m !== 1 || SPLIT_POSITIONS <= 0 || positions <= SPLIT_POSITIONS) return 1;
+    return Math.min(Math.ceil(positions / SPLIT_POSITIONS), MAX_SPLITS ?? Infinity);
   }
 
   /** Bytes of split-attention partials for m queries at pos0 (the call-style scratch). */
@@ -117,9 +118,8 @@ export class AttentionKernels {
     const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.ctx.shapes.attention;
     // Invocations per query and split: each takes up to `heads` query heads of one KV head.
     const invocations = a.m * a.nKvHeads * Math.ceil(group / heads);
-    if (SPLIT_POSITIONS % 4 !== 0) throw new RangeError(`attention: SPLIT_POSITIONS ${SPLIT_POSITIONS} must be a multiple of 4`);
     const params = [
-      a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, SPLIT_POSITIONS, qStride, a.window ?? 0,
+      a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, qStride, a.window ?? 0,
       { f32: rope?.qkNorm?.eps ?? 0 }, ropeDims, { f32: rope?.magnitude ?? 1 },
     ];
     const sinkBinding = a.sinks ?? this.ctx.unused(0);
