@@ -67,8 +67,8 @@ override QK_NORM: bool = false;
 
 // Set by the composer (src/gpu/attention-compose.ts): the head dim (params.head_dim), with ROPE the rotated dims
 // (params.rot_dims), and HEADS, the query heads (of one KV head) per invocation; every loop marked `// unroll` (trip
-// count HD4, ROT4, HALF4 or HEADS) is written out there, so that each index into the private arrays (queries,
-// accumulators, the new key) is a constant.
+// count HD4 or HEADS) is written out there, so that each index into the private arrays (queries, accumulators) is a
+// constant.
 const HEAD_DIM: u32 = 64u;
 const ROT_DIMS: u32 = 64u;
 const HEADS: u32 = 1u;
@@ -90,11 +90,12 @@ fn rotations4(position: u32, p: u32) -> array<vec4<f32>, 2> {
 }
 
 // The head at q[base], normalised (QK_NORM, with k_norm's weights if is_k, else q_norm's) and rotated at `position`
-// where ROPE, else as it is.
+// where ROPE, else as it is. Once an invocation and head: its loops stay loops (written out, the rotations' code for
+// every head of an invocation took most of the kernel's compile time on SwiftShader); its own array takes the
+// non-constant indices, and the caller's arrays get it whole.
 fn head_at(base: u32, is_k: bool, position: u32) -> array<vec4<f32>, HD4> {
   var head: array<vec4<f32>, HD4>;
   var squares = 0.0;
-  // unroll
   for (var i = 0u; i < HD4; i++) {
     let v = q[base + i];
     head[i] = v;
@@ -105,8 +106,7 @@ fn head_at(base: u32, is_k: bool, position: u32) -> array<vec4<f32>, HD4> {
   }
   if (QK_NORM) {
     let scale = inverseSqrt(squares / f32(HEAD_DIM) + params.rope_eps);
-    // unroll
-    for (var i = 0u; i < HD4; i++) {
+      for (var i = 0u; i < HD4; i++) {
       let w = select(vec4<f32>(q_norm[4u * i], q_norm[4u * i + 1u], q_norm[4u * i + 2u], q_norm[4u * i + 3u]),
         vec4<f32>(k_norm[4u * i], k_norm[4u * i + 1u], k_norm[4u * i + 2u], k_norm[4u * i + 3u]), is_k);
       head[i] = head[i] * scale * w;
@@ -114,8 +114,7 @@ fn head_at(base: u32, is_k: bool, position: u32) -> array<vec4<f32>, HD4> {
   }
   if (NEOX) {
     // Pairs (p, p + rot_dims/2): vec4 j with vec4 j + rot_dims/8.
-    // unroll
-    for (var j = 0u; j < HALF4; j++) {
+      for (var j = 0u; j < HALF4; j++) {
       let cs = rotations4(position, 4u * j);
       let a = head[j];
       let b = head[j + HALF4];
@@ -124,8 +123,7 @@ fn head_at(base: u32, is_k: bool, position: u32) -> array<vec4<f32>, HD4> {
     }
   } else {
     // Pairs (2p, 2p + 1): vec4 j holds pairs 2j (x, y) and 2j + 1 (z, w).
-    // unroll
-    for (var j = 0u; j < ROT4; j++) {
+      for (var j = 0u; j < ROT4; j++) {
       let c0 = rotation(position, 2u * j) * params.mscale;
       let c1 = rotation(position, 2u * j + 1u) * params.mscale;
       let v = head[j];

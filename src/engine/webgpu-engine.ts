@@ -304,6 +304,9 @@ export class WebGpuEngine implements Engine {
     const { opened, format } = await this.modelMeta(source);
     const gpu = await this.gpu();
     this.pipelines ??= new PipelineCache(gpu.device);
+    // Decode attention compiles for seconds on CPU adapters: started now, beside the weight upload (Decoder.create
+    // finds it built or building; a compile error surfaces there).
+    void Decoder.warm(gpu, opened.config, { pipelines: this.pipelines }).catch(() => undefined);
     const uploaded = await uploadTensors(gpu.device, opened.tensors, {
       onProgress: (p) => this.options.onLoadProgress?.(source.id, p.bytesDone, p.bytesTotal),
       widenF16: widenF16Weights(gpu.adapterInfo, gpu.features.f16, streamedF16Bytes(opened.tensors)),

@@ -64,10 +64,11 @@ export function attentionSource(headDim: number, ropeDims: number, heads: number
     code = setConst(code, 'HEADS', heads, 'attention.wgsl');
     // The loops over the head dim written out only up to head dim 64: there they are what several heads an
     // invocation need (Qwen2.5-0.5B's 7 heads of 64 at 2048 positions: 2.3 against 4.9 ms a layer on SwiftShader,
-    // compiled in 4.6 s against 1.4), past it they gain ~3% for seconds more of compiling (head dim 128, 4 heads:
-    // 7.0 against 0.9 s; 256, 2 heads: 13.6 against 0.7 s). The loops over the heads are always written out.
-    if (headDim > MAX_UNROLLED_HEAD_DIM) code = keepLoops(code, ['HD4', 'ROT4', 'HALF4']);
-    code = unrollLoops(code, { HD4: headDim / 4, ROT4: ropeDims / 4, HALF4: Math.floor(ropeDims / 8), HEADS: heads });
+    // compiled in 2.4 s against 1.3), past it they gain ~3% for seconds more of compiling (head dim 128, 4 heads:
+    // 7.0 against 0.9 s; 256, 2 heads: 13.6 against 0.7 s, when RoPE's loops were written out too). The loops over
+    // the heads are always written out; RoPE's never (once an invocation and head).
+    if (headDim > MAX_UNROLLED_HEAD_DIM) code = keepLoops(code, ['HD4']);
+    code = unrollLoops(code, { HD4: headDim / 4, HEADS: heads });
     kernel = { name: `attention (head dim ${headDim}${ropeDims !== headDim ? `, ${ropeDims} rotated` : ''}${heads > 1 ? `, ${heads} heads` : ''})`, code };
     composed.set(key, kernel);
   }

@@ -25,7 +25,7 @@ import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
 import { KernelContext } from '../gpu/kernels/context.ts';
 import { productMatrices, type DecoderWeights, type GpuMatrix, type LogitsMode, type StepResult, type TokenChooser } from './decoder-types.ts';
-import { createActivations, destroyActivations, ForwardPlan, type Activations } from './forward-plan.ts';
+import { createActivations, decodeAttentionOpsFor, destroyActivations, ForwardPlan, type Activations } from './forward-plan.ts';
 import { KvCache } from './kv-cache.ts';
 import type { ModelConfig } from './model-config.ts';
 import { MoeFeedForward } from './moe-ffn.ts';
@@ -116,6 +116,25 @@ export class Decoder {
     const parts = { gpu, config, weights, kv, kernels: this.kernels, fk: this.fk, moe: this.moe, acts: this.acts, maxBatch: this.maxBatch };
     this.plan = new ForwardPlan(parts, options.maxSeq);
     this.tokenReadback = gpu.device.createBuffer({ label: 'token readback', size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  }
+
+  /**
+   * Starts compiling, into `options.pipelines`, what a decoder for `config` will compile slowest on CPU adapters
+   * (decode attention: seconds on SwiftShader), before its weights are there: the engine calls it beside the weight
+   * upload, and create() later finds the pipelines built or building. Resolves when compiled; rejects as create()
+   * would on a compile error.
+   */
+  static async warm(gpu: GpuContext, config: ModelConfig, options: Pick<DecoderOptions, 'pipelines' | 'shapes'>): Promise<void> {
+    const ctx = new KernelContext(gpu, { pipelines: options.pipelines, shapes: { ...options.shapes?.kernels, ...options.shapes?.forward } });
+    const fk = new ForwardKernels(ctx);
+    const placeholder = gpu.device.createBuffer({ label: 'warm-up placeholder', size: Math.max(256, config.heads * 4), usage: GPUBufferUsage.STORAGE });
+    try {
+      await fk.compile(decodeAttentionOpsFor(fk, config, placeholder));
+    } finally {
+      placeholder.destroy();
+      fk.destroy();
+      ctx.destroy();
+    }
   }
 
   /** Builds the decoder: allocates activations and the KV cache, compiles every pipeline it will use. */

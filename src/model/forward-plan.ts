@@ -134,6 +134,24 @@ export interface ForwardPlanParts {
   maxBatch: number;
 }
 
+/**
+ * A decode step's attention ops for `config`, with `placeholder` in every binding (at least 4 bytes a head): the
+ * kernel and override constants a plan's decode attention compiles depend on the config alone (head dim, rotated
+ * dims, RoPE style, q/k norm, sinks, the KV group), so they can be compiled before the weights are uploaded
+ * (Decoder.warm). The plan's own attention args are built in layerOps below; test/unit/model/forward-plan.dawn.test.ts
+ * checks that the two compile the same pipelines.
+ */
+export function decodeAttentionOpsFor(fk: ForwardKernels, c: ModelConfig, placeholder: GPUBuffer): KernelOp[] {
+  const rope = attentionTakesRope(c.ropeStyle, c.headDim, c.ropeDims)
+    ? { style: c.ropeStyle, invFreq: placeholder, ropeDims: c.ropeDims, qkNorm: c.qkNorm ? { q: placeholder, k: placeholder, eps: c.rmsEps } : undefined }
+    : undefined;
+  const qStride = (c.heads + 2 * c.kvHeads) * c.headDim;
+  return fk.attentionOps({
+    q: placeholder, qStride, kCache: placeholder, vCache: placeholder, out: placeholder, m: 1, nHeads: c.heads, nKvHeads: c.kvHeads,
+    headDim: c.headDim, maxSeq: 1, sinks: c.attentionSinks ? placeholder : undefined, partials: placeholder, rope,
+  });
+}
+
 export class ForwardPlan {
   private readonly gpu: GpuContext;
   private readonly c: ModelConfig;

@@ -12,6 +12,7 @@ import { openModel, type OpenedModel } from '../../../src/model/open-model.ts';
 import { uploadTensors, type UploadedTensors } from '../../../src/model/upload-weights.ts';
 import { assembleDecoderWeights } from '../../../src/model/decoder-weights.ts';
 import { Decoder } from '../../../src/model/decoder.ts';
+import { PipelineCache } from '../../../src/gpu/pipeline-cache.ts';
 import { needDawnAdapter } from '../../support/dawn-adapter.ts';
 
 Object.assign(globalThis, globals);
@@ -69,6 +70,21 @@ async function counting<T>(g: GpuContext, run: () => Promise<T>): Promise<{ resu
 }
 
 describe('forward plan on Dawn', () => {
+  // The engine compiles decode attention beside the weight upload (Decoder.warm): it must be what the plan compiles,
+  // not a near miss (a pipeline of its own, compiled for nothing, while the plan's still takes its seconds).
+  test('Decoder.warm compiles only pipelines the plan uses, decode attention among them', async (ctx) => {
+    const g = needDawnAdapter(ctx, gpu, missing);
+    const weights = assembleDecoderWeights(opened.config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+    const plain = new PipelineCache(g.device);
+    (await Decoder.create(g, opened.config, weights, { maxSeq: 256, pipelines: plain })).destroy();
+    const warmed = new PipelineCache(g.device);
+    await Decoder.warm(g, opened.config, { pipelines: warmed });
+    const afterWarm = warmed.size;
+    (await Decoder.create(g, opened.config, weights, { maxSeq: 256, pipelines: warmed })).destroy();
+    expect(afterWarm).toBeGreaterThanOrEqual(2); // attention and attention_combine
+    expect(warmed.size).toBe(plain.size);
+  });
+
   test('a decode step builds nothing and writes only the step uniform; a prefill chunk size seen before builds nothing', async (ctx) => {
     const g = needDawnAdapter(ctx, gpu, missing);
     const decoder = await decoderOn(g);
