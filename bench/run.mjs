@@ -41,6 +41,7 @@
 //     (the WebGPU peer: @huggingface/transformers on the model exported to ONNX, bench/transformers; skipped when not installed)
 //   --no-catalog-row  --catalog-row qwen2.5-0.5b-instruct-q4_0  --catalog-row-decode-tokens 4  --catalog-row-paired-rounds 3  --paired-models all|headline
 //   --sampling-vocab 151936 (0: none)  --sampling-rounds 7  --prefill-long 8192 (0: none; smaller for a smoke run)
+//   --prefill-long-catalog N (0: none): that long prefill and the decode after it on the catalog row's model too
 //   --paired-rounds 3 (engine and wllama decode in alternation)  --full (every measurement for every model)  --no-ttft-tools  --q8-dot4 (the int8-dot-product matvec experiment)  --profile-steps 3  --no-wllama  --no-engine  --wllama-threads 1  --wllama-gpu-layers 0  --robust  --headline Q8_0  --context-length 1024
 import { execFileSync } from 'node:child_process';
 import { cpSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -90,6 +91,7 @@ const { values: opt } = parseArgs({
     'sampling-vocab': { type: 'string', default: '151936' },
     'sampling-rounds': { type: 'string', default: '7' },
     'prefill-long': { type: 'string', default: '8192' },
+    'prefill-long-catalog': { type: 'string', default: '0' },
   },
 });
 
@@ -618,6 +620,20 @@ async function extraTargets(page, report) {
       };
     } catch (error) {
       report.prefill_8k_bundled = { tokens, error: String(error?.message ?? error).slice(0, 500), target_s: 60, met: null };
+    }
+  }
+  // --prefill-long-catalog N: the same long prefill, and the decode right after it, on the catalog row's model (the
+  // 0.5B shape): what a conversation of N tokens decodes at on a real shape (minutes at a few thousand tokens here).
+  const catalogTokens = Number(opt['prefill-long-catalog']);
+  const catalog = models.find((m) => m.kind === 'catalog' && m.url);
+  if (catalogTokens > 0 && catalog) {
+    log(`prefill of ${catalogTokens} tokens on ${catalog.id} ...`);
+    try {
+      const r = await page.evaluate((cfg) => window.__bench.prefillLong(cfg), { url: catalog.url, tokens: catalogTokens });
+      report.prefill_long_catalog = { model: catalog.id, tokens: catalogTokens, seconds: r.seconds, tok_s: r.tok_s, decode_after: r.decode_after, gpu_ms_per_op_last_chunk: r.gpu_ms_per_op_last_chunk, model_shape: r.model };
+      log(`${catalog.id}: decode after ${catalogTokens} tokens ${r.decode_after?.tok_s} tok/s`);
+    } catch (error) {
+      report.prefill_long_catalog = { model: catalog.id, tokens: catalogTokens, error: String(error?.message ?? error).slice(0, 500) };
     }
   }
 }
