@@ -34,7 +34,7 @@
 //   caches at pos0. Pairs as rope.wgsl's (NEOX or interleaved), four at a time: rot_dims (ROT_DIMS, below) a multiple
 //   of 8 (NEOX) or 4; the values past rot_dims are only normalised. Params: rope_eps (QK_NORM), mscale (rope.wgsl's);
 //   params.head_dim and params.rot_dims are the composed HEAD_DIM and ROT_DIMS (the kernel reads the consts).
-// The bindings and the constants MAX_HEAD_DIM4 and NEG_LARGE are declared in attention_common.wgsl, StepParams in
+// The bindings and the constant NEG_LARGE are declared in attention_common.wgsl, StepParams in
 // step_params.wgsl: src/gpu/shaders.ts puts both before this file.
 // head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
 // Overrides: WORKGROUP_SIZE; SINKS: read `sinks` (else bind any buffer). Composed: HEADS (1..8)

@@ -11,7 +11,5 @@
 @group(0) @binding(5) var<storage, read> sinks: array<f32>;
 @group(0) @binding(6) var<uniform> step_params: StepParams;
 
-// Head dims up to 256, in vec4.
-const MAX_HEAD_DIM4: u32 = 64u;
 // Finite stand-in for -infinity (WGSL need not support infinities): exp(NEG_LARGE - s) is 0 for any score s.
 const NEG_LARGE: f32 = -3.0e38;

@@ -68,6 +68,7 @@ export async function runAttentionBench(o: AttentionBenchOptions): Promise<unkno
         for (let l = 0; l < o.layers; l++) recordOps(batch, pipelines, fk.uniforms, ops, { m: o.m, pos0, splits });
         batch.submit();
         await gpu.device.queue.onSubmittedWorkDone();
+        gpu.throwIfFailed(); // a kernel that failed validation must not pass for a fast one
       };
       await run();
       const wall: number[] = [];
