@@ -106,7 +106,7 @@ fn head_at(base: u32, is_k: bool, position: u32) -> array<vec4<f32>, HD4> {
   }
   if (QK_NORM) {
     let scale = inverseSqrt(squares / f32(HEAD_DIM) + params.rope_eps);
-      for (var i = 0u; i < HD4; i++) {
+    for (var i = 0u; i < HD4; i++) {
       let w = select(vec4<f32>(q_norm[4u * i], q_norm[4u * i + 1u], q_norm[4u * i + 2u], q_norm[4u * i + 3u]),
         vec4<f32>(k_norm[4u * i], k_norm[4u * i + 1u], k_norm[4u * i + 2u], k_norm[4u * i + 3u]), is_k);
       head[i] = head[i] * scale * w;
@@ -114,7 +114,7 @@ fn head_at(base: u32, is_k: bool, position: u32) -> array<vec4<f32>, HD4> {
   }
   if (NEOX) {
     // Pairs (p, p + rot_dims/2): vec4 j with vec4 j + rot_dims/8.
-      for (var j = 0u; j < HALF4; j++) {
+    for (var j = 0u; j < HALF4; j++) {
       let cs = rotations4(position, 4u * j);
       let a = head[j];
       let b = head[j + HALF4];
@@ -123,7 +123,7 @@ fn head_at(base: u32, is_k: bool, position: u32) -> array<vec4<f32>, HD4> {
     }
   } else {
     // Pairs (2p, 2p + 1): vec4 j holds pairs 2j (x, y) and 2j + 1 (z, w).
-      for (var j = 0u; j < ROT4; j++) {
+    for (var j = 0u; j < ROT4; j++) {
       let c0 = rotation(position, 2u * j) * params.mscale;
       let c1 = rotation(position, 2u * j + 1u) * params.mscale;
       let v = head[j];
@@ -205,6 +205,7 @@ fn main(
     let k_base = (params.n_heads + kv_head) * HD4;
     let v_base = (params.n_heads + params.n_kv_heads + kv_head) * HD4;
     let key = head_at(k_base, true, position);
+    var weight: array<f32, HEADS>;
     // unroll
     for (var g = 0u; g < HEADS; g++) {
       var score = 0.0;
@@ -213,20 +214,22 @@ fn main(
         score += dot(query[g][i], key[i]);
       }
       let new_max = max(running_max[g], score);
-      let weight = exp(score - new_max);
-      denominator[g] = denominator[g] * exp(running_max[g] - new_max) + weight;
+      weight[g] = exp(score - new_max);
+      denominator[g] = denominator[g] * exp(running_max[g] - new_max) + weight[g];
       running_max[g] = new_max;
-      // unroll
-      for (var i = 0u; i < HD4; i++) {
-        acc[g][i] = weight * q[v_base + i];
-      }
     }
-    if (chunk == 0u) {
-      let row_at = cache_base + position * HD4;
+    let store = chunk == 0u;
+    let row_at = cache_base + position * HD4;
+    // unroll
+    for (var i = 0u; i < HD4; i++) {
+      let value = q[v_base + i];
       // unroll
-      for (var i = 0u; i < HD4; i++) {
+      for (var g = 0u; g < HEADS; g++) {
+        acc[g][i] = weight[g] * value;
+      }
+      if (store) {
         k_cache[row_at + i] = key[i];
-        v_cache[row_at + i] = q[v_base + i];
+        v_cache[row_at + i] = value;
       }
     }
   }

@@ -54,7 +54,8 @@ export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, o
   try {
     const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
     const decodeTokens = options.decodeTokens ?? 16;
-    const maxSeq = tokens + 65 + 1 + decodeTokens; // the prompt, the profiled chunk and step, the decode; past the model's context where asked: speed only
+    // The prompt, the profiled chunk (at most 64) and step, the decode; past the model's context where asked: speed only.
+    const maxSeq = tokens + 64 + 1 + decodeTokens;
     const decoder = await Decoder.create(gpu, config, weights, { maxSeq, pipelines: new PipelineCache(gpu.device) });
     try {
       const tokensOf = seededTokens(config.vocabSize);
@@ -84,7 +85,7 @@ export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, o
           tokens: n,
           tok_s: round3((n * 1000) / ms),
           ms_per_step: round3(ms / n),
-          gpu_ms_per_op: stepOps ? [...stepOps].sort((a, b) => b.ms - a.ms).map((o) => ({ op: o.op, ms: round3(o.ms), count: o.count })) : null,
+          gpu_ms_per_op: stepOps, // Decoder.profile: slowest first, ms to 3 decimals
         };
       }
       return {
@@ -94,7 +95,7 @@ export async function longPrefill(gpu: GpuContext, gguf: Blob, tokens: number, o
         chunk_tokens: decoder.maxBatch,
         chunks: Math.ceil(tokens / decoder.maxBatch),
         model: modelSummary(config, maxSeq),
-        gpu_ms_per_op_last_chunk: ops ? [...ops].sort((a, b) => b.ms - a.ms).map((o) => ({ op: o.op, ms: round3(o.ms), count: o.count })) : null,
+        gpu_ms_per_op_last_chunk: ops,
         seconds_at_quarters: quarters,
         decode_after: decodeAfter,
       };

@@ -330,15 +330,15 @@ export class GpuSampler {
     return results;
   }
 
-  /**
-   * How the last submitted step narrowed the vocabulary (tests and benchmarks): the candidates searched, whether
-   * they overflowed (then every logit was searched, in one workgroup), the rounds run, the candidate levels.
-   */
   /** Whether the last encoded step made candidates: readSearchState describes the last step only then. */
   get madeCandidates(): boolean {
     return this.lastMadeCandidates;
   }
 
+  /**
+   * How the last submitted step narrowed the vocabulary (tests and benchmarks): the candidates searched, whether
+   * they overflowed (then every logit was searched, in one workgroup), the rounds run, the candidate levels.
+   */
   async readSearchState(): Promise<{ candidates: number; overflow: boolean; rounds: number; upperEnd: number; windowLo: number; windowHi: number }> {
     const device = this.gpu.device;
     const bytes = HEAD_OFFSETS * 4;
