@@ -34,8 +34,9 @@
 //   caches at pos0. Pairs as rope.wgsl's (NEOX or interleaved), four at a time: rot_dims (ROT_DIMS, below) a multiple
 //   of 8 (NEOX) or 4; the values past rot_dims are only normalised. Params: rope_eps (QK_NORM), mscale (rope.wgsl's);
 //   params.head_dim and params.rot_dims are the composed HEAD_DIM and ROT_DIMS (the kernel reads the consts).
-// The bindings and the constant NEG_LARGE are declared in attention_common.wgsl, StepParams in
-// step_params.wgsl: src/gpu/shaders.ts puts both before this file.
+// The bindings and the constant NEG_LARGE are declared in attention_common.wgsl, StepParams in step_params.wgsl,
+// Params, the overrides but WORKGROUP_SIZE, the composed consts (HEAD_DIM, ROT_DIMS, HEADS) and the RoPE helpers in
+// attention_rope.wgsl: src/gpu/shaders.ts puts them before this file.
 // head_dim a multiple of 4, at most 256; n_heads a multiple of n_kv_heads; pos0 + m <= max_seq.
 // Overrides: WORKGROUP_SIZE; SINKS: read `sinks` (else bind any buffer). Composed: HEADS (1..8)
 //   query heads per invocation, all of one KV head, so that each key and value read serves HEADS heads (grouped-query
@@ -45,49 +46,7 @@
 //   keeps its queries and output accumulators (HEAD_DIM floats each) in private memory and walks its positions once,
 //   four at a time. Split records and results are per query head, as attention_combine.wgsl reads them.
 
-struct Params {
-  m: u32,
-  n_heads: u32,
-  n_kv_heads: u32,
-  head_dim: u32,
-  max_seq: u32,
-  scale: f32,
-  q_stride: u32,
-  window: u32,
-  rope_eps: f32,
-  rot_dims: u32,
-  mscale: f32,
-}
-
 override WORKGROUP_SIZE: u32 = 64;
-override SINKS: bool = false;
-override ROPE: bool = false;
-override NEOX: bool = false;
-override QK_NORM: bool = false;
-
-// Set by the composer (src/gpu/attention-compose.ts): the head dim (params.head_dim), with ROPE the rotated dims
-// (params.rot_dims), and HEADS, the query heads (of one KV head) per invocation; every loop marked `// unroll` (trip
-// count HD4 or HEADS) is written out there, so that each index into the private arrays (queries, accumulators) is a
-// constant.
-const HEAD_DIM: u32 = 64u;
-const ROT_DIMS: u32 = 64u;
-const HEADS: u32 = 1u;
-const HD4: u32 = HEAD_DIM / 4u;
-const ROT4: u32 = ROT_DIMS / 4u;
-const HALF4: u32 = ROT4 / 2u;
-
-@group(0) @binding(7) var<storage, read> inv_freq: array<f32>;
-@group(0) @binding(8) var<storage, read> q_norm: array<f32>;
-@group(0) @binding(9) var<storage, read> k_norm: array<f32>;
-
-// ROPE: cos (x) and sin (y) of pairs p .. p + 3 at `position`, times mscale (as rope.wgsl forms them).
-fn rotations4(position: u32, p: u32) -> array<vec4<f32>, 2> {
-  let r0 = rotation(position, p) * params.mscale;
-  let r1 = rotation(position, p + 1u) * params.mscale;
-  let r2 = rotation(position, p + 2u) * params.mscale;
-  let r3 = rotation(position, p + 3u) * params.mscale;
-  return array<vec4<f32>, 2>(vec4<f32>(r0.x, r1.x, r2.x, r3.x), vec4<f32>(r0.y, r1.y, r2.y, r3.y));
-}
 
 // The head at q[base], normalised (QK_NORM, with k_norm's weights if is_k, else q_norm's) and rotated at `position`
 // where ROPE, else as it is. Once an invocation and head: its loops stay loops (written out, the rotations' code for
@@ -107,33 +66,20 @@ fn head_at(base: u32, is_k: bool, position: u32) -> array<vec4<f32>, HD4> {
   if (QK_NORM) {
     let scale = inverseSqrt(squares / f32(HEAD_DIM) + params.rope_eps);
     for (var i = 0u; i < HD4; i++) {
-      let w = select(vec4<f32>(q_norm[4u * i], q_norm[4u * i + 1u], q_norm[4u * i + 2u], q_norm[4u * i + 3u]),
-        vec4<f32>(k_norm[4u * i], k_norm[4u * i + 1u], k_norm[4u * i + 2u], k_norm[4u * i + 3u]), is_k);
-      head[i] = head[i] * scale * w;
+      head[i] = head[i] * scale * norm_weights(is_k, i);
     }
   }
   if (NEOX) {
     // Pairs (p, p + rot_dims/2): vec4 j with vec4 j + rot_dims/8.
     for (var j = 0u; j < HALF4; j++) {
-      let cs = rotations4(position, 4u * j);
-      let a = head[j];
-      let b = head[j + HALF4];
-      head[j] = a * cs[0] - b * cs[1];
-      head[j + HALF4] = a * cs[1] + b * cs[0];
+      let rotated = rotate_neox4(head[j], head[j + HALF4], position, j);
+      head[j] = rotated[0];
+      head[j + HALF4] = rotated[1];
     }
   } else {
     // Pairs (2p, 2p + 1): vec4 j holds pairs 2j (x, y) and 2j + 1 (z, w).
     for (var j = 0u; j < ROT4; j++) {
-      let c0 = rotation(position, 2u * j) * params.mscale;
-      let c1 = rotation(position, 2u * j + 1u) * params.mscale;
-      let v = head[j];
-      let a = vec2<f32>(v.x, v.z);
-      let b = vec2<f32>(v.y, v.w);
-      let c = vec2<f32>(c0.x, c1.x);
-      let s = vec2<f32>(c0.y, c1.y);
-      let ra = a * c - b * s;
-      let rb = a * s + b * c;
-      head[j] = vec4<f32>(ra.x, rb.x, ra.y, rb.y);
+      head[j] = rotate_interleaved4(head[j], position, j);
     }
   }
   return head;

@@ -1,7 +1,8 @@
 // rope_rotation: the rotation of RoPE pair p at a position, shared by rope.wgsl (prefill, and models whose heads the
-// fused path does not take) and attention.wgsl's ROPE path (decode: q and the new k rotated where attention reads
-// them); src/gpu/shaders.ts puts it before both. Reads the kernel's `inv_freq: array<f32>` ([rot_dims / 2]
-// inverse frequencies, src/model/rope-frequencies.ts).
+// fused path does not take) and the ROPE paths of attention.wgsl and attention_decode.wgsl (decode: q and the new k
+// rotated where attention reads them); src/gpu/shaders.ts puts it before each. Reads the kernel's
+// `inv_freq: array<f32>` ([rot_dims / 2] inverse frequencies, src/model/rope-frequencies.ts) and, in rotations4,
+// `params.mscale` (each of those kernels' Params has it).
 
 // pi/2 in three parts (Cody-Waite): turns * PIO2_HIGH and turns * PIO2_MID are exact for |turns| < 2^15.
 const PIO2_HIGH: f32 = 1.5703125;
@@ -35,4 +36,14 @@ fn rotation(position: u32, p: u32) -> vec2<f32> {
       return vec2<f32>(cos_r, sin_r);
     }
   }
+}
+
+// cos (x) and sin (y) of pairs p .. p + 3 at `position`, times mscale (the rotated values' magnitude, as rope.wgsl
+// applies it).
+fn rotations4(position: u32, p: u32) -> array<vec4<f32>, 2> {
+  let r0 = rotation(position, p) * params.mscale;
+  let r1 = rotation(position, p + 1u) * params.mscale;
+  let r2 = rotation(position, p + 2u) * params.mscale;
+  let r3 = rotation(position, p + 3u) * params.mscale;
+  return array<vec4<f32>, 2>(vec4<f32>(r0.x, r1.x, r2.x, r3.x), vec4<f32>(r0.y, r1.y, r2.y, r3.y));
 }

@@ -5,10 +5,12 @@
 //   LANES; LANES 4 also turns on `enable subgroups;`, the subgroup_invocation_id builtin and the shuffle of
 //   from_lane);
 // - shaders/attention.wgsl (decode, and prefill where it is not tiled) per head dim, rotated dims and query heads per
-//   invocation (HEAD_DIM, ROT_DIMS, HEADS).
+//   invocation (HEAD_DIM, ROT_DIMS, HEADS);
+// - shaders/attention_decode.wgsl (the same on GPUs: a workgroup per KV head's chunk of query heads and split) per
+//   head dim, rotated dims, query heads per workgroup and workgroup size (HEAD_DIM, ROT_DIMS, HEADS, WG).
 // One module per shape, built once.
 import type { KernelSource } from './pipeline-cache.ts';
-import { attention, attentionPrefill } from './shaders.ts';
+import { attention, attentionDecode, attentionPrefill } from './shaders.ts';
 
 /** Rows per invocation the composer accepts (private memory grows with rows x head dim). */
 export const MAX_PREFILL_ROWS = 16;
@@ -70,6 +72,35 @@ export function attentionSource(headDim: number, ropeDims: number, heads: number
     if (headDim > MAX_UNROLLED_HEAD_DIM) code = keepLoops(code, ['HD4']);
     code = unrollLoops(code, { HD4: headDim / 4, HEADS: heads });
     kernel = { name: `attention (head dim ${headDim}${ropeDims !== headDim ? `, ${ropeDims} rotated` : ''}${heads > 1 ? `, ${heads} heads` : ''})`, code };
+    composed.set(key, kernel);
+  }
+  return kernel;
+}
+
+/** Workgroup memory attentionDecodeSource's kernel declares (bytes), for a shape to fit the device's limit. */
+export function attentionDecodeSharedBytes(headDim: number, heads: number, workgroupSize: number): number {
+  return (heads + 1) * headDim * 4 + 2 * heads * workgroupSize * 4 + (heads + 1) * 4;
+}
+
+/**
+ * attention_decode.wgsl for head dim `headDim`, `ropeDims` rotated dims (as attentionSource), `heads` query heads of
+ * one KV head per workgroup (1..MAX_ATTENTION_HEADS) and `workgroupSize` invocations (a power of two, at least head
+ * dim / 4: its positions per tile and its value lanes).
+ */
+export function attentionDecodeSource(headDim: number, ropeDims: number, heads: number, workgroupSize: number): KernelSource {
+  if (!(headDim % 4 === 0 && headDim >= 4 && headDim <= 256)) throw new RangeError(`attention_decode: head dim ${headDim} must be a multiple of 4 up to 256`);
+  if (!(ropeDims % 4 === 0 && ropeDims >= 4 && ropeDims <= headDim)) throw new RangeError(`attention_decode: ${ropeDims} rotated dims must be a multiple of 4 up to the head dim ${headDim}`);
+  if (!(Number.isInteger(heads) && heads >= 1 && heads <= MAX_ATTENTION_HEADS)) throw new RangeError(`attention_decode: heads ${heads} must be 1..${MAX_ATTENTION_HEADS}`);
+  if (!(Number.isInteger(Math.log2(workgroupSize)) && workgroupSize >= headDim / 4)) throw new RangeError(`attention_decode: workgroup size ${workgroupSize} must be a power of two of at least head dim / 4 (${headDim / 4})`);
+  const key = `decode-wg ${headDim}/${ropeDims}/${heads}/${workgroupSize}`;
+  let kernel = composed.get(key);
+  if (!kernel) {
+    let code = setConst(attentionDecode.code, 'HEAD_DIM', headDim, 'attention_decode.wgsl');
+    code = setConst(code, 'ROT_DIMS', ropeDims, 'attention_decode.wgsl');
+    code = setConst(code, 'HEADS', heads, 'attention_decode.wgsl');
+    code = setConst(code, 'WG', workgroupSize, 'attention_decode.wgsl');
+    code = unrollLoops(code, { HEADS: heads });
+    kernel = { name: `attention_decode (head dim ${headDim}${ropeDims !== headDim ? `, ${ropeDims} rotated` : ''}, ${heads} heads, ${workgroupSize} invocations)`, code };
     composed.set(key, kernel);
   }
   return kernel;

@@ -72,9 +72,11 @@ export interface ForwardKernelShapes {
    * over more than SPLIT_POSITIONS positions splits them into ceil(positions / SPLIT_POSITIONS) equal chunks, at most
    * MAX_SPLITS (absent: no cap; past it the chunks grow), merged by attention_combine (flash-decoding); 0 never
    * splits. HEADS (1..8; absent: 1): query heads of one KV head per invocation, each key
-   * and value read once for them (the group spread evenly over the fewest invocations).
+   * and value read once for them (the group spread evenly over the fewest invocations). COOPERATIVE (GPUs):
+   * shaders/attention_decode.wgsl instead, one workgroup of WORKGROUP_SIZE (a power of two) per (query, KV head, up to
+   * HEADS of its query heads, split), its invocations sharing the positions and the head dim.
    */
-  attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number; HEADS?: number; MAX_SPLITS?: number };
+  attention: { WORKGROUP_SIZE: number; SPLIT_POSITIONS: number; HEADS?: number; MAX_SPLITS?: number; COOPERATIVE?: boolean };
   /**
    * attention_prefill (m > 1): WORKGROUP_SIZE invocations of ROWS (1..4) query rows each, all of one KV head, per
    * workgroup; positions in tiles of KV_TILE (a multiple of 8; capped per head dim so that the two tiles fit the
@@ -125,7 +127,7 @@ export function forwardKernelShapesFor(info: GpuAdapterSummary, limits: GpuLimit
   return {
     product: { WORKGROUP_SIZE: Math.min(64, size), K_SPLIT: 8, TILE_M: 4 },
     elementwise: { WORKGROUP_SIZE: Math.min(256, size) },
-    attention: { WORKGROUP_SIZE: Math.min(32, size), SPLIT_POSITIONS: 64 },
+    attention: { WORKGROUP_SIZE: Math.min(64, size), SPLIT_POSITIONS: 64, HEADS: 8, COOPERATIVE: true },
     attentionPrefill: { WORKGROUP_SIZE: Math.min(64, size), KV_TILE: 16, ROWS: 1, SHARED_KV: true },
     argmax: { WORKGROUP_SIZE: size, ITEMS_PER_INVOCATION: 8 },
     prefillChunk: 256,

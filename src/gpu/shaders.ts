@@ -46,6 +46,8 @@ import attentionCode from '../../shaders/attention.wgsl?raw';
 import matmulExpertsCode from '../../shaders/matmul_experts.wgsl?raw';
 import moeRouteCode from '../../shaders/moe_route.wgsl?raw';
 import attentionCombineCode from '../../shaders/attention_combine.wgsl?raw';
+import attentionDecodeCode from '../../shaders/attention_decode.wgsl?raw';
+import attentionRopeCode from '../../shaders/attention_rope.wgsl?raw';
 import attentionPrefillCode from '../../shaders/attention_prefill.wgsl?raw';
 import swigluCode from '../../shaders/swiglu.wgsl?raw';
 import argmaxCode from '../../shaders/argmax.wgsl?raw';
@@ -155,7 +157,8 @@ export const embeddingKernels: Readonly<Record<GpuWeightFormatName, KernelSource
 // The kernels that read the forward step's uniform follow its struct (shaders/step_params.wgsl); attention also
 // follows the bindings and constants of the attention kernels (attention_common.wgsl).
 export const rope: KernelSource = { name: 'rope', code: composeWgsl(stepParamsCode, ropeRotationCode, ropeCode) };
-export const attention: KernelSource = { name: 'attention', code: composeWgsl(stepParamsCode, attentionCommonCode, ropeRotationCode, attentionCode) };
+export const attention: KernelSource = { name: 'attention', code: composeWgsl(stepParamsCode, attentionCommonCode, ropeRotationCode, attentionRopeCode, attentionCode) };
+export const attentionDecode: KernelSource = { name: 'attention_decode', code: composeWgsl(stepParamsCode, attentionCommonCode, ropeRotationCode, attentionRopeCode, attentionDecodeCode) };
 export const attentionCombine: KernelSource = { name: 'attention_combine', code: composeWgsl(stepParamsCode, attentionCombineCode) };
 export const attentionPrefill: KernelSource = { name: 'attention_prefill', code: composeWgsl(stepParamsCode, attentionCommonCode, attentionPrefillCode) };
 export const swiglu: KernelSource = { name: 'swiglu', code: swigluCode };

@@ -292,7 +292,7 @@ describe('attention', () => {
   // A decode step's query heads taken up to HEADS at a time per invocation (each K/V read serving them all): groups
   // that split evenly and unevenly (7 -> 4 + 3, 5 -> 3 + 2), one head per invocation (GPUs' shape), whole and split
   // over positions, with a window and sinks; the decoder's packed qkv rows as q.
-  test('decode with a KV group\'s query heads per invocation (HEADS 1-4, 8), whole, split and capped splits, window and sinks', async () => {
+  test('decode with a KV group\'s query heads per invocation (HEADS 1-4, 8) or per workgroup (COOPERATIVE), whole, split and capped splits, window and sinks', async () => {
     const cases: AttentionPrefillCase[] = [
       { headDim: 64, nHeads: 14, nKvHeads: 2, m: 1, pos0: 69 }, // Qwen2.5-0.5B's group of 7
       { headDim: 32, nHeads: 5, nKvHeads: 1, m: 1, pos0: 30 },
@@ -302,10 +302,17 @@ describe('attention', () => {
       { headDim: 32, nHeads: 4, nKvHeads: 4, m: 1, pos0: 0, sinks: true },
     ];
     const failures: object[] = [];
-    for (const HEADS of [1, 2, 3, 4, 8]) {
+    // attention.wgsl (an invocation per chunk of HEADS heads and split) and attention_decode.wgsl (COOPERATIVE: a
+    // workgroup of 32 or 64, positions in tiles of that many; head dim 128 has 4 value groups in 64, 1 in 32).
+    const layouts = [
+      ...[1, 2, 3, 4, 8].map((HEADS) => ({ WORKGROUP_SIZE: 4, HEADS })),
+      { WORKGROUP_SIZE: 32, HEADS: 8, COOPERATIVE: true },
+      { WORKGROUP_SIZE: 64, HEADS: 3, COOPERATIVE: true },
+    ];
+    for (const layout of layouts) {
       // Whole; splits of 8 positions; at most 3 splits (longer ones, of ceil(positions / 3)).
       for (const split of [{ SPLIT_POSITIONS: 0 }, { SPLIT_POSITIONS: 8 }, { SPLIT_POSITIONS: 8, MAX_SPLITS: 3 }]) {
-        const fk = new ForwardKernels(gpu, { shapes: { attention: { WORKGROUP_SIZE: 4, ...split, HEADS } }, pipelines: kernels.pipelines });
+        const fk = new ForwardKernels(gpu, { shapes: { attention: { ...layout, ...split } }, pipelines: kernels.pipelines });
         for (const c of cases) {
           const { maxSeq, qStride, qkv, kCache, vCache, sinks, expected } = attentionReferenceCase(c);
           const buffers = [qkv, kCache, vCache, sinks].map((d) => createStorageBuffer(gpu.device, d));
@@ -320,7 +327,7 @@ describe('attention', () => {
           gpu.throwIfFailed();
           let worst = 0;
           for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(got[i]! - expected[i]!));
-          if (!(worst <= 1e-6)) failures.push({ HEADS, ...split, ...c, worst }); // NaN: an output left unwritten
+          if (!(worst <= 1e-6)) failures.push({ ...layout, ...split, ...c, worst }); // NaN: an output left unwritten
         }
         fk.destroy();
       }

@@ -233,7 +233,7 @@ describe('decoder invariants', () => {
     forward: {
       product: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4 },
       elementwise: { WORKGROUP_SIZE: 256 },
-      attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 },
+      attention: { WORKGROUP_SIZE: 64, SPLIT_POSITIONS: 64, HEADS: 8, COOPERATIVE: true },
       attentionPrefill: { WORKGROUP_SIZE: 64, KV_TILE: 16, ROWS: 1, SHARED_KV: true },
       argmax: { WORKGROUP_SIZE: 256, ITEMS_PER_INVOCATION: 8 },
     },

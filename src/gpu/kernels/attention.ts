@@ -5,7 +5,7 @@
 // tiled over the positions, each K/V tile read once for a workgroup of query rows sharing a KV head). Sliding
 // window and attention sinks in both. Decode may also do RoPE (and the q/k norm) and the new key's and value's
 // store itself (AttentionArgs.rope), so that a decode step has no rope op (src/model/forward-plan.ts).
-import { MAX_ATTENTION_HEADS, attentionPrefillSource, attentionSource } from '../attention-compose.ts';
+import { MAX_ATTENTION_HEADS, attentionDecodeSharedBytes, attentionDecodeSource, attentionPrefillSource, attentionSource } from '../attention-compose.ts';
 import { requireBytes, type Binding } from '../dispatch.ts';
 import { PARAMS, STEP, type KernelOp, type StepParams } from '../kernel-op.ts';
 import * as shaders from '../shaders.ts';
@@ -48,19 +48,38 @@ export class AttentionKernels {
 
   constructor(private readonly ctx: KernelContext) {}
 
-  /** attention.wgsl composed for this head dim, rotated dims and heads (attention-compose.ts: constant private indices). */
-  private attentionKernel(headDim: number, sinks: boolean, heads: number, rope?: AttentionRope): Prepared {
+  /**
+   * The attention kernel of this head dim: attention.wgsl (one invocation per chunk of `heads` query heads and split)
+   * or, where the shape says COOPERATIVE and the head dim allows, attention_decode.wgsl (a workgroup per chunk and
+   * split); `perWorkgroup` says which (how many chunks and splits one workgroup takes: 1, or WORKGROUP_SIZE).
+   */
+  private attentionKernel(headDim: number, sinks: boolean, heads: number, rope?: AttentionRope): Prepared & { perWorkgroup: number } {
     const ropeConstants: Record<string, boolean> = rope ? { ROPE: true, NEOX: rope.style === 'neox', QK_NORM: rope.qkNorm !== undefined } : {};
-    const kernel = attentionSource(headDim, rope ? (rope.ropeDims ?? headDim) : headDim, heads);
-    return { kernel, constants: { WORKGROUP_SIZE: this.ctx.shapes.attention.WORKGROUP_SIZE, SINKS: sinks, ...ropeConstants } };
+    const ropeDims = rope ? (rope.ropeDims ?? headDim) : headDim;
+    const { WORKGROUP_SIZE } = this.ctx.shapes.attention;
+    if (this.cooperative(headDim)) {
+      return { kernel: attentionDecodeSource(headDim, ropeDims, heads, WORKGROUP_SIZE), constants: { SINKS: sinks, ...ropeConstants }, perWorkgroup: 1 };
+    }
+    return { kernel: attentionSource(headDim, ropeDims, heads), constants: { WORKGROUP_SIZE, SINKS: sinks, ...ropeConstants }, perWorkgroup: WORKGROUP_SIZE };
+  }
+
+  /** Whether attention of this head dim runs attention_decode.wgsl (COOPERATIVE, a power-of-two workgroup of at least head dim / 4). */
+  private cooperative(headDim: number): boolean {
+    const { COOPERATIVE, WORKGROUP_SIZE } = this.ctx.shapes.attention;
+    return COOPERATIVE === true && Number.isInteger(Math.log2(WORKGROUP_SIZE)) && WORKGROUP_SIZE >= headDim / 4;
   }
 
   /**
-   * Query heads per attention invocation for a KV group of `group` query heads: at most the shape's HEADS, spread
-   * evenly over the fewest chunks (a group of 7 with HEADS 4: chunks of 4 and 3, not 4 + 3 idle).
+   * Query heads per attention invocation (or workgroup, COOPERATIVE) for a KV group of `group` query heads: at most
+   * the shape's HEADS, spread evenly over the fewest chunks (a group of 7 with HEADS 4: chunks of 4 and 3, not 4 + 3
+   * idle); COOPERATIVE, also few enough for the workgroup memory limit.
    */
-  headsPerInvocation(group: number): number {
-    const most = Math.max(1, Math.min(MAX_ATTENTION_HEADS, this.ctx.shapes.attention.HEADS ?? 1));
+  headsPerInvocation(group: number, headDim = 0): number {
+    let most = Math.max(1, Math.min(MAX_ATTENTION_HEADS, this.ctx.shapes.attention.HEADS ?? 1));
+    if (headDim > 0 && this.cooperative(headDim)) {
+      const limit = this.ctx.limits.maxComputeWorkgroupStorageSize;
+      while (most > 1 && attentionDecodeSharedBytes(headDim, most, this.ctx.shapes.attention.WORKGROUP_SIZE) > limit) most--;
+    }
     return Math.ceil(group / Math.ceil(group / most));
   }
 
@@ -113,10 +132,10 @@ export class AttentionKernels {
       if (qStride < (a.nHeads + 2 * a.nKvHeads) * a.headDim) throw new RangeError(`attention: with RoPE inside, q is the qkv row (stride ${qStride} < ${(a.nHeads + 2 * a.nKvHeads) * a.headDim})`);
     }
     const group = a.nHeads / a.nKvHeads;
-    const heads = this.headsPerInvocation(group);
-    const kernel = this.attentionKernel(a.headDim, a.sinks !== undefined, heads, rope);
-    const { WORKGROUP_SIZE, SPLIT_POSITIONS } = this.ctx.shapes.attention;
-    // Invocations per query and split: each takes up to `heads` query heads of one KV head.
+    const heads = this.headsPerInvocation(group, a.headDim);
+    const { perWorkgroup, ...kernel } = this.attentionKernel(a.headDim, a.sinks !== undefined, heads, rope);
+    const { SPLIT_POSITIONS } = this.ctx.shapes.attention;
+    // Invocations (workgroups, COOPERATIVE) per split: each takes up to `heads` query heads of one KV head.
     const invocations = a.m * a.nKvHeads * Math.ceil(group / heads);
     const params = [
       a.m, a.nHeads, a.nKvHeads, a.headDim, a.maxSeq, { f32: a.scale ?? 1 / Math.sqrt(a.headDim) }, qStride, a.window ?? 0,
@@ -125,14 +144,14 @@ export class AttentionKernels {
     const sinkBinding = a.sinks ?? this.ctx.unused(0);
     const ropeBindings = [rope?.invFreq ?? this.ctx.unused(0), rope?.qkNorm?.q ?? this.ctx.unused(0), rope?.qkNorm?.k ?? this.ctx.unused(0)];
     const whole = (s: StepParams) => s.splits === 1;
-    const ops: KernelOp[] = [{ ...kernel, bindings: [a.q, a.kCache, a.vCache, a.out, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: Math.ceil(invocations / WORKGROUP_SIZE), when: whole }];
+    const ops: KernelOp[] = [{ ...kernel, bindings: [a.q, a.kCache, a.vCache, a.out, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: Math.ceil(invocations / perWorkgroup), when: whole }];
     if (a.m > 1 || SPLIT_POSITIONS === 0) return ops;
     const split = (s: StepParams) => s.splits > 1;
     const rows = a.m * a.nHeads;
     const { elementwise } = this.ctx.shapes;
     const combine = { kernel: shaders.attentionCombine, constants: { ...elementwise } };
     ops.push(
-      { ...kernel, bindings: [a.q, a.kCache, a.vCache, a.partials, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: (s) => Math.ceil((invocations * s.splits) / WORKGROUP_SIZE), when: split },
+      { ...kernel, bindings: [a.q, a.kCache, a.vCache, a.partials, PARAMS, sinkBinding, STEP, ...ropeBindings], params, workgroups: (s) => Math.ceil((invocations * s.splits) / perWorkgroup), when: split },
       { ...combine, bindings: [a.partials, a.out, PARAMS, STEP], params: [rows, a.headDim], workgroups: Math.ceil((rows * a.headDim) / 4 / elementwise.WORKGROUP_SIZE), when: split },
     );
     return ops;

@@ -6,7 +6,7 @@
 // |got - ref| <= 1e-6 · max|v| (max|v| = 1). Cases and check: test/support/attention-prefill-case.ts. Dawn needs a Vulkan driver: LD_LIBRARY_PATH=/usr/lib/chromium
 // VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { attentionPrefillSource, attentionSource, keepLoops, unrollLoops } from '../../../src/gpu/attention-compose.ts';
+import { attentionDecodeSharedBytes, attentionDecodeSource, attentionPrefillSource, attentionSource, keepLoops, unrollLoops } from '../../../src/gpu/attention-compose.ts';
 import { ForwardKernels } from '../../../src/gpu/forward-kernels.ts';
 import type { ForwardKernelShapes } from '../../../src/gpu/kernel-shapes.ts';
 import { acquireDawn, type DawnDevice } from '../../support/dawn-decoder.ts';
@@ -94,5 +94,17 @@ describe('unrollLoops', () => {
     expect(large).not.toContain('for (var g = 0u; g < HEADS; g++)');
     expect(large.split('\n').some((line) => line.trim() === '// unroll')).toBe(false);
     expect(() => attentionSource(64, 64, 9)).toThrow(RangeError);
+  });
+
+  test('GPU decode attention (attention_decode.wgsl): consts set, the heads written out, bad shapes refused', () => {
+    const code = attentionDecodeSource(128, 64, 7, 64).code;
+    for (const line of ['const HEAD_DIM: u32 = 128u;', 'const ROT_DIMS: u32 = 64u;', 'const HEADS: u32 = 7u;', 'const WG: u32 = 64u;']) expect(code).toContain(line);
+    expect(code).not.toContain('for (var g = 0u; g < HEADS; g++)');
+    expect(code.match(/const g = 6u;/g)?.length).toBeGreaterThan(5);
+    expect(() => attentionDecodeSource(128, 128, 2, 16)).toThrow(/at least head dim \/ 4/); // 32 value lanes
+    expect(() => attentionDecodeSource(64, 64, 2, 48)).toThrow(RangeError); // not a power of two
+    expect(() => attentionDecodeSource(64, 64, 9, 64)).toThrow(RangeError);
+    // Its workgroup memory: (heads + 1) head vectors, two [heads][WG] score arrays, heads + 1 norms.
+    expect(attentionDecodeSharedBytes(256, 8, 64)).toBe(9 * 1024 + 2 * 8 * 64 * 4 + 9 * 4);
   });
 });
