@@ -6,6 +6,7 @@
 // Bundled by bench/gpu/prepare.sh into one .mjs that needs only node and the `webgpu` package; run by run.sh.
 //   main(['--tiny'])  (CPU adapters: 2 layers of hidden 256, vocabularies of a few thousand)
 //   options: --models a,b  --prefill N (prompt tokens, about)  --decode N  --budget-s S  --out FILE  --no-sampling
+//            --variants JSON|none (kernel shapes run beside the adapter's own, per model: VARIANTS below)
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, globals } from 'webgpu';
 import { runCliCommand } from '../../src/cli/cli-main.ts';
+import type { WebGpuEngineOptions } from '../../src/engine/webgpu-engine.ts';
 import { runSamplingBench, type SamplingBenchRow } from '../sampling/bench.ts';
 import { SHAPES, buildBenchModel, tinyShape, type BenchShape } from './models.ts';
 
@@ -50,9 +52,45 @@ interface ModelRow {
   decode_gpu_ms?: number;
   finish_reason?: string;
   /** The first model only: prefill of a longer prompt (--long-prefill, about 2048 tokens). */
-  long_prefill?: { prompt_tokens: number; prefill_tok_s: number; prefill_ms: number } | { error: string };
+  long_prefill?: { prompt_tokens: number; prefill_tok_s: number; prefill_ms: number; decode_tok_s: number } | { error: string };
+  /** The same prompt and a shorter decode with other kernel shapes (--variants), each in a fresh engine. */
+  variants?: VariantRow[];
   error?: string;
 }
+
+/** The largest model file the variants run on (each loads it again). */
+const VARIANTS_MAX_BYTES = 4e9;
+
+/** Kernel shapes run beside the adapter's own (src/gpu/kernel-shapes.ts's GPU shapes), to choose them on a real GPU. */
+interface Variant {
+  name: string;
+  shapes: NonNullable<WebGpuEngineOptions['shapes']>;
+}
+
+interface VariantRow {
+  name: string;
+  prefill_tok_s?: number;
+  decode_tok_s?: number;
+  decode_gpu_ms?: number;
+  decode_top_ops?: { op: string; ms: number }[];
+  error?: string;
+}
+
+/**
+ * The default variants on a GPU (not --tiny): decode attention as it was before attention_decode.wgsl and with other
+ * workgroups and splits; the products with other K splits (lanes sharing 4 rows: the GPU shape's 8 lanes in
+ * workgroups of 64 give a product of 896 rows 28 workgroups, for 132 SMs on the H200; K split 32 in workgroups of 32
+ * gives it 224).
+ */
+const VARIANTS: Variant[] = [
+  { name: 'attention per invocation (before)', shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 } } } },
+  { name: 'attention wg 128, splits of 128', shapes: { forward: { attention: { WORKGROUP_SIZE: 128, SPLIT_POSITIONS: 128, HEADS: 8, COOPERATIVE: true } } } },
+  { name: 'attention wg 32, splits of 32', shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 32, HEADS: 8, COOPERATIVE: true } } } },
+  { name: 'products K split 4', shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 4, TILE_M: 4 } } } },
+  { name: 'products K split 16', shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 16, TILE_M: 4 } } } },
+  { name: 'products K split 32, 4 rows a workgroup', shapes: { forward: { product: { WORKGROUP_SIZE: 32, K_SPLIT: 32, TILE_M: 4 } } } },
+  { name: 'products K split 32, 8 rows a workgroup', shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 32, TILE_M: 4 } } } },
+];
 
 function option(argv: string[], name: string, fallback: string): string {
   const i = argv.indexOf(`--${name}`);
@@ -159,7 +197,10 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
   const decode = Number(option(argv, 'decode', tiny ? '8' : '64'));
   const longPrefill = Number(option(argv, 'long-prefill', tiny ? '256' : '2048'));
   const out = option(argv, 'out', '');
-  const flags = option(argv, 'dawn-flags', 'enable-dawn-features=allow_unsafe_apis,disable_robustness').split(' ').filter(Boolean);
+  // Timestamps unquantized: Dawn rounds them (to ~65 us on the H200) unless timestamp_quantization is off.
+  const flags = option(argv, 'dawn-flags', 'enable-dawn-features=allow_unsafe_apis,disable_robustness disable-dawn-features=timestamp_quantization').split(' ').filter(Boolean);
+  const variantsOption = option(argv, 'variants', tiny ? 'none' : 'default');
+  const variants: Variant[] = variantsOption === 'none' ? [] : variantsOption === 'default' ? VARIANTS : (JSON.parse(variantsOption) as Variant[]);
   const elapsed = () => (performance.now() - started) / 1000;
 
   Object.assign(globalThis, globals);
@@ -246,14 +287,37 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
         if (longPrefill > 0 && id === shapes[0][0] && elapsed() < budgetS) {
           try {
             const l = await runCliCommand(
-              { command: 'generate', prompt: promptOf(longPrefill), maxTokens: 2, temperature: 0, contextLength: longPrefill * 2 + 256 },
+              { command: 'generate', prompt: promptOf(longPrefill), maxTokens: 16, temperature: 0, contextLength: longPrefill * 2 + 256 },
               { gguf: await openAsBlob(path) },
               gpu,
             );
-            if ('timings' in l) row.long_prefill = { prompt_tokens: l.usage.promptTokens, prefill_tok_s: l.timings.prefill_tok_s, prefill_ms: l.timings.prefill_ms };
+            if ('timings' in l) row.long_prefill = { prompt_tokens: l.usage.promptTokens, prefill_tok_s: l.timings.prefill_tok_s, prefill_ms: l.timings.prefill_ms, decode_tok_s: l.timings.decode_tok_s };
           } catch (error) {
             row.long_prefill = { error: String((error as Error)?.message ?? error).slice(0, 500) };
           }
+        }
+        // Each variant loads the model again: not for the 12 GB gpt-oss-20b.
+        for (const variant of built.bytes <= VARIANTS_MAX_BYTES ? variants : []) {
+          if (elapsed() > budgetS) break;
+          const v: VariantRow = { name: variant.name };
+          (row.variants ??= []).push(v);
+          try {
+            const vr = await runCliCommand(
+              { command: 'generate', prompt: promptOf(prefill), maxTokens: Math.min(decode, 32), temperature: 0, contextLength: Math.max(2048, prefill * 2 + decode + 64), profile: true },
+              { gguf: await openAsBlob(path) },
+              gpu,
+              { shapes: variant.shapes },
+            );
+            if (!('timings' in vr)) throw new Error('generate gave no timings');
+            v.prefill_tok_s = vr.timings.prefill_tok_s;
+            v.decode_tok_s = vr.timings.decode_tok_s;
+            v.decode_gpu_ms = vr.profile?.decode ? round(vr.profile.decode.reduce((n, x) => n + x.ms, 0)) : undefined;
+            v.decode_top_ops = topOps(vr.profile?.decode);
+          } catch (error) {
+            v.error = String((error as Error)?.message ?? error).slice(0, 500);
+          }
+          process.stderr.write(`[bench/gpu] ${id} / ${variant.name}: ${v.error ?? `prefill ${v.prefill_tok_s} tok/s, decode ${v.decode_tok_s} tok/s`}\n`);
+          save();
         }
         rmSync(path, { force: true });
         row.parameters = r.model.parameters;

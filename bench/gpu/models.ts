@@ -6,6 +6,7 @@ import { buildTestModel, type TestModelOptions } from '../../tools/make-test-mod
 import { buildByteLevelBpeVocab, tokenizerConfigJson, tokenizerJson } from '../../tools/make-test-model/byte-level-bpe.ts';
 import { realTokenizerVocab } from '../../tools/make-test-model/real-tokenizer.ts';
 import { CHATML_TOOLS_TEMPLATE } from '../../tools/make-test-model/chatml-template.ts';
+import { elementCount, fileByteSize, tensorTypeFromGgml } from '../../src/model/tensor-types.ts';
 
 export interface BenchShape {
   /** The real model whose shape this is. */
@@ -15,6 +16,11 @@ export interface BenchShape {
   vocab: number;
   /** The llama.cpp file type it stands in for. */
   like: string;
+  /**
+   * Mixture of experts: experts generated (the rest of options.experts are copies of them, as the layers are of
+   * layer 0: generating gpt-oss-20b's 32 experts of 2880 x 2880 x 3 a layer would take minutes).
+   */
+  generatedExperts?: number;
 }
 
 const tiny = (o: TestModelOptions): TestModelOptions => ({ ...o, layers: 2, hidden: 256, heads: 4, kvHeads: 2, headDim: 64, intermediate: 512 });
@@ -28,12 +34,17 @@ export const SHAPES: Record<string, BenchShape> = {
   'qwen3-1.7b-q4_k': { name: 'Qwen3-1.7B', like: 'Q4_K_M-ish: Q4_K, token_embd Q6_K (tied)', vocab: 151936, options: { arch: 'qwen3', type: 'Q4_K', embeddingType: 'Q6_K', tiedEmbeddings: true, layers: 28, hidden: 2048, heads: 16, kvHeads: 8, headDim: 128, intermediate: 6144, ropeTheta: 1000000 } },
   // Llama-3.2-1B: Q4_K matrices with a Q6_K (tied) embedding.
   'llama-3.2-1b-q4_k': { name: 'Llama-3.2-1B', like: 'Q4_K_M-ish: Q4_K, token_embd Q6_K (tied)', vocab: 128256, options: { arch: 'llama', type: 'Q4_K', embeddingType: 'Q6_K', tiedEmbeddings: true, layers: 16, hidden: 2048, heads: 32, kvHeads: 8, headDim: 64, intermediate: 8192, ropeTheta: 500000 } },
+  // gpt-oss-20b: 24 layers of 32 MXFP4 experts (4 a token) of 2880 x 2880, Q8_0 attention (64 heads of 64, 8 KV
+  // heads, a 128-position window on even layers, sinks) and Q8_0 embedding and head (untied) at 201088 rows, as
+  // the published GGUF holds them (real-sizes/header-check.ts reads its header). About 12 GB; last, so that the
+  // smaller models finish first.
+  'gpt-oss-20b-mxfp4': { name: 'gpt-oss-20b', like: 'MXFP4 experts, Q8_0 elsewhere', vocab: 201088, generatedExperts: 4, options: { arch: 'gpt-oss', type: 'Q8_0', expertType: 'MXFP4', layers: 24, hidden: 2880, heads: 64, kvHeads: 8, headDim: 64, intermediate: 2880, experts: 32, expertsUsed: 4, window: 128, ropeTheta: 150000 } },
 };
 
 /** The same shapes shrunk for a CPU adapter (--tiny): 2 layers of hidden 256, vocabularies of 4096 or 3000. */
 export function tinyShape(s: BenchShape): BenchShape {
   const type = s.options.type === 'Q4_0' || s.options.type === 'Q8_0' ? s.options.type : 'Q4_K';
-  return { ...s, vocab: s.vocab === 128256 ? 3000 : 4096, options: { ...tiny(s.options), type } };
+  return { ...s, vocab: s.vocab === 128256 ? 3000 : 4096, options: { ...tiny(s.options), type, ...(s.options.experts ? { intermediate: 256 } : {}) } };
 }
 
 /** The model as GGUF chunks: one generated layer repeated `layers` times; the real vocabulary size. */
@@ -41,8 +52,14 @@ export function buildBenchModel(shape: BenchShape, seed = 1): { chunks: Uint8Arr
   const layers = shape.options.layers ?? 1;
   const bpe = buildByteLevelBpeVocab(250);
   const vocab = realTokenizerVocab(tokenizerJson(bpe), tokenizerConfigJson(bpe, CHATML_TOOLS_TEMPLATE, 4096), { vocabSize: shape.vocab });
-  const one = buildTestModel({ ...shape.options, layers: 1, seed }, vocab);
-  const chunks = repeatLayers(concatBytes(one.files['model.gguf']), layers);
+  const experts = shape.options.experts;
+  const generated = experts && shape.generatedExperts ? Math.min(experts, shape.generatedExperts) : experts;
+  const used = shape.options.expertsUsed;
+  const options = generated !== experts ? { experts: generated, ...(used ? { expertsUsed: Math.min(used, generated!) } : {}) } : {};
+  const one = buildTestModel({ ...shape.options, layers: 1, seed, ...options }, vocab);
+  let file = concatBytes(one.files['model.gguf']);
+  if (generated !== experts) file = concatBytes(repeatExperts(file, experts!, used));
+  const chunks = repeatLayers(file, layers);
   return { chunks, bytes: chunks.reduce((n, c) => n + c.byteLength, 0), layers, vocab: one.info.vocabSize };
 }
 
@@ -181,6 +198,62 @@ export function encodeGgufHeader(version: number, kvCount: number, kvBytes: Uint
 }
 
 /**
+ * A GGUF v3 file whose expert tensors (names with `_exps`, and the router `ffn_gate_inp`: experts their outermost
+ * dimension) hold `experts` experts, the generated ones repeated in order, and whose `<arch>.expert_count` (and,
+ * given, `<arch>.expert_used_count`) say so; everything else as it was. The copies' router rows equal their
+ * originals': the router's choice among equal logits is the runtime's, and a token still reads `used` experts.
+ */
+export function repeatExperts(file: Uint8Array, experts: number, used?: number): Uint8Array[] {
+  const layout = readGgufLayout(file);
+  const count = layout.entries.find((e) => e.key.endsWith('.expert_count') && e.type === 4);
+  if (!count) throw new Error('no <arch>.expert_count (u32) in the GGUF');
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const from = view.getUint32(count.at, true);
+  if (experts % from !== 0) throw new Error(`${experts} experts is not a multiple of the ${from} generated`);
+  const kvBytes = file.slice(layout.kvStart, layout.kvEnd);
+  const kv = new DataView(kvBytes.buffer);
+  kv.setUint32(count.at - layout.kvStart, experts, true);
+  if (used !== undefined) {
+    const usedEntry = layout.entries.find((e) => e.key.endsWith('.expert_used_count') && e.type === 4);
+    if (!usedEntry) throw new Error('no <arch>.expert_used_count (u32) in the GGUF');
+    kv.setUint32(usedEntry.at - layout.kvStart, used, true);
+  }
+  const isExpert = (info: GgufInfo) => (info.name.includes('_exps') || info.name.includes('ffn_gate_inp')) && info.dims[info.dims.length - 1] === from;
+  const dataStart = Math.ceil(layout.infoEnd / layout.alignment) * layout.alignment;
+  return rewriteTensors(file, layout, kvBytes, layout.infos.map((info) => {
+    // Exactly the tensor's bytes (not the alignment padding after it), so that the copies lie back to back.
+    const data = file.subarray(dataStart + info.offset, dataStart + info.offset + fileByteSize(tensorTypeFromGgml(info.type, info.name), elementCount(info.dims)));
+    if (!isExpert(info)) return { ...info, data: [data] };
+    return { ...info, dims: [...info.dims.slice(0, -1), experts], data: Array.from({ length: experts / from }, () => data) };
+  }));
+}
+
+/** A GGUF v3 file of these metadata bytes and tensors (each its data chunks), offsets laid out afresh. */
+function rewriteTensors(file: Uint8Array, layout: GgufLayout, kvBytes: Uint8Array, tensors: { name: string; dims: number[]; type: number; data: Uint8Array[] }[]): Uint8Array[] {
+  const { alignment } = layout;
+  let offset = 0;
+  const infos: GgufInfo[] = tensors.map((t) => {
+    offset = Math.ceil(offset / alignment) * alignment;
+    const info = { name: t.name, dims: t.dims, type: t.type, offset };
+    offset += t.data.reduce((n, d) => n + d.byteLength, 0);
+    return info;
+  });
+  const chunks: Uint8Array[] = [encodeGgufHeader(layout.version, layout.kvCount, kvBytes, infos, alignment)];
+  let dataAt = 0;
+  tensors.forEach((t, i) => {
+    if (infos[i].offset > dataAt) {
+      chunks.push(new Uint8Array(infos[i].offset - dataAt));
+      dataAt = infos[i].offset;
+    }
+    for (const d of t.data) {
+      chunks.push(d);
+      dataAt += d.byteLength;
+    }
+  });
+  return chunks;
+}
+
+/**
  * A GGUF v3 file with blk.0's tensors copied to blk.0 .. blk.(layers - 1) and `<arch>.block_count` set to `layers`;
  * the metadata is copied byte for byte otherwise, the tensor data re-aligned to general.alignment.
  */
@@ -205,23 +278,5 @@ export function repeatLayers(file: Uint8Array, layers: number): Uint8Array[] {
     for (const info of layer0) out.push({ name: `blk.${l}.${info.name.slice('blk.0.'.length)}`, dims: info.dims, type: info.type, data: data(info) });
   }
 
-  // Header with fresh offsets, then the data at them.
-  let offset = 0;
-  const infos: GgufInfo[] = out.map((t) => {
-    offset = Math.ceil(offset / alignment) * alignment;
-    const info = { name: t.name, dims: t.dims, type: t.type, offset };
-    offset += t.data.byteLength;
-    return info;
-  });
-  const chunks: Uint8Array[] = [encodeGgufHeader(layout.version, layout.kvCount, kvBytes, infos, alignment)];
-  let dataAt = 0;
-  out.forEach((t, i) => {
-    if (infos[i].offset > dataAt) {
-      chunks.push(new Uint8Array(infos[i].offset - dataAt));
-      dataAt = infos[i].offset;
-    }
-    chunks.push(t.data);
-    dataAt += t.data.byteLength;
-  });
-  return chunks;
+  return rewriteTensors(file, layout, kvBytes, out.map((t) => ({ ...t, data: [t.data] })));
 }

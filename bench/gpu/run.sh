@@ -76,6 +76,8 @@ try {
 const a = r.adapter || {};
 console.log(`SUMMARY adapter=${JSON.stringify([a.vendor, a.architecture, a.description].filter(Boolean).join(" "))} elapsed_s=${r.elapsed_s} peak_gpu_memory_mib=${peak}`);
 for (const m of r.models || []) console.log(`SUMMARY ${m.id}: ${m.error ? "ERROR " + m.error.split("\n")[0] : `prefill ${m.prefill_tok_s} tok/s (${m.prompt_tokens} tokens)${m.long_prefill ? `, long prefill ${JSON.stringify(m.long_prefill)}` : ""}, decode ${m.decode_tok_s} tok/s (${m.generated_tokens}), ${m.decode_weight_gb_s} GB/s of weights = ${m.bandwidth_fraction} of bandwidth, weights ${(m.weight_gpu_bytes / 2 ** 20).toFixed(0)} MiB, sampling greedy ${m.sampling_greedy_ms} ms top-p ${m.sampling_top_p_ms} ms`}`);
+for (const m of r.models || []) for (const v of m.variants || []) console.log(`SUMMARY ${m.id} / ${v.name}: ${v.error ? "ERROR " + v.error.split("\n")[0] : `prefill ${v.prefill_tok_s} tok/s, decode ${v.decode_tok_s} tok/s, decode GPU ${v.decode_gpu_ms} ms`}`);
+for (const m of r.models || []) console.log(`SUMMARY ${m.id} decode ops: ${JSON.stringify(m.decode_top_ops)} of ${m.decode_gpu_ms} ms`);
 for (const s of (r.sampling && r.sampling.rows) || []) console.log(`SUMMARY sampling ${s.vocab} ${s.name}: ${s.median_ms} ms`);
 if (r.sampling && r.sampling.error) console.log(`SUMMARY sampling ERROR ${r.sampling.error.split("\n")[0]}`);
 for (const s of r.skipped || []) console.log(`SUMMARY skipped ${s}`);

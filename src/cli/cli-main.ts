@@ -4,7 +4,7 @@
 //   generate --model M --prompt "..." --max-tokens N [--temperature 0]
 //                                                 -> { tokens, text, finish_reason, usage, timings }
 import type { ModelFileInput } from '../model/open-model.ts';
-import { createWebGpuEngine, type OpTime } from '../engine/webgpu-engine.ts';
+import { createWebGpuEngine, type OpTime, type WebGpuEngineOptions } from '../engine/webgpu-engine.ts';
 
 export interface CliModel {
   /** A GGUF file, or a Hugging Face directory (URL base or file map). */
@@ -40,9 +40,10 @@ export type CliResult =
       profile?: { prefill: OpTime[] | null; decode: OpTime[] | null };
     };
 
-export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: GPU): Promise<CliResult> {
+export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: GPU, options: Pick<WebGpuEngineOptions, 'shapes'> = {}): Promise<CliResult> {
   const engine = createWebGpuEngine({
     gpu,
+    ...options,
     models: [{ id: 'cli', ...model, contextLength: command.contextLength ?? 4096 }],
   });
   try {

@@ -13,7 +13,7 @@ import { acquireGpu, GpuError, lostDeviceError, type GpuContext } from '../gpu/d
 import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { widenF16Weights } from '../gpu/kernel-shapes.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
-import { Decoder, type LogitsMode, type StepResult, type TokenChooser } from '../model/decoder.ts';
+import { Decoder, type DecoderOptions, type LogitsMode, type StepResult, type TokenChooser } from '../model/decoder.ts';
 import { assembleDecoderWeights } from '../model/decoder-weights.ts';
 import { IncrementalDetokenizer } from '../model/incremental-detokenizer.ts';
 import type { ModelConfig } from '../model/model-config.ts';
@@ -55,6 +55,8 @@ export interface WebGpuEngineOptions {
   decodeInFlight?: number;
   /** Model loading progress (bytes of weights uploaded). */
   onLoadProgress?: (modelId: string, loadedBytes: number, totalBytes: number) => void;
+  /** Override the adapter's kernel shapes (src/gpu/kernel-shapes.ts; bench/gpu compares shapes on one GPU). */
+  shapes?: DecoderOptions['shapes'];
 }
 
 /** End-of-turn markers that stop generation when the vocabulary has them. */
@@ -306,7 +308,7 @@ export class WebGpuEngine implements Engine {
     this.pipelines ??= new PipelineCache(gpu.device);
     // Decode attention compiles for seconds on CPU adapters: started now, beside the weight upload (Decoder.create
     // finds it built or building; a compile error surfaces there).
-    void Decoder.warm(gpu, opened.config, { pipelines: this.pipelines }).catch(() => undefined);
+    void Decoder.warm(gpu, opened.config, { pipelines: this.pipelines, shapes: this.options.shapes }).catch(() => undefined);
     const uploaded = await uploadTensors(gpu.device, opened.tensors, {
       onProgress: (p) => this.options.onLoadProgress?.(source.id, p.bytesDone, p.bytesTotal),
       widenF16: widenF16Weights(gpu.adapterInfo, gpu.features.f16, streamedF16Bytes(opened.tensors)),
@@ -315,7 +317,7 @@ export class WebGpuEngine implements Engine {
       const config = opened.config;
       const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
       const contextLength = this.contextLengthOf(source, config);
-      const decoder = await Decoder.create(gpu, config, weights, { maxSeq: contextLength, maxBatch: this.options.maxBatch, inFlight: this.options.decodeInFlight, pipelines: this.pipelines });
+      const decoder = await Decoder.create(gpu, config, weights, { maxSeq: contextLength, maxBatch: this.options.maxBatch, inFlight: this.options.decodeInFlight, pipelines: this.pipelines, shapes: this.options.shapes });
       // The sampler's pipelines are compiled at load too, so the first sampled request does not pay for them.
       const sampler = await createSampler(gpu, config.vocabSize, { pipelines: this.pipelines }).catch((error: unknown) => {
         decoder.destroy();

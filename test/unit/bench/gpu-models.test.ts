@@ -1,10 +1,11 @@
 // bench/gpu/models.ts: the GPU bench's fast real-shape models (one generated layer repeated in the GGUF) must be
 // GGUF files the engine's reader accepts, with every block present, each layer's tensors holding layer 0's bytes,
-// the other tensors unchanged, and the real vocabulary size.
+// the other tensors unchanged, and the real vocabulary size; a mixture of experts' generated experts repeated to the
+// real count (expert e holding generated expert e mod the generated count, the router's rows too).
 import { describe, expect, it } from 'vitest';
 import { buildTestModel } from '../../../tools/make-test-model/build.ts';
 import { readGguf, type GgufFile } from '../../../src/model/gguf.ts';
-import { SHAPES, buildBenchModel, concatBytes, repeatLayers, tinyShape } from '../../../bench/gpu/models.ts';
+import { SHAPES, buildBenchModel, concatBytes, repeatExperts, repeatLayers, tinyShape } from '../../../bench/gpu/models.ts';
 
 function bytesOf(file: GgufFile, bytes: Uint8Array, name: string): Uint8Array {
   const t = file.tensors.find((x) => x.name === name);
@@ -30,6 +31,41 @@ describe('bench/gpu models', () => {
       }
     }
     for (const key of Object.keys(a.metadata)) if (key !== 'qwen3.block_count') expect(b.metadata[key]).toEqual(a.metadata[key]);
+  });
+
+  it('repeats the generated experts to the real count, router rows included, and keeps the rest', async () => {
+    const one = concatBytes(buildTestModel({ arch: 'gpt-oss', type: 'Q8_0', expertType: 'MXFP4', layers: 1, hidden: 64, intermediate: 64, experts: 2, expertsUsed: 2, seed: 5 }).files['model.gguf']);
+    const eight = concatBytes(repeatExperts(one, 8, 4));
+    const a = await readGguf(one);
+    const b = await readGguf(eight);
+    expect(b.metadata['gpt-oss.expert_count']).toBe(8);
+    expect(b.metadata['gpt-oss.expert_used_count']).toBe(4);
+    const repeated = a.tensors.filter((t) => t.name.includes('_exps') || t.name.includes('ffn_gate_inp'));
+    expect(repeated.map((t) => t.name).sort()).toEqual(['blk.0.ffn_down_exps.bias', 'blk.0.ffn_down_exps.weight', 'blk.0.ffn_gate_exps.bias', 'blk.0.ffn_gate_exps.weight', 'blk.0.ffn_gate_inp.bias', 'blk.0.ffn_gate_inp.weight', 'blk.0.ffn_up_exps.bias', 'blk.0.ffn_up_exps.weight']);
+    for (const t of a.tensors) {
+      const u = b.tensors.find((x) => x.name === t.name)!;
+      const before = bytesOf(a, one, t.name);
+      const after = bytesOf(b, eight, t.name);
+      if (!repeated.includes(t)) {
+        expect(u.shape).toEqual(t.shape);
+        expect(Buffer.from(after).equals(Buffer.from(before))).toBe(true);
+        continue;
+      }
+      expect(u.shape).toEqual([8, ...t.shape.slice(1)]); // experts outermost
+      const per = before.byteLength / 2;
+      for (let e = 0; e < 8; e++) {
+        expect(Buffer.from(after.subarray(e * per, (e + 1) * per)).equals(Buffer.from(before.subarray((e % 2) * per, (e % 2 + 1) * per)))).toBe(true);
+      }
+    }
+    expect(() => repeatExperts(one, 7)).toThrow(/multiple/);
+  });
+
+  it('builds gpt-oss-20b\'s shape (tiny) with its 32 experts from 4 generated', async () => {
+    const model = buildBenchModel({ ...tinyShape(SHAPES['gpt-oss-20b-mxfp4']), vocab: 1000 });
+    const file = await readGguf(concatBytes(model.chunks));
+    expect(file.metadata['gpt-oss.expert_count']).toBe(32);
+    expect(file.metadata['gpt-oss.expert_used_count']).toBe(4);
+    expect(file.tensors.find((t) => t.name === 'blk.1.ffn_up_exps.weight')!.shape).toEqual([32, 256, 256]);
   });
 
   it('builds a shape at its vocabulary size with its layer count', async () => {
