@@ -6,7 +6,7 @@
 // Bundled by bench/gpu/prepare.sh into one .mjs that needs only node and the `webgpu` package; run by run.sh.
 //   main(['--tiny'])  (CPU adapters: 2 layers of hidden 256, vocabularies of a few thousand)
 //   options: --models a,b  --prefill N (prompt tokens, about)  --decode N  --budget-s S  --out FILE  --no-sampling
-//            --variants JSON|none (kernel shapes run beside the adapter's own, per model: VARIANTS below)
+//            --variants JSON|none (engine options run beside the defaults, per model: VARIANTS below)
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -64,7 +64,8 @@ const VARIANTS_MAX_BYTES = 4e9;
 /** Kernel shapes run beside the adapter's own (src/gpu/kernel-shapes.ts's GPU shapes), to choose them on a real GPU. */
 interface Variant {
   name: string;
-  shapes: NonNullable<WebGpuEngineOptions['shapes']>;
+  /** Engine options: kernel shapes, decode steps in flight, prompt tokens a prefill step. */
+  engine: Pick<WebGpuEngineOptions, 'shapes' | 'decodeInFlight' | 'maxBatch'>;
 }
 
 interface VariantRow {
@@ -77,19 +78,23 @@ interface VariantRow {
 }
 
 /**
- * The default variants on a GPU (not --tiny): decode attention as it was before attention_decode.wgsl and with other
+ * The default variants on a GPU (not --tiny), most telling first (each runs on every model before the next starts,
+ * while the budget lasts): decode attention as it was before attention_decode.wgsl and with other
  * workgroups and splits; the products with other K splits (lanes sharing 4 rows: the GPU shape's 8 lanes in
  * workgroups of 64 give a product of 896 rows 28 workgroups, for 132 SMs on the H200; K split 32 in workgroups of 32
- * gives it 224).
+ * gives it 224); decode steps kept in flight (the engine's 2) and prompt tokens a prefill step (a GPU's 256).
  */
 const VARIANTS: Variant[] = [
-  { name: 'attention per invocation (before)', shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 } } } },
-  { name: 'attention wg 128, splits of 128', shapes: { forward: { attention: { WORKGROUP_SIZE: 128, SPLIT_POSITIONS: 128, HEADS: 8, COOPERATIVE: true } } } },
-  { name: 'attention wg 32, splits of 32', shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 32, HEADS: 8, COOPERATIVE: true } } } },
-  { name: 'products K split 4', shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 4, TILE_M: 4 } } } },
-  { name: 'products K split 16', shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 16, TILE_M: 4 } } } },
-  { name: 'products K split 32, 4 rows a workgroup', shapes: { forward: { product: { WORKGROUP_SIZE: 32, K_SPLIT: 32, TILE_M: 4 } } } },
-  { name: 'products K split 32, 8 rows a workgroup', shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 32, TILE_M: 4 } } } },
+  { name: 'attention per invocation (before)', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 } } } } },
+  { name: 'products K split 32, 4 rows a workgroup', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 32, K_SPLIT: 32, TILE_M: 4 } } } } },
+  { name: 'products K split 32, 8 rows a workgroup', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 32, TILE_M: 4 } } } } },
+  { name: 'products K split 16', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 16, TILE_M: 4 } } } } },
+  { name: 'attention wg 32, splits of 32', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 32, HEADS: 8, COOPERATIVE: true } } } } },
+  { name: 'attention wg 128, splits of 128', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 128, SPLIT_POSITIONS: 128, HEADS: 8, COOPERATIVE: true } } } } },
+  { name: 'products K split 4', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 4, TILE_M: 4 } } } } },
+  { name: 'one decode step in flight', engine: { decodeInFlight: 1 } },
+  { name: 'three decode steps in flight', engine: { decodeInFlight: 3 } },
+  { name: 'prefill steps of 512 tokens', engine: { maxBatch: 512 } },
 ];
 
 function option(argv: string[], name: string, fallback: string): string {
@@ -262,6 +267,9 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
     process.stderr.write(`[bench/gpu] sampling done at ${elapsed().toFixed(1)} s\n`);
   }
 
+  // Models whose variants run after every model's own row (each variant loads the model again: not the 12 GB
+  // gpt-oss-20b), with their files kept until then.
+  const withVariants: [string, ModelRow, string][] = [];
   try {
     for (const [id, shape] of shapes) {
       if (elapsed() > budgetS) {
@@ -296,30 +304,8 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
             row.long_prefill = { error: String((error as Error)?.message ?? error).slice(0, 500) };
           }
         }
-        // Each variant loads the model again: not for the 12 GB gpt-oss-20b.
-        for (const variant of built.bytes <= VARIANTS_MAX_BYTES ? variants : []) {
-          if (elapsed() > budgetS) break;
-          const v: VariantRow = { name: variant.name };
-          (row.variants ??= []).push(v);
-          try {
-            const vr = await runCliCommand(
-              { command: 'generate', prompt: promptOf(prefill), maxTokens: Math.min(decode, 32), temperature: 0, contextLength: Math.max(2048, prefill * 2 + decode + 64), profile: true },
-              { gguf: await openAsBlob(path) },
-              gpu,
-              { shapes: variant.shapes },
-            );
-            if (!('timings' in vr)) throw new Error('generate gave no timings');
-            v.prefill_tok_s = vr.timings.prefill_tok_s;
-            v.decode_tok_s = vr.timings.decode_tok_s;
-            v.decode_gpu_ms = vr.profile?.decode ? round(vr.profile.decode.reduce((n, x) => n + x.ms, 0)) : undefined;
-            v.decode_top_ops = topOps(vr.profile?.decode);
-          } catch (error) {
-            v.error = String((error as Error)?.message ?? error).slice(0, 500);
-          }
-          process.stderr.write(`[bench/gpu] ${id} / ${variant.name}: ${v.error ?? `prefill ${v.prefill_tok_s} tok/s, decode ${v.decode_tok_s} tok/s`}\n`);
-          save();
-        }
-        rmSync(path, { force: true });
+        if (built.bytes <= VARIANTS_MAX_BYTES && variants.length > 0) withVariants.push([id, row, path]);
+        else rmSync(path, { force: true });
         row.parameters = r.model.parameters;
         row.weight_gpu_bytes = r.model.weight_gpu_bytes;
         row.weight_bytes_per_token = r.model.weight_bytes_per_token;
@@ -350,6 +336,30 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
         process.stderr.write(`[bench/gpu] ${id}: ${row.error}\n`);
       }
       save();
+    }
+    for (const variant of variants) {
+      for (const [id, row, path] of withVariants) {
+        if (elapsed() > budgetS) break;
+        const v: VariantRow = { name: variant.name };
+        (row.variants ??= []).push(v);
+        try {
+          const vr = await runCliCommand(
+            { command: 'generate', prompt: promptOf(prefill), maxTokens: Math.min(decode, 32), temperature: 0, contextLength: Math.max(2048, prefill * 2 + decode + 64), profile: true },
+            { gguf: await openAsBlob(path) },
+            gpu,
+            variant.engine,
+          );
+          if (!('timings' in vr)) throw new Error('generate gave no timings');
+          v.prefill_tok_s = vr.timings.prefill_tok_s;
+          v.decode_tok_s = vr.timings.decode_tok_s;
+          v.decode_gpu_ms = vr.profile?.decode ? round(vr.profile.decode.reduce((n, x) => n + x.ms, 0)) : undefined;
+          v.decode_top_ops = topOps(vr.profile?.decode);
+        } catch (error) {
+          v.error = String((error as Error)?.message ?? error).slice(0, 500);
+        }
+        process.stderr.write(`[bench/gpu] ${id} / ${variant.name}: ${v.error ?? `prefill ${v.prefill_tok_s} tok/s, decode ${v.decode_tok_s} tok/s`}\n`);
+        save();
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

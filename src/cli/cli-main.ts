@@ -40,7 +40,7 @@ export type CliResult =
       profile?: { prefill: OpTime[] | null; decode: OpTime[] | null };
     };
 
-export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: GPU, options: Pick<WebGpuEngineOptions, 'shapes'> = {}): Promise<CliResult> {
+export async function runCliCommand(command: CliCommand, model: CliModel, gpu?: GPU, options: Pick<WebGpuEngineOptions, 'shapes' | 'decodeInFlight' | 'maxBatch'> = {}): Promise<CliResult> {
   const engine = createWebGpuEngine({
     gpu,
     ...options,
