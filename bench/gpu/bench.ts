@@ -6,7 +6,7 @@
 // Bundled by bench/gpu/prepare.sh into one .mjs that needs only node and the `webgpu` package; run by run.sh.
 //   main(['--tiny'])  (CPU adapters: 2 layers of hidden 256, vocabularies of a few thousand)
 //   options: --models a,b  --prefill N (prompt tokens, about)  --decode N  --budget-s S  --out FILE  --no-sampling
-//            --variants JSON|none (engine options run beside the defaults, per model: VARIANTS below)
+//            --variants JSON|none (engine options run beside the defaults, per model: VARIANTS below)  --no-floor
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { create, globals } from 'webgpu';
 import { runCliCommand } from '../../src/cli/cli-main.ts';
 import type { WebGpuEngineOptions } from '../../src/engine/webgpu-engine.ts';
 import { runSamplingBench, type SamplingBenchRow } from '../sampling/bench.ts';
+import { runFloorBench, type FloorReport } from './floor.ts';
 import { SHAPES, buildBenchModel, tinyShape, type BenchShape } from './models.ts';
 
 interface ModelRow {
@@ -42,6 +43,8 @@ interface ModelRow {
   decode_weight_gb_s?: number;
   /** That against the GPU's memory bandwidth (--bandwidth-gb-s; the H200's datasheet 4800 by default on NVIDIA). */
   bandwidth_fraction?: number | null;
+  /** That against the read bandwidth a WGSL kernel reached on this adapter (`floor.read_gb_s`). */
+  measured_read_fraction?: number;
   /** The sampler's greedy and top-p ms per step at this vocabulary (from `sampling`), and as a fraction of a decode step. */
   sampling_greedy_ms?: number;
   sampling_top_p_ms?: number;
@@ -225,6 +228,7 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
     settings: { prefill_tokens_about: prefill, decode_tokens: decode, long_prefill_tokens_about: longPrefill, budget_s: budgetS },
     models: [] as ModelRow[],
     sampling: null as unknown,
+    floor: null as FloorReport | { error: string } | null,
     skipped: [] as string[],
   };
   const save = () => {
@@ -270,6 +274,19 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
   // Models whose variants run after every model's own row (each variant loads the model again: not the 12 GB
   // gpt-oss-20b), with their files kept until then.
   const withVariants: [string, ModelRow, string][] = [];
+  // The floors (seconds): the read bandwidth a kernel reaches and the cost of a chain of dispatches.
+  let readGbS = 0;
+  if (!argv.includes('--no-floor')) {
+    try {
+      const floor = await runFloorBench(gpu, tiny ? 64 * 2 ** 20 : 2 ** 30);
+      report.floor = floor;
+      readGbS = floor.read_gb_s;
+    } catch (error) {
+      report.floor = { error: String((error as Error)?.stack ?? error).slice(0, 2000) };
+    }
+    save();
+    process.stderr.write(`[bench/gpu] floor done at ${elapsed().toFixed(1)} s\n`);
+  }
   try {
     for (const [id, shape] of shapes) {
       if (elapsed() > budgetS) {
@@ -319,6 +336,7 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
         row.decode_ms_per_token = r.timings.decode_tok_s > 0 ? round(1000 / r.timings.decode_tok_s) : undefined;
         row.decode_weight_gb_s = round((r.model.weight_bytes_per_token * r.timings.decode_tok_s) / 1e9);
         row.bandwidth_fraction = bandwidth ? round(row.decode_weight_gb_s / bandwidth) : null;
+        if (readGbS > 0) row.measured_read_fraction = round(row.decode_weight_gb_s / readGbS);
         row.prefill_top_ops = topOps(r.profile?.prefill);
         row.decode_top_ops = topOps(r.profile?.decode);
         row.decode_gpu_ms = r.profile?.decode ? round(r.profile.decode.reduce((n, x) => n + x.ms, 0)) : undefined;
