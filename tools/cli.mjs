@@ -11,7 +11,7 @@
 // A model is a GGUF file, a Hugging Face directory (config.json, tokenizer files, safetensors) or a URL of
 // either (a directory URL ends with /). The work itself is src/cli/cli-main.ts.
 import { spawn, spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, openAsBlob, readdirSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -251,6 +251,8 @@ async function runOnNode() {
   const vite = await startVite({ server: { middlewareMode: true, hmr: false, ws: false }, appType: 'custom' });
   try {
     const { runCliCommand } = await vite.ssrLoadModule('/src/cli/cli-main.ts');
+    // Files through a handle, not fs.openAsBlob (wrong sizes past 4 GiB on Node 20: src/node-host/file-source.ts).
+    const { fileSource } = await vite.ssrLoadModule('/src/node-host/file-source.ts');
     const { create, globals } = await import('webgpu');
     Object.assign(globalThis, globals);
     const gpu = create([]); // kept referenced until the process ends (Dawn crashes if it is collected first)
@@ -258,9 +260,9 @@ async function runOnNode() {
     if (isUrl) model = isDir ? { hfDir: modelArg } : { gguf: modelArg };
     else if (isDir) {
       const files = {};
-      for (const f of readdirSync(localPath)) if (statSync(join(localPath, f)).isFile()) files[f] = await openAsBlob(join(localPath, f));
+      for (const f of readdirSync(localPath)) if (statSync(join(localPath, f)).isFile()) files[f] = fileSource(join(localPath, f));
       model = { hfDir: files };
-    } else model = { gguf: await openAsBlob(localPath) };
+    } else model = { gguf: fileSource(localPath) };
     const result = await runCliCommand(command, model, gpu);
     print(result);
     globalThis.__webgpuResponsesGpu = gpu;

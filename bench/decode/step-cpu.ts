@@ -10,7 +10,6 @@
 //     node --import ./bench/decode/raw-import.mjs --import tsx bench/decode/step-cpu.ts --model public/models/toy-qwen3/model.gguf [--steps 64] [--in-flight 1,2,3] [--rounds 5]
 // Prints one JSON line: { model, steps, in_flight, cpu_ms_per_step, wall_ms_per_step, tok_s, dispatches } (one
 // value), or { model, steps, rounds, load, medians: { N: { tok_s, cpu_ms_per_step } }, paired: { N: { tok_s, cpu } }, runs }.
-import { openAsBlob } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { ComputeBatch } from '../../src/gpu/dispatch.ts';
@@ -18,6 +17,7 @@ import { openModel } from '../../src/model/open-model.ts';
 import { uploadTensors } from '../../src/model/upload-weights.ts';
 import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
 import { Decoder } from '../../src/model/decoder.ts';
+import { fileSource } from '../../src/node-host/file-source.ts';
 
 Object.assign(globalThis, globals);
 const dawn = create([]);
@@ -30,7 +30,7 @@ const rounds = Number(option('rounds', inFlights.length > 1 ? '5' : '1'));
 const recordOnly = argv.includes('--record-only');
 
 const gpu = await acquireGpu({ gpu: dawn });
-const opened = await openModel({ id: 'bench', gguf: await openAsBlob(modelPath) });
+const opened = await openModel({ id: 'bench', gguf: fileSource(modelPath) });
 const uploaded = await uploadTensors(gpu.device, opened.tensors);
 const weights = assembleDecoderWeights(opened.config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
 const decoder = await Decoder.create(gpu, opened.config, weights, { maxSeq: 1024 });

@@ -8,12 +8,14 @@
 //   options: --models a,b  --prefill N (prompt tokens, about)  --decode N  --budget-s S  --out FILE  --no-sampling
 //            --variants JSON|none (engine options run beside the defaults, per model: VARIANTS below)  --no-floor
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, globals } from 'webgpu';
 import { runCliCommand } from '../../src/cli/cli-main.ts';
+// Not fs.openAsBlob: Node 20's Blob of a file past 4 GiB has the wrong size (gpt-oss-20b's 12 GB).
+import { fileSource } from '../../src/node-host/file-source.ts';
 import type { WebGpuEngineOptions } from '../../src/engine/webgpu-engine.ts';
 import { runSamplingBench, type SamplingBenchRow } from '../sampling/bench.ts';
 import { runFloorBench, type FloorReport } from './floor.ts';
@@ -305,7 +307,7 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
         process.stderr.write(`[bench/gpu] ${id}: ${(built.bytes / 1e6).toFixed(0)} MB built in ${row.build_s} s (ready at ${elapsed().toFixed(1)} s)\n`);
         const r = await runCliCommand(
           { command: 'generate', prompt: promptOf(prefill), maxTokens: decode, temperature: 0, contextLength: Math.max(2048, prefill * 2 + decode + 64), profile: true },
-          { gguf: await openAsBlob(path) },
+          { gguf: fileSource(path) },
           gpu,
         );
         if (!('timings' in r)) throw new Error('generate gave no timings');
@@ -313,7 +315,7 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
           try {
             const l = await runCliCommand(
               { command: 'generate', prompt: promptOf(longPrefill), maxTokens: 16, temperature: 0, contextLength: longPrefill * 2 + 256 },
-              { gguf: await openAsBlob(path) },
+              { gguf: fileSource(path) },
               gpu,
             );
             if ('timings' in l) row.long_prefill = { prompt_tokens: l.usage.promptTokens, prefill_tok_s: l.timings.prefill_tok_s, prefill_ms: l.timings.prefill_ms, decode_tok_s: l.timings.decode_tok_s };
@@ -363,7 +365,7 @@ export async function main(argv: string[]): Promise<Record<string, unknown>> {
         try {
           const vr = await runCliCommand(
             { command: 'generate', prompt: promptOf(prefill), maxTokens: Math.min(decode, 32), temperature: 0, contextLength: Math.max(2048, prefill * 2 + decode + 64), profile: true },
-            { gguf: await openAsBlob(path) },
+            { gguf: fileSource(path) },
             gpu,
             variant.engine,
           );

@@ -4,7 +4,6 @@
 // time is the steadier number on a shared machine), tok/s, and the GPU ms per op of one more 64-token chunk at the
 // end of the prompt (timestamp queries; the chunk where attention costs most). Rounds alternate old and new.
 // Run by bench/prefill/run.mjs (Vite's SSR loader resolves the shaders' ?raw imports); prints JSON.
-import { openAsBlob } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { uploadTensors } from '../../src/model/upload-weights.ts';
 import { acquireGpu } from '../../src/gpu/device.ts';
@@ -15,6 +14,7 @@ import { readGguf } from '../../src/model/gguf.ts';
 import { modelConfigFromGguf } from '../../src/model/model-config.ts';
 import { ggufTensorSources } from '../../src/model/weight-loader.ts';
 import { modelSummary, round3, seededTokens } from './long.ts';
+import { fileSource } from '../../src/node-host/file-source.ts';
 
 export interface PrefillBenchOptions {
   model: string;
@@ -38,7 +38,7 @@ export async function runPrefillBench(o: PrefillBenchOptions): Promise<unknown> 
   Object.assign(globalThis, globals);
   const dawn = create(o.dawnFlags);
   const gpu = await acquireGpu({ gpu: dawn });
-  const file = await readGguf(await openAsBlob(o.model));
+  const file = await readGguf(fileSource(o.model));
   const config = modelConfigFromGguf(file);
   const uploaded = await uploadTensors(gpu.device, ggufTensorSources(file));
   const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);

@@ -3,7 +3,7 @@
 // command line, sets up Dawn and loads this module (the published package: its build, dist/node/serve-main.js, made
 // by `vite build --mode node` with the shaders inlined; a development checkout: the sources through Vite, which
 // resolves the shaders' `?raw` imports), then calls runServe.
-import { appendFileSync, openAsBlob, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createWebGpuEngine, type WebGpuEngine } from '../engine/webgpu-engine.ts';
@@ -14,6 +14,7 @@ import { createFileStore, type FileStore } from '../store/file-store.ts';
 import { createApp } from './app.ts';
 import { listen, type NodeServer } from './server.ts';
 import { createUpstream } from './upstream.ts';
+import { fileSource } from './file-source.ts';
 
 export interface ServeOptions {
   port: number;
@@ -147,10 +148,10 @@ export async function modelSource(arg: string, contextLength?: number): Promise<
   }
   if (stat.isDirectory()) {
     const files: Record<string, ModelFileInput> = {};
-    for (const f of readdirSync(path)) if (statSync(join(path, f)).isFile()) files[f] = await openAsBlob(join(path, f));
+    for (const f of readdirSync(path)) if (statSync(join(path, f)).isFile()) files[f] = fileSource(join(path, f));
     return { id: id ?? basename(path), hfDir: files, ...extra };
   }
-  return { id: id ?? defaultId(basename(path), basename(dirname(path)), false), gguf: await openAsBlob(path), ...extra };
+  return { id: id ?? defaultId(basename(path), basename(dirname(path)), false), gguf: fileSource(path), ...extra };
 }
 
 /** `toy-qwen3/model.gguf` -> `toy-qwen3`; `qwen3-0.6b-q8_0.gguf` -> `qwen3-0.6b-q8_0`. */
