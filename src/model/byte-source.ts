@@ -1,5 +1,6 @@
-// Random-access byte sources for model files: a URL read with HTTP Range requests, a Blob/File (in Node also
-// `fs.openAsBlob`), or an ArrayBuffer in memory. Readers ask for byte ranges; nothing here reads a whole
+// Random-access byte sources for model files: a URL read with HTTP Range requests, a Blob/File, or an ArrayBuffer
+// in memory (a file on a Node host's disk: src/node-host/file-source.ts, not `fs.openAsBlob`, whose size is wrong
+// past 4 GiB on Node 20). Readers ask for byte ranges; nothing here reads a whole
 // file into the JS heap unless the source already is one. A file's host failing (an HTTP error, no size, a
 // connection cut short) is a DomainError of kind `upstream`: it says nothing about the file's contents.
 
