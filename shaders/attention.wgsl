@@ -96,29 +96,20 @@ fn main(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let group = params.n_heads / params.n_kv_heads;
-  let chunks = (group + HEADS - 1u) / HEADS;
   let splits = step_params.splits;
   let index = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE + lid;
-  if (index >= params.m * params.n_kv_heads * chunks * splits) {
+  if (index >= units(splits)) {
     return;
   }
-  let split = index % splits;
-  let r = index / splits; // (t * n_kv_heads + kv_head) * chunks + chunk
-  let chunk = r % chunks;
-  let t = (r / chunks) / params.n_kv_heads;
-  let kv_head = (r / chunks) % params.n_kv_heads;
-  // This invocation's heads: `count` (1..HEADS) of the KV head's group from its chunk's first on; a slot past them
-  // repeats the last head and is not written.
-  let count = min(HEADS, group - chunk * HEADS);
+  let unit = unit_of(index, splits);
+  let split = unit.split;
+  let chunk = unit.chunk;
+  let t = unit.t;
+  let kv_head = unit.kv_head;
+  let count = unit.count;
   let q_row = t * (params.q_stride / 4u);
-  // Positions [begin, end) of this split (splits > 1: m = 1, pos0 + 1 positions in splits of split_len); the causal
-  // limit is pos0 + t.
-  let split_len = (step_params.pos0 + splits) / splits;
-  let end = min(step_params.pos0 + t + 1u, select(step_params.pos0 + t + 1u, (split + 1u) * split_len, splits > 1u));
-  // The sliding window's first position (0 without one).
-  let first = select(0u, max(step_params.pos0 + t + 1u, params.window) - params.window, params.window > 0u);
-  let begin = max(split * split_len, first);
+  let end = unit.end;
+  let begin = unit.begin;
 
   // Per slot g: its head, query (rotated where ROPE, scaled), accumulator and online softmax state.
   var head: array<u32, HEADS>;
@@ -128,7 +119,7 @@ fn main(
   var denominator: array<f32, HEADS>;
   // unroll
   for (var g = 0u; g < HEADS; g++) {
-    head[g] = kv_head * group + chunk * HEADS + min(g, count - 1u);
+    head[g] = unit.first_head + min(g, count - 1u);
     var h = head_at(q_row + head[g] * HD4, false, step_params.pos0);
     // unroll
     for (var i = 0u; i < HD4; i++) {

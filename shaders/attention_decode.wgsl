@@ -52,26 +52,21 @@ fn main(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let group = params.n_heads / params.n_kv_heads;
-  let chunks = (group + HEADS - 1u) / HEADS;
   let splits = step_params.splits;
   let index = wid.x + wid.y * nwg.x;
-  if (index >= params.m * params.n_kv_heads * chunks * splits) {
+  if (index >= units(splits)) {
     return;
   }
-  let split = index % splits;
-  let r = index / splits; // (t * n_kv_heads + kv_head) * chunks + chunk
-  let chunk = r % chunks;
-  let t = (r / chunks) / params.n_kv_heads;
-  let kv_head = (r / chunks) % params.n_kv_heads;
-  let count = min(HEADS, group - chunk * HEADS);
-  let first_head = kv_head * group + chunk * HEADS;
+  let unit = unit_of(index, splits);
+  let split = unit.split;
+  let t = unit.t;
+  let kv_head = unit.kv_head;
+  let count = unit.count;
+  let first_head = unit.first_head;
   let q_row = t * (params.q_stride / 4u);
   let position = step_params.pos0 + t;
-  let split_len = (step_params.pos0 + splits) / splits;
-  let end = min(position + 1u, select(position + 1u, (split + 1u) * split_len, splits > 1u));
-  let first = select(0u, max(position + 1u, params.window) - params.window, params.window > 0u);
-  let begin = max(split * split_len, first);
+  let end = unit.end;
+  let begin = unit.begin;
   let cache_base = kv_head * params.max_seq * HD4;
   let has_new = ROPE && begin <= position && position < end;
   let slots = select(HEADS, HEADS + 1u, has_new);

@@ -1,6 +1,7 @@
 // attention_rope: what the two kernels of attention over the KV cache with RoPE inside share (attention.wgsl, an
 // invocation per query heads' chunk and split; attention_decode.wgsl, a workgroup per chunk and split): their params,
-// overrides and composed consts, the RoPE and q/k-norm bindings, and the rotation of a head's vec4s. src/gpu/shaders.ts
+// overrides and composed consts, the RoPE and q/k-norm bindings, which (query, KV head, chunk, split) a unit of work
+// is and the positions it attends to, and the rotation of a head's vec4s. src/gpu/shaders.ts
 // puts it after step_params.wgsl, attention_common.wgsl and rope_rotation.wgsl, before either kernel.
 // Params (binding 4): attention.wgsl's header says what each field is.
 
@@ -36,6 +37,47 @@ const HALF4: u32 = ROT4 / 2u;
 @group(0) @binding(7) var<storage, read> inv_freq: array<f32>;
 @group(0) @binding(8) var<storage, read> q_norm: array<f32>;
 @group(0) @binding(9) var<storage, read> k_norm: array<f32>;
+
+// A unit of work (an invocation of attention.wgsl, a workgroup of attention_decode.wgsl): query t (at position pos0 +
+// t) of KV head kv_head, `count` (1..HEADS) of its group's query heads from first_head on (a slot past them repeats
+// the last head and is not written), split `split` of `splits`, attending to positions [begin, end).
+struct Unit {
+  t: u32,
+  kv_head: u32,
+  chunk: u32,
+  split: u32,
+  count: u32,
+  first_head: u32,
+  begin: u32,
+  end: u32,
+}
+
+// The units: m * n_kv_heads * chunks * splits of them (chunks = ceil(group / HEADS)), `index` one of them (below
+// that count). Splits (> 1 only for m = 1) cut the pos0 + 1 positions into equal lengths ceil((pos0 + 1) / splits);
+// the causal limit is pos0 + t, the sliding window's first position (window > 0) pos0 + t + 1 - window.
+fn units(splits: u32) -> u32 {
+  let group = params.n_heads / params.n_kv_heads;
+  return params.m * params.n_kv_heads * ((group + HEADS - 1u) / HEADS) * splits;
+}
+
+fn unit_of(index: u32, splits: u32) -> Unit {
+  let group = params.n_heads / params.n_kv_heads;
+  let chunks = (group + HEADS - 1u) / HEADS;
+  var u: Unit;
+  u.split = index % splits;
+  let r = index / splits; // (t * n_kv_heads + kv_head) * chunks + chunk
+  u.chunk = r % chunks;
+  u.t = (r / chunks) / params.n_kv_heads;
+  u.kv_head = (r / chunks) % params.n_kv_heads;
+  u.count = min(HEADS, group - u.chunk * HEADS);
+  u.first_head = u.kv_head * group + u.chunk * HEADS;
+  let limit = step_params.pos0 + u.t + 1u;
+  let split_len = (step_params.pos0 + splits) / splits;
+  u.end = min(limit, select(limit, (u.split + 1u) * split_len, splits > 1u));
+  let first = select(0u, max(limit, params.window) - params.window, params.window > 0u);
+  u.begin = max(u.split * split_len, first);
+  return u;
+}
 
 // The q/k norm's weights of a head's vec4 j (k_norm's for a key, q_norm's for a query).
 fn norm_weights(is_k: bool, j: u32) -> vec4<f32> {
