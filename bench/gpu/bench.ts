@@ -87,10 +87,11 @@ interface VariantRow {
  * while the budget lasts): decode attention as it was before attention_decode.wgsl and with other
  * workgroups and splits; the products with other K splits (lanes sharing 4 rows: the GPU shape's 8 lanes in
  * workgroups of 64 give a product of 896 rows 28 workgroups, for 132 SMs on the H200; K split 32 in workgroups of 32
- * gives it 224); decode steps kept in flight (the engine's 2) and prompt tokens a prefill step (a GPU's 256).
+ * gives it 224); prefill's products through workgroup-memory tiles (matmul_tiled.wgsl); decode steps kept in flight (the engine's 2) and prompt tokens a prefill step (a GPU's 256).
  */
 const VARIANTS: Variant[] = [
   { name: 'attention per invocation (before)', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 } } } } },
+  { name: 'prefill products tiled (matmul_tiled)', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4, PREFILL_TILED: true } } } } },
   { name: 'products K split 32, 4 rows a workgroup', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 32, K_SPLIT: 32, TILE_M: 4 } } } } },
   { name: 'products K split 32, 8 rows a workgroup', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 32, TILE_M: 4 } } } } },
   { name: 'products K split 16', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 16, TILE_M: 4 } } } } },

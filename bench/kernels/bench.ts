@@ -162,7 +162,7 @@ async function run(): Promise<unknown> {
       const gbPerSecond = bytes / t.seconds / 1e9;
       results.push({
         kernel,
-        shape: { m: tokens, n: rowsIn, k: cols, ...products.shapes.product },
+        shape: { m: tokens, n: rowsIn, k: cols, ...products.shapes.product, PREFILL_TILED: products.shapes.product.PREFILL_TILED ? 1 : 0 },
         ...t,
         bytesRead: bytes + tokens * cols * 4,
         bytesWritten: tokens * rowsIn * 4,

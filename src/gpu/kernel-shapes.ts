@@ -62,9 +62,11 @@ export interface ForwardKernelShapes {
    * matmul_*: each invocation 4 rows x TILE_M tokens (1..4; m = 1 uses 1), K_SPLIT invocations per 4 rows.
    * NORM_SUBGROUP (CPU adapters whose subgroups all have one size: that size; else 0 or absent): a fused norm's
    * producer adds its sums of squares per subgroup (subgroup split, shaders/matmul_split_subgroup.wgsl), not per
-   * workgroup through a barrier.
+   * workgroup through a barrier. PREFILL_TILED (not yet any adapter's default: unmeasured on a GPU; bench/gpu's
+   * variants time it): products of m > 1 through shaders/matmul_tiled.wgsl (64 tokens x 64 rows a workgroup of 256,
+   * through workgroup memory) where k is a multiple of 32 and a fused norm's row groups fit its tiles.
    */
-  product: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number; NORM_SUBGROUP?: number };
+  product: { WORKGROUP_SIZE: number; K_SPLIT: number; TILE_M: number; NORM_SUBGROUP?: number; PREFILL_TILED?: boolean };
   /** embedding, rope, swiglu, add: one invocation per element (or pair). */
   elementwise: { WORKGROUP_SIZE: number };
   /**

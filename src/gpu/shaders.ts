@@ -6,6 +6,8 @@ import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import readRooflineCode from '../../shaders/read_roofline.wgsl?raw';
 import matmulSkeletonCode from '../../shaders/matmul.wgsl?raw';
 import normScaleCode from '../../shaders/norm_scale.wgsl?raw';
+import matmulCommonCode from '../../shaders/matmul_common.wgsl?raw';
+import matmulTiledCode from '../../shaders/matmul_tiled.wgsl?raw';
 import matmulSplitWorkgroupCode from '../../shaders/matmul_split_workgroup.wgsl?raw';
 import matmulSplitSubgroupCode from '../../shaders/matmul_split_subgroup.wgsl?raw';
 import matmulActivationsCode from '../../shaders/matmul_activations.wgsl?raw';
@@ -63,8 +65,9 @@ import sampleTokenCode from '../../shaders/sample_token.wgsl?raw';
 import sampleDrawCode from '../../shaders/sample_draw.wgsl?raw';
 import decodeF16NativeCode from '../../shaders/decode_f16_native.wgsl?raw';
 
-// The product skeleton with the fused norm's scale it reads (NORMED).
-const matmulCode = composeWgsl(normScaleCode, matmulSkeletonCode);
+// The product skeleton with what it shares with the tiled one (bindings, params, epilogue) and the fused norm's
+// scale it reads (NORMED).
+const matmulCode = composeWgsl(normScaleCode, matmulCommonCode, matmulSkeletonCode);
 
 export const rmsnorm: KernelSource = { name: 'rmsnorm', code: rmsnormCode };
 export const readRoofline: KernelSource = { name: 'read_roofline', code: readRooflineCode };
@@ -135,6 +138,14 @@ function productKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {
 }
 export const productKernelsWorkgroupSplit = productKernels('workgroup');
 export const productKernelsSubgroupSplit = productKernels('subgroup');
+
+/**
+ * The tiled prefill product of each GPU weight format (shaders/matmul_tiled.wgsl: workgroup-memory tiles of W,
+ * dequantized by the format's decoder, and of X; GPUs' prefill where the shape asks for it).
+ */
+export const productKernelsTiled: ProductKernelSet = Object.fromEntries(
+  GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, { name: `matmul_tiled_${f.toLowerCase()}`, code: composeWgsl(decoderCode(f), normScaleCode, matmulCommonCode, matmulTiledCode) }]),
+) as Record<GpuWeightFormatName, KernelSource>;
 
 /** The mixture-of-experts products of each GPU weight format (shaders/matmul_experts.wgsl as the skeleton). */
 function expertKernels(split: 'workgroup' | 'subgroup'): ProductKernelSet {

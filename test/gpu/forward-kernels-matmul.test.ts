@@ -2,7 +2,8 @@
 // skeleton, shaders/matmul.wgsl, with each type's block decoding) against the f64 reference on random blocks,
 // awkward sizes (K one block and several, N = 1, 3, 67, M = 1, 5, 17), with bias, with the residual accumulated,
 // gated (SwiGLU of stacked gate and up matrices),
-// split into row ranges, in the GPU shape (K split over invocations), past the per-dimension workgroup limit;
+// split into row ranges, in the GPU shape (K split over invocations), through the GPU prefill's workgroup-memory tiles
+// (matmul_tiled), past the per-dimension workgroup limit;
 // nothing is written past the output (guard words). See test/support/kernel-checks.ts for the tolerance.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
@@ -67,6 +68,28 @@ describe.each(TYPES)('matmul %s', (type) => {
       }
       split.destroy();
     }
+  });
+
+  test('GPU prefill through workgroup-memory tiles (PREFILL_TILED, matmul_tiled): two token tiles, rows past a tile, bias and accumulate, gated (SwiGLU and GeGLU), row ranges', async () => {
+    const tiled = new ForwardKernels(gpu, { shapes: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4, PREFILL_TILED: true } }, pipelines: kernels.pipelines });
+    const big = gpu.device.createBuffer({ size: 1 << 22, usage: GPUBufferUsage.STORAGE });
+    const per32 = Math.max(1, 32 / QUANT_BLOCKS[type].elements); // k whole steps of 32
+    const cases: ProductCase[] = [
+      { m: 70, n: 67, blocks: 2 * per32, bias: true, accumulate: true },
+      { m: 65, n: 33, blocks: per32, gated: true },
+      { m: 3, n: 5, blocks: per32, gated: true, activation: 'gelu', split: 2 },
+      { m: 5, n: 130, blocks: per32, split: 70, bias: true },
+    ];
+    for (const c of cases) {
+      const k = c.blocks * QUANT_BLOCKS[type].elements;
+      const [op] = tiled.productOps({ type, weights: big, x: big, y: big, m: c.m, n: c.n, k, gated: c.gated });
+      expect(op!.kernel.name).toBe(`matmul_tiled_${type.toLowerCase()}`);
+      expect(await checkProduct(gpu, tiled, type, c, c.m * 7 + c.n), JSON.stringify(c)).toBeNull();
+    }
+    // Decode (m = 1) keeps matmul.wgsl.
+    expect(tiled.productOps({ type, weights: big, x: big, y: big, m: 1, n: 8, k: per32 * QUANT_BLOCKS[type].elements })[0]!.kernel.name).not.toMatch(/tiled/);
+    big.destroy();
+    tiled.destroy();
   });
 });
 

@@ -243,10 +243,15 @@ describe('decoder invariants', () => {
   // (not per subgroup there: NORM_SUBGROUP is the CPU adapters') go through the subgroup split's workgroup memory.
   const GPU_SUBGROUP_SHAPES: DecoderOptions['shapes'] = { ...GPU_SHAPES, forward: { ...GPU_SHAPES.forward, product: { WORKGROUP_SIZE: 16, K_SPLIT: 4, TILE_M: 3 } } };
 
+  // Prefill's products through workgroup-memory tiles (matmul_tiled: the fused norms' sums per 32 rows, as decode's
+  // K split 8 writes them).
+  const GPU_TILED_SHAPES: DecoderOptions['shapes'] = { ...GPU_SHAPES, forward: { ...GPU_SHAPES.forward, product: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4, PREFILL_TILED: true } } };
+
   // (K-quant products with these shapes are covered by the kernel tests; their models here are 4x larger.)
   test.each([
     ['qwen3-f32', 'K split 8', GPU_SHAPES], ['llama-f16', 'K split 8', GPU_SHAPES], ['qwen2-q8_0', 'K split 8', GPU_SHAPES], ['llama-q4_0', 'K split 8', GPU_SHAPES],
     ['qwen3-f32', 'K split 4 in subgroups', GPU_SUBGROUP_SHAPES], ['qwen2-q8_0', 'K split 4 in subgroups', GPU_SUBGROUP_SHAPES],
+    ['qwen3-f32', 'prefill tiled', GPU_TILED_SHAPES], ['llama-q4_0', 'prefill tiled', GPU_TILED_SHAPES],
   ] as const)(
     '%s: with the kernel shapes of a real GPU (%s), prefill and decode past a flash-decoding split match the reference',
     async (id, _label, shapes) => {

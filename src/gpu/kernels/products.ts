@@ -33,6 +33,10 @@ export const PRODUCT_BLOCK_BYTES: Readonly<Record<ProductWeightType, number>> = 
   GPU_WEIGHT_FORMAT_NAMES.map((f) => [f, productBlock(f).bytes]),
 ) as Record<ProductWeightType, number>;
 
+/** shaders/matmul_tiled.wgsl's tile: W rows (GATED: half gate, half up) and tokens a workgroup. */
+const TILED_ROWS = 64;
+const TILED_TOKENS = 64;
+
 export interface ProductOptions {
   /**
    * How the products sum over the K_SPLIT invocations of a row group. Default: subgroup shuffles where the device
@@ -162,10 +166,13 @@ export class ProductKernels {
     requireBytes(`${a.type} product`, 'y', a.y, ((a.m - 1) * yStride + yOffset + a.n) * 4);
     if (a.bias) requireBytes(`${a.type} product`, 'bias', a.bias, (yOffset + a.n) * 4);
     const { product } = this.ctx.shapes;
+    const rowsPerGroup = (4 * product.WORKGROUP_SIZE) / product.K_SPLIT;
+    const tiled = this.prefillTiled(a, rowsPerGroup);
     const tileM = a.m === 1 ? 1 : product.TILE_M;
     const variant: ProductVariant = a.gated ? (a.activation === 'gelu' ? 'gated-gelu' : 'gated') : a.bias ? (a.accumulate ? 'bias+accumulate' : 'bias') : a.accumulate ? 'accumulate' : 'plain';
-    const rowsPerGroup = (4 * product.WORKGROUP_SIZE) / product.K_SPLIT;
-    const workgroups = Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
+    const workgroups = tiled
+      ? Math.ceil(a.n / (a.gated ? TILED_ROWS / 2 : TILED_ROWS)) * Math.ceil(a.m / TILED_TOKENS)
+      : Math.ceil(a.n / rowsPerGroup) * Math.ceil(a.m / tileM);
     const bias = a.bias ?? this.ctx.unused(0);
     if (a.normOut) {
       requireBytes(`${a.type} product`, 'normOut.normed', a.normOut.normed, a.m * a.n * 4);
@@ -176,6 +183,27 @@ export class ProductKernels {
     const norm = a.normOut ? 'out' : a.normed ? 'in' : undefined;
     const params = [a.n, a.k, a.m, yOffset, yStride, norm === 'out' ? this.normGroups(a.n) : norm === 'in' ? this.normGroups(a.k) : 0, { f32: norm === 'in' ? a.normed!.eps : 0 }];
     const normBindings = [a.normOut?.sums ?? (norm === 'in' ? a.normed!.sums : this.ctx.unused(1)), a.normOut?.weight ?? this.ctx.unused(0), a.normOut?.normed ?? this.ctx.unused(2)];
-    return [{ ...this.productKernel(a.type, tileM, variant, norm), bindings: [a.weights, a.x, bias, a.y, PARAMS, ...normBindings], params, workgroups }];
+    const kernel = tiled ? this.tiledKernel(a.type, variant, norm, rowsPerGroup) : this.productKernel(a.type, tileM, variant, norm);
+    return [{ ...kernel, bindings: [a.weights, a.x, bias, a.y, PARAMS, ...normBindings], params, workgroups }];
+  }
+
+  /**
+   * Whether a product takes shaders/matmul_tiled.wgsl: the shape's PREFILL_TILED, m > 1, k whole steps of 32, and a
+   * fused norm's sums per row group as matmul.wgsl writes them (rowsPerGroup rows, a multiple of 4 dividing the
+   * tile's 64; not per subgroup), so that decode and prefill agree on their count.
+   */
+  private prefillTiled(a: ProductArgs, rowsPerGroup: number): boolean {
+    if (!this.ctx.shapes.product.PREFILL_TILED || a.m <= 1 || a.k % 32 !== 0 || a.type === 'MXFP4') return false;
+    if (!a.normOut && !a.normed) return true;
+    return this.normSubgroup === 0 && rowsPerGroup % 4 === 0 && TILED_ROWS % rowsPerGroup === 0;
+  }
+
+  /** matmul_tiled for this format and epilogue (NORM_ROWS: the decode shape's rows per norm group). */
+  private tiledKernel(type: ProductWeightType, variant: ProductVariant, norm: 'out' | 'in' | undefined, rowsPerGroup: number): Prepared {
+    const constants = {
+      HAS_BIAS: variant.startsWith('bias'), ACCUMULATE: variant.endsWith('accumulate'), GATED: variant.startsWith('gated'), GELU: variant === 'gated-gelu', GELU_F16: variant === 'gated-gelu' && this.geluF16,
+      ...(norm === 'out' ? { NORM_OUT: true, NORM_ROWS: rowsPerGroup } : norm === 'in' ? { NORMED: true } : {}),
+    };
+    return { kernel: shaders.productKernelsTiled[type], constants };
   }
 }
