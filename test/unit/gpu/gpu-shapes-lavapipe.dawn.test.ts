@@ -1,0 +1,69 @@
+// The kernel shapes a real GPU gets (src/gpu/kernel-shapes.ts for a non-CPU adapter: attention_decode.wgsl for
+// decode attention, K split 8 products, workgroup-memory prefill attention) plus the tiled prefill products
+// (matmul_tiled.wgsl, PREFILL_TILED), run by a second Vulkan compiler: Mesa's lavapipe (NIR to LLVM), where
+// SwiftShader is the other. GPU kernels have so far been timed on one real GPU only; a driver that compiles them
+// differently (its own subgroup size, so the products may take the subgroup split SwiftShader's 4 lanes never
+// take; its own barriers and workgroup memory) is the check that is possible here. Generated models (qwen3 F32 with
+// the q/k norm and NEOX RoPE, llama Q4_0 with interleaved RoPE): 70 prompt tokens (two 64-token tiles) then 10 decode
+// steps past a 64-position split, with the GPU shapes against the same decoder with lavapipe's own (CPU-adapter)
+// shapes: the same f32 arithmetic in another order, within 1e-4 (logits ~ N(0, 1)).
+// Runs on lavapipe (test/support/lavapipe.ts, imported first, sets VK_ICD_FILENAMES); without it, fails saying how
+// to install it (.ci/run does).
+import { LAVAPIPE_INSTALL, lavapipeIcd } from '../../support/lavapipe.ts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { acquireGpu, type GpuContext } from '../../../src/gpu/device.ts';
+import { forwardKernelShapesFor, kernelShapesFor } from '../../../src/gpu/kernel-shapes.ts';
+import { PipelineCache } from '../../../src/gpu/pipeline-cache.ts';
+import { readGguf } from '../../../src/model/gguf.ts';
+import { modelConfigFromGguf } from '../../../src/model/model-config.ts';
+import { ggufTensorSources } from '../../../src/model/weight-loader.ts';
+import { fileSource } from '../../../src/node-host/file-source.ts';
+import { dawn, decoderLogits } from '../../support/dawn-decoder.ts';
+import { maxAbsDiff } from '../../support/logit-diff.ts';
+import { makeTestModel, type TestModelOptions } from '../../support/test-models.ts';
+
+const CASES: { name: string; options: TestModelOptions }[] = [
+  { name: 'qwen3 F32 (q/k norm, NEOX)', options: { arch: 'qwen3', type: 'F32', seed: 81, hidden: 128, heads: 4, kvHeads: 2, headDim: 32, intermediate: 192, layers: 2 } },
+  { name: 'llama Q4_0 (interleaved)', options: { arch: 'llama', type: 'Q4_0', seed: 82, hidden: 128, heads: 4, kvHeads: 1, intermediate: 256, layers: 2 } },
+];
+const TOKENS = Array.from({ length: 80 }, (_, i) => (i * 53 + 7) % 250);
+const PREFILL = 70;
+
+let gpu: GpuContext | null = null;
+let missing = '';
+beforeAll(async () => {
+  if (!lavapipeIcd) {
+    missing = `no lavapipe Vulkan driver under /usr/share/vulkan/icd.d. ${LAVAPIPE_INSTALL}`;
+    return;
+  }
+  try {
+    gpu = await acquireGpu({ gpu: dawn, label: 'GPU shapes on lavapipe' });
+  } catch (error) {
+    missing = `no WebGPU adapter on Dawn over lavapipe (${lavapipeIcd}: ${error instanceof Error ? error.message : String(error)}). ${LAVAPIPE_INSTALL}`;
+  }
+}, 120_000);
+afterAll(() => gpu?.destroy());
+
+describe.each(CASES)('$name', (c) => {
+  test('a GPU\'s shapes (attention_decode, K split 8, tiled prefill products) give the logits of lavapipe\'s own', async () => {
+    if (!gpu) throw new Error(missing);
+    const info = gpu.adapterInfo;
+    // What forwardKernelShapesFor gives a GPU of this one's limits and subgroups.
+    const asGpu = { ...info, vendor: 'nvidia', architecture: '', description: 'a GPU', isFallbackAdapter: false };
+    const forward = forwardKernelShapesFor(asGpu, gpu.limits);
+    const shapes = { kernels: kernelShapesFor(asGpu, gpu.limits), forward: { ...forward, product: { ...forward.product, PREFILL_TILED: true } } };
+    expect(forward.attention.COOPERATIVE).toBe(true);
+    const model = await makeTestModel(c.options);
+    const file = await readGguf(fileSource(model.ggufPath));
+    const config = modelConfigFromGguf(file);
+    const sources = ggufTensorSources(file);
+    const device = { gpu, pipelines: new PipelineCache(gpu.device), missing: '' };
+    const run = { prefill: PREFILL, decoder: { maxSeq: 96 } };
+    const own = await decoderLogits(device, config, sources, TOKENS, run);
+    const asGpuLogits = await decoderLogits(device, config, sources, TOKENS, { ...run, decoder: { ...run.decoder, shapes } });
+    const diff = maxAbsDiff(asGpuLogits, own);
+    console.log(`${c.name} on lavapipe (subgroups ${info.subgroupMinSize}..${info.subgroupMaxSize}): max |GPU shapes - own shapes| ${diff.toExponential(2)} over ${TOKENS.length} positions`);
+    expect(asGpuLogits.length).toBe(TOKENS.length);
+    expect(diff).toBeLessThan(1e-4);
+  }, 600_000);
+});
