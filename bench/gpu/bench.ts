@@ -94,6 +94,7 @@ const VARIANTS: Variant[] = [
   { name: 'prefill products tiled (matmul_tiled)', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 8, TILE_M: 4, PREFILL_TILED: true } } } } },
   { name: 'products K split 32, 4 rows a workgroup', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 32, K_SPLIT: 32, TILE_M: 4 } } } } },
   { name: 'products K split 32, 8 rows a workgroup', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 32, TILE_M: 4 } } } } },
+  { name: 'prefill tiled + products K split 32, 8 rows a workgroup', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 32, TILE_M: 4, PREFILL_TILED: true } } } } },
   { name: 'products K split 16', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 16, TILE_M: 4 } } } } },
   { name: 'attention wg 32, splits of 32', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 32, HEADS: 8, COOPERATIVE: true } } } } },
   { name: 'attention wg 128, splits of 128', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 128, SPLIT_POSITIONS: 128, HEADS: 8, COOPERATIVE: true } } } } },
