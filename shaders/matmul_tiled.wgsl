@@ -21,9 +21,16 @@ const K_STEP: u32 = 32u;
 const TILE_ROWS: u32 = 64u;
 
 // [K_STEP][TILE_ROWS] and [K_STEP][TOKENS]: element kk of every row (token) side by side, so that an invocation's 4
-// rows (tokens) are 4 neighbouring words and neighbouring invocations read neighbouring vec4s.
+// rows (tokens) are 4 neighbouring words and neighbouring invocations read neighbouring vec4s. Row (token) r of
+// element kk sits at column r ^ swizzle(kk): the 8 invocations that fill one row's 32 elements write 8 different
+// banks instead of one (columns 64 words apart), and a group of 4 columns stays together for the reads.
 var<workgroup> w_tile: array<f32, K_STEP * TILE_ROWS>;
 var<workgroup> x_tile: array<f32, K_STEP * TOKENS>;
+
+// The column offset of element kk's row: its group of 4 (kk / 4) times 4, a multiple of 4 below 32.
+fn swizzle(kk: u32) -> u32 {
+  return ((kk / 4u) % 8u) * 4u;
+}
 // After the loop x_tile carries the epilogue's exchanges (16 KiB in all, WebGPU's least limit): NORM_OUT the squares
 // [16 row slots][TOKENS], GATED the up rows' results [8 row slots][16 token slots][16].
 
@@ -78,7 +85,7 @@ fn main(
         row = min(r0 + tr % 32u, last_row) + select(0u, n, tr >= 32u);
       }
       let v = weights4(row, k0 + 4u * g);
-      let at = 4u * g * TILE_ROWS + tr;
+      let at = 4u * g * TILE_ROWS + (tr ^ swizzle(4u * g));
       w_tile[at] = v.x;
       w_tile[at + TILE_ROWS] = v.y;
       w_tile[at + 2u * TILE_ROWS] = v.z;
@@ -89,7 +96,7 @@ fn main(
       let tt = i / (K_STEP / 4u);
       let g = i % (K_STEP / 4u);
       let v = x[min(t0 + tt, last_token) * k4 + k0 / 4u + g];
-      let at = 4u * g * TOKENS + tt;
+      let at = 4u * g * TOKENS + (tt ^ swizzle(4u * g));
       x_tile[at] = v.x;
       x_tile[at + TOKENS] = v.y;
       x_tile[at + 2u * TOKENS] = v.z;
@@ -97,8 +104,8 @@ fn main(
     }
     workgroupBarrier();
     for (var kk = 0u; kk < K_STEP; kk++) {
-      let wb = kk * TILE_ROWS + 4u * rs;
-      let xb = kk * TOKENS + 4u * ts;
+      let wb = kk * TILE_ROWS + ((4u * rs) ^ swizzle(kk));
+      let xb = kk * TOKENS + ((4u * ts) ^ swizzle(kk));
       let wv = vec4<f32>(w_tile[wb], w_tile[wb + 1u], w_tile[wb + 2u], w_tile[wb + 3u]);
       let xv = vec4<f32>(x_tile[xb], x_tile[xb + 1u], x_tile[xb + 2u], x_tile[xb + 3u]);
       acc0 += wv * xv.x;
