@@ -87,7 +87,8 @@ interface VariantRow {
  * while the budget lasts): decode attention as it was before attention_decode.wgsl and with other
  * workgroups and splits; the products with other K splits (lanes sharing 4 rows: the GPU shape's 8 lanes in
  * workgroups of 64 give a product of 896 rows 28 workgroups, for 132 SMs on the H200; K split 32 in workgroups of 32
- * gives it 224); prefill's products through workgroup-memory tiles (matmul_tiled.wgsl); decode steps kept in flight (the engine's 2) and prompt tokens a prefill step (a GPU's 256).
+ * gives it 224); decode attention never split (one workgroup per KV head group walks every position: a layer's
+ * attention_combine dispatch saved, at the cost of parallelism); prefill's products through workgroup-memory tiles (matmul_tiled.wgsl); decode steps kept in flight (the engine's 2) and prompt tokens a prefill step (a GPU's 256).
  */
 const VARIANTS: Variant[] = [
   { name: 'attention per invocation (before)', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 64 } } } } },
@@ -98,6 +99,7 @@ const VARIANTS: Variant[] = [
   { name: 'products K split 16', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 16, TILE_M: 4 } } } } },
   { name: 'attention wg 32, splits of 32', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 32, SPLIT_POSITIONS: 32, HEADS: 8, COOPERATIVE: true } } } } },
   { name: 'attention wg 128, splits of 128', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 128, SPLIT_POSITIONS: 128, HEADS: 8, COOPERATIVE: true } } } } },
+  { name: 'attention never split (no combine dispatch)', engine: { shapes: { forward: { attention: { WORKGROUP_SIZE: 128, SPLIT_POSITIONS: 0, HEADS: 8, COOPERATIVE: true } } } } },
   { name: 'products K split 4', engine: { shapes: { forward: { product: { WORKGROUP_SIZE: 64, K_SPLIT: 4, TILE_M: 4 } } } } },
   { name: 'one decode step in flight', engine: { decodeInFlight: 1 } },
   { name: 'three decode steps in flight', engine: { decodeInFlight: 3 } },

@@ -14,7 +14,7 @@ import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { widenF16Weights } from '../gpu/kernel-shapes.ts';
 import { ChatTemplate } from '../model/chat-template.ts';
 import { Decoder, type DecoderOptions, type LogitsMode, type StepResult, type TokenChooser } from '../model/decoder.ts';
-import { assembleDecoderWeights } from '../model/decoder-weights.ts';
+import { loadDecoder } from '../model/load-decoder.ts';
 import { IncrementalDetokenizer } from '../model/incremental-detokenizer.ts';
 import type { ModelConfig } from '../model/model-config.ts';
 import type { ModelTokenizer } from '../model/tokenizer.ts';
@@ -43,7 +43,7 @@ import {
   type GenerationEvent,
   type ModelInfo,
 } from './types.ts';
-import { streamedF16Bytes, uploadTensors, type UploadedTensors } from '../model/upload-weights.ts';
+import { streamedF16Bytes, type UploadedTensors } from '../model/upload-weights.ts';
 
 export interface WebGpuEngineOptions {
   /** The GPU to use: navigator.gpu by default; the `webgpu` package's create([]) on Node. */
@@ -305,29 +305,30 @@ export class WebGpuEngine implements Engine {
   private async loadModel(source: ModelSource): Promise<LoadedModel> {
     const { opened, format } = await this.modelMeta(source);
     const gpu = await this.gpu();
-    this.pipelines ??= new PipelineCache(gpu.device);
-    // Decode attention compiles for seconds on CPU adapters: started now, beside the weight upload (Decoder.create
-    // finds it built or building; a compile error surfaces there).
-    void Decoder.warm(gpu, opened.config, { pipelines: this.pipelines, shapes: this.options.shapes }).catch(() => undefined);
-    const uploaded = await uploadTensors(gpu.device, opened.tensors, {
-      onProgress: (p) => this.options.onLoadProgress?.(source.id, p.bytesDone, p.bytesTotal),
-      widenF16: widenF16Weights(gpu.adapterInfo, gpu.features.f16, streamedF16Bytes(opened.tensors)),
+    const pipelines = (this.pipelines ??= new PipelineCache(gpu.device));
+    const config = opened.config;
+    const contextLength = this.contextLengthOf(source, config);
+    // The sampler needs no weights and the decoder only their buffers: both are built beside the upload (loadDecoder).
+    const sampler = createSampler(gpu, config.vocabSize, { pipelines });
+    sampler.catch(() => undefined);
+    const loaded = loadDecoder(gpu, config, opened.tensors, {
+      upload: {
+        onProgress: (p) => this.options.onLoadProgress?.(source.id, p.bytesDone, p.bytesTotal),
+        widenF16: widenF16Weights(gpu.adapterInfo, gpu.features.f16, streamedF16Bytes(opened.tensors)),
+      },
+      decoder: { maxSeq: contextLength, maxBatch: this.options.maxBatch, inFlight: this.options.decodeInFlight, pipelines, shapes: this.options.shapes },
     });
-    try {
-      const config = opened.config;
-      const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
-      const contextLength = this.contextLengthOf(source, config);
-      const decoder = await Decoder.create(gpu, config, weights, { maxSeq: contextLength, maxBatch: this.options.maxBatch, inFlight: this.options.decodeInFlight, pipelines: this.pipelines, shapes: this.options.shapes });
-      // The sampler's pipelines are compiled at load too, so the first sampled request does not pay for them.
-      const sampler = await createSampler(gpu, config.vocabSize, { pipelines: this.pipelines }).catch((error: unknown) => {
-        decoder.destroy();
-        throw error;
-      });
-      return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer, format), contextLength, sampler: Promise.resolve(sampler), vocabulary: null, format };
-    } catch (error) {
-      uploaded.destroy();
-      throw error;
+    const [model, samplerBuilt] = await Promise.allSettled([loaded, sampler]);
+    if (model.status === 'rejected' || samplerBuilt.status === 'rejected') {
+      if (model.status === 'fulfilled') {
+        model.value.decoder.destroy();
+        model.value.uploaded.destroy();
+      }
+      if (samplerBuilt.status === 'fulfilled') samplerBuilt.value.destroy();
+      throw model.status === 'rejected' ? model.reason : (samplerBuilt as PromiseRejectedResult).reason;
     }
+    const { uploaded, decoder } = model.value;
+    return { source, opened, uploaded, decoder, stopTokens: stopTokensOf(config, opened.tokenizer, format), contextLength, sampler: Promise.resolve(samplerBuilt.value), vocabulary: null, format };
   }
 
   private samplerOf(model: LoadedModel): Promise<GpuSampler> {

@@ -25,7 +25,7 @@ import { PipelineCache } from '../gpu/pipeline-cache.ts';
 import { createGpuTimer, type GpuTimer } from '../gpu/timing.ts';
 import { KernelContext } from '../gpu/kernels/context.ts';
 import { productMatrices, type DecoderWeights, type GpuMatrix, type LogitsMode, type StepResult, type TokenChooser } from './decoder-types.ts';
-import { createActivations, decodeAttentionOpsFor, destroyActivations, ForwardPlan, type Activations } from './forward-plan.ts';
+import { createActivations, destroyActivations, ForwardPlan, type Activations } from './forward-plan.ts';
 import { KvCache } from './kv-cache.ts';
 import type { ModelConfig } from './model-config.ts';
 import { MoeFeedForward } from './moe-ffn.ts';
@@ -52,6 +52,8 @@ export interface DecoderOptions {
   geluF16?: boolean;
   /** Decode steps kept submitted at once by `decode` (default 2; 1: each step is encoded after the previous token came back). */
   inFlight?: number;
+  /** Resolves once the weights' buffers hold their bytes (create() compiles meanwhile); absent: they do already. */
+  weightsReady?: Promise<unknown>;
 }
 
 export interface DecodeOptions {
@@ -77,6 +79,8 @@ export class Decoder {
   private readonly acts: Activations;
   /** Every op of a step, built once (forward-plan.ts). */
   private readonly plan: ForwardPlan;
+  /** The copies the plan and the experts make from weight buffers, recorded at construction (see create()). */
+  private readonly weightCopies: GPUCommandEncoder;
   /** Whether the layers' RMSNorms ride on the products beside them (ForwardPlan.fusedNorms). */
   get fusedNorms(): boolean {
     return this.plan.fusedNorms;
@@ -111,33 +115,21 @@ export class Decoder {
     const c = config;
     const moeLayers = weights.layers.map((l) => l.moe).filter((m) => m !== undefined);
     if (moeLayers.length && (moeLayers.length !== c.layers || !c.moe)) throw new Error('A mixture-of-experts model needs experts in every layer and its config.moe');
-    this.moe = c.moe ? new MoeFeedForward(gpu.device, { ...c, moe: c.moe }, moeLayers, this.maxBatch) : null;
+    // Copies from weight buffers (biases joined), submitted by create() once the weights hold their bytes.
+    this.weightCopies = gpu.device.createCommandEncoder({ label: 'copies from the weights' });
+    this.moe = c.moe ? new MoeFeedForward(gpu.device, { ...c, moe: c.moe }, moeLayers, this.maxBatch, this.weightCopies) : null;
     this.acts = createActivations(gpu.device, c, weights, this.fk, this.maxBatch, options.maxSeq);
-    const parts = { gpu, config, weights, kv, kernels: this.kernels, fk: this.fk, moe: this.moe, acts: this.acts, maxBatch: this.maxBatch };
+    const parts = { gpu, config, weights, kv, kernels: this.kernels, fk: this.fk, moe: this.moe, acts: this.acts, maxBatch: this.maxBatch, weightCopies: this.weightCopies };
     this.plan = new ForwardPlan(parts, options.maxSeq);
     this.tokenReadback = gpu.device.createBuffer({ label: 'token readback', size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   }
 
   /**
-   * Starts compiling, into `options.pipelines`, what a decoder for `config` will compile slowest on CPU adapters
-   * (decode attention: seconds on SwiftShader), before its weights are there: the engine calls it beside the weight
-   * upload, and create() later finds the pipelines built or building. Resolves when compiled; rejects as create()
-   * would on a compile error.
+   * Builds the decoder: allocates activations and the KV cache, compiles every pipeline it will use. The weights'
+   * buffers must exist, their bytes need not yet: with `weightsReady` (resolved once every weight byte is written
+   * to its buffer) it compiles meanwhile and makes its copies from the weights after it; without, they are taken
+   * to be there. Rejects as weightsReady does (the decoder destroyed).
    */
-  static async warm(gpu: GpuContext, config: ModelConfig, options: Pick<DecoderOptions, 'pipelines' | 'shapes'>): Promise<void> {
-    const ctx = new KernelContext(gpu, { pipelines: options.pipelines, shapes: { ...options.shapes?.kernels, ...options.shapes?.forward } });
-    const fk = new ForwardKernels(ctx);
-    const placeholder = gpu.device.createBuffer({ label: 'warm-up placeholder', size: Math.max(256, config.heads * 4), usage: GPUBufferUsage.STORAGE });
-    try {
-      await fk.compile(decodeAttentionOpsFor(fk, config, placeholder));
-    } finally {
-      placeholder.destroy();
-      fk.destroy();
-      ctx.destroy();
-    }
-  }
-
-  /** Builds the decoder: allocates activations and the KV cache, compiles every pipeline it will use. */
   static async create(gpu: GpuContext, config: ModelConfig, weights: DecoderWeights, options: DecoderOptions): Promise<Decoder> {
     if (config.headDim % 4 !== 0) throw new GpuError('limit-exceeded', `head dim ${config.headDim} is not a multiple of 4`);
     const experts = weights.layers.flatMap((l) => (l.moe ? [l.moe.gateUp, l.moe.down] : []));
@@ -149,7 +141,13 @@ export class Decoder {
     }
     const kv = await KvCache.create(gpu, { numLayers: config.layers, numKvHeads: config.kvHeads, headDim: config.headDim, maxSeq: options.maxSeq });
     const decoder = new Decoder(gpu, config, weights, kv, options);
-    await decoder.plan.prepare();
+    try {
+      await Promise.all([decoder.plan.prepare(), options.weightsReady]);
+    } catch (error) {
+      decoder.destroy();
+      throw error;
+    }
+    gpu.device.queue.submit([decoder.weightCopies.finish()]);
     return decoder;
   }
 

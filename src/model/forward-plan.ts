@@ -132,24 +132,11 @@ export interface ForwardPlanParts {
   moe: MoeFeedForward | null;
   acts: Activations;
   maxBatch: number;
-}
-
-/**
- * A decode step's attention ops for `config`, with `placeholder` in every binding (at least 4 bytes a head): the
- * kernel and override constants a plan's decode attention compiles depend on the config alone (head dim, rotated
- * dims, RoPE style, q/k norm, sinks, the KV group), so they can be compiled before the weights are uploaded
- * (Decoder.warm). The plan's own attention args are built in layerOps below; test/unit/model/forward-plan.dawn.test.ts
- * checks that the two compile the same pipelines.
- */
-export function decodeAttentionOpsFor(fk: ForwardKernels, c: ModelConfig, placeholder: GPUBuffer): KernelOp[] {
-  const rope = attentionTakesRope(c.ropeStyle, c.headDim, c.ropeDims)
-    ? { style: c.ropeStyle, invFreq: placeholder, ropeDims: c.ropeDims, qkNorm: c.qkNorm ? { q: placeholder, k: placeholder, eps: c.rmsEps } : undefined }
-    : undefined;
-  const qStride = (c.heads + 2 * c.kvHeads) * c.headDim;
-  return fk.attentionOps({
-    q: placeholder, qStride, kCache: placeholder, vCache: placeholder, out: placeholder, m: 1, nHeads: c.heads, nKvHeads: c.kvHeads,
-    headDim: c.headDim, maxSeq: 1, sinks: c.attentionSinks ? placeholder : undefined, partials: placeholder, rope,
-  });
+  /**
+   * Where the plan records the copies it makes from weight buffers (the q/k/v biases joined): submitted by the
+   * decoder once the weights hold their bytes (Decoder.create's weightsReady), so a plan may be built beside the upload.
+   */
+  weightCopies: GPUCommandEncoder;
 }
 
 export class ForwardPlan {
@@ -207,7 +194,7 @@ export class ForwardPlan {
     this.invFreqSliding = c.ropeThetaSliding !== undefined && c.slidingWindow ? inverseFrequencies(c.ropeThetaSliding, 'rope inv_freq (sliding layers)') : null;
     this.noRopeFreq = c.noRopeLayers?.length ? createStorageBuffer(device, new Float32Array((c.ropeDims ?? c.headDim) / 2), 'no-rope inv_freq') : null;
     this.attentionScale = (c.ropeScaling?.type === 'yarn' ? yarnMagnitude(c.ropeScaling.factor) ** 2 : 1) / Math.sqrt(c.attentionScaleDim ?? c.headDim);
-    this.qkvBias = this.qkvBiases();
+    this.qkvBias = this.qkvBiases(p.weightCopies);
     this.fusedNorms = !this.moe && this.w.layers.every((L) => !L.postAttnNorm && !L.postFfnNorm && L.wo.parts.length === 1 && L.wDown?.parts.length === 1);
   }
 
@@ -224,12 +211,12 @@ export class ForwardPlan {
     return l < this.w.layers.length ? this.w.layers[l].attnNorm : this.w.outputNorm;
   }
 
-  private qkvBiases(): (GPUBuffer | null)[] {
+  /** Each layer's q, k and v biases in one buffer (or null), their copies recorded into `copies`. */
+  private qkvBiases(copies: GPUCommandEncoder): (GPUBuffer | null)[] {
     const c = this.c;
     const device = this.gpu.device;
     const qDim = c.heads * c.headDim;
     const kvDim = c.kvHeads * c.headDim;
-    const copies = device.createCommandEncoder({ label: 'qkv biases' });
     const biases = this.w.layers.map((L, l) => {
       if (!L.bq && !L.bk && !L.bv) return null;
       const bias = createEmptyStorageBuffer(device, (qDim + 2 * kvDim) * 4, `blk.${l} qkv bias`);
@@ -238,7 +225,6 @@ export class ForwardPlan {
       }
       return bias;
     });
-    device.queue.submit([copies.finish()]);
     return biases;
   }
 

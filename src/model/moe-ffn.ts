@@ -70,6 +70,8 @@ export class MoeFeedForward {
     private readonly config: ModelConfig & { moe: NonNullable<ModelConfig['moe']> },
     private readonly layers: readonly MoeWeights[],
     maxBatch: number,
+    /** Where the gate/up bias copies are recorded (ForwardPlanParts.weightCopies: submitted once the weights are in). */
+    copies: GPUCommandEncoder,
   ) {
     const { experts, expertsUsed } = config.moe;
     const buf = (label: string, words: number) => createEmptyStorageBuffer(device, words * 4, label);
@@ -77,7 +79,6 @@ export class MoeFeedForward {
     this.ids = buf('moe expert ids', maxBatch * expertsUsed);
     this.routeWeights = buf('moe expert weights', maxBatch * expertsUsed);
     this.act = buf('moe activations', maxBatch * expertsUsed * config.intermediate);
-    const copies = device.createCommandEncoder({ label: 'moe biases' });
     const n = experts * config.intermediate * 4;
     this.gateUpBias = layers.map((L, l) => {
       const bias = buf(`blk.${l} gate/up experts bias`, 2 * experts * config.intermediate);
@@ -85,7 +86,6 @@ export class MoeFeedForward {
       copies.copyBufferToBuffer(L.upBias.buffer, 0, bias, n, n);
       return bias;
     });
-    device.queue.submit([copies.finish()]);
   }
 
   /** Bytes of expert weights a decode step reads: `used` of the experts of each layer (the routers are dense products). */

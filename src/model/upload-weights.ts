@@ -34,6 +34,13 @@ export interface UploadOptions {
   groupLayerMatrices?: boolean;
   /** F16 matrices load widened to F32 (LoadOptions.widenF16; src/gpu/kernel-shapes.ts widenF16Weights decides). */
   widenF16?: boolean;
+  /**
+   * Called once every tensor's GPU buffers exist, before the streamed ones hold their bytes (the small CPU-side
+   * vectors and the RoPE factors are read first): the map is the one the result will hold. For work that needs the
+   * buffers but not their contents (the engine builds its decoder and compiles its pipelines beside the upload). An
+   * exception thrown here fails the upload.
+   */
+  onBuffers?: (tensors: ReadonlyMap<string, GpuTensor>, ropeFreqFactors: RopeFileFactors | undefined) => void;
 }
 
 /** Per-frequency RoPE divisors: Llama 3's rope_freqs, phi3's LongRoPE short and long factors. */
@@ -92,26 +99,13 @@ function layerGroups(sources: readonly TensorSource[]): TensorGroup[] {
 
 export async function uploadTensors(device: GPUDevice, sources: readonly TensorSource[], options: UploadOptions = {}): Promise<UploadedTensors> {
   const gpuSide = sources.filter((t) => !isCpuSide(t));
-  const streamed = await loadTensorsToGpu(device, gpuSide, {
-    onProgress: options.onProgress,
-    signal: options.signal,
-    maxPartBytes: options.maxPartBytes,
-    extraUsage: GPUBufferUsage.COPY_SRC,
-    groups: options.groupLayerMatrices === false ? [] : layerGroups(gpuSide),
-    widenF16: options.widenF16,
-  });
   const extra: GPUBuffer[] = [];
   const tensors = new Map<string, GpuTensor>();
   let ropeFreqFactors: RopeFileFactors | undefined;
-  const ropeFactors = new Map<string, Float32Array>();
+  let streamed: Awaited<ReturnType<typeof loadTensorsToGpu>> | undefined;
   try {
-    for (const t of streamed.tensors.values()) {
-      if (t.shape.length === 1) {
-        tensors.set(t.name, { kind: 'vector', name: t.name, buffer: t.parts[0].buffer, length: t.cols });
-      } else {
-        tensors.set(t.name, { kind: 'matrix', name: t.name, type: gpuWeightType(t.type), rows: t.rows, cols: t.cols, stacked: t.stacked, parts: t.parts });
-      }
-    }
+    // The small CPU-side tensors first, so that onBuffers sees every tensor and the RoPE factors.
+    const ropeFactors = new Map<string, Float32Array>();
     for (const t of sources.filter(isCpuSide)) {
       options.signal?.throwIfAborted();
       const values = dequantizeGguf(t.type, await t.source.read(t.offset, t.byteLength));
@@ -130,17 +124,35 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
       if (short.length !== long.length) throw new Error(`rope_factors_short.weight has ${short.length} values, rope_factors_long.weight ${long.length}`);
       ropeFreqFactors = { short, long };
     } else if (freqs) ropeFreqFactors = { freqs };
+    streamed = await loadTensorsToGpu(device, gpuSide, {
+      onProgress: options.onProgress,
+      signal: options.signal,
+      maxPartBytes: options.maxPartBytes,
+      extraUsage: GPUBufferUsage.COPY_SRC,
+      groups: options.groupLayerMatrices === false ? [] : layerGroups(gpuSide),
+      widenF16: options.widenF16,
+      onPlanned: (planned) => {
+        for (const t of planned) {
+          if (t.shape.length === 1) {
+            tensors.set(t.name, { kind: 'vector', name: t.name, buffer: t.parts[0].buffer, length: t.cols });
+          } else {
+            tensors.set(t.name, { kind: 'matrix', name: t.name, type: gpuWeightType(t.type), rows: t.rows, cols: t.cols, stacked: t.stacked, parts: t.parts });
+          }
+        }
+        options.onBuffers?.(tensors, ropeFreqFactors);
+      },
+    });
   } catch (error) {
-    streamed.destroy();
     for (const b of extra) b.destroy();
     throw error;
   }
+  const loaded = streamed;
   return {
     tensors,
     ropeFreqFactors,
-    bytes: streamed.gpuBytes + extra.reduce((s, b) => s + b.size, 0),
+    bytes: loaded.gpuBytes + extra.reduce((s, b) => s + b.size, 0),
     destroy: () => {
-      streamed.destroy();
+      loaded.destroy();
       for (const b of extra) b.destroy();
     },
   };

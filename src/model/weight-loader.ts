@@ -92,6 +92,12 @@ export interface LoadOptions {
    * faster than the F16 ones on half the bytes (src/gpu/kernel-shapes.ts widenF16Weights). Default false.
    */
   widenF16?: boolean;
+  /**
+   * Called once every buffer exists, before any byte is written to them (the LoadedTensors' parts are final), for
+   * work that needs the buffers but not their contents: the engine builds the decoder (bind groups, pipelines
+   * compiled) beside the upload. An exception thrown here stops the load as a failed read would.
+   */
+  onPlanned?: (tensors: readonly LoadedTensor[]) => void;
 }
 
 export interface LoadedWeights {
@@ -474,6 +480,7 @@ export async function loadTensorsToGpu(device: GPUDevice, sources: readonly Tens
     scopes.push();
     const plan = planTensors(device, sources, options.groups ?? [], maxPartBytes, usage, created, options.widenF16 ?? false);
     await scopes.check('creating the weight buffers');
+    options.onPlanned?.(plan.tensors);
     const unfinished = new Map<LoadedTensor, number>();
     for (const t of plan.tensorOf.values()) unfinished.set(t, (unfinished.get(t) ?? 0) + 1);
     const bytesTotal = sources.reduce((a, s) => a + s.byteLength, 0);

@@ -7,9 +7,8 @@ import { openAsBlob, readFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { acquireGpu, type GpuContext } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipeline-cache.ts';
-import { uploadTensors } from '../../src/model/upload-weights.ts';
-import { Decoder, type DecoderOptions, type DecoderWeights } from '../../src/model/decoder.ts';
-import { assembleDecoderWeights } from '../../src/model/decoder-weights.ts';
+import { loadDecoder } from '../../src/model/load-decoder.ts';
+import type { DecoderOptions, DecoderWeights } from '../../src/model/decoder.ts';
 import type { ModelConfig } from '../../src/model/model-config.ts';
 import type { TensorSource } from '../../src/model/weight-loader.ts';
 import { runLlamaOracle, type LlamaOracleJob, type LlamaOracleResult } from './llama-oracle.ts';
@@ -79,20 +78,19 @@ export interface DecoderRun {
 export async function decoderLogits(device: DawnDevice, config: ModelConfig, sources: TensorSource[], tokens: number[], run: DecoderRun = {}): Promise<Float32Array[]> {
   const { gpu, pipelines } = device;
   if (!gpu || !pipelines) throw new Error(device.missing);
-  const uploaded = await uploadTensors(gpu.device, sources, run.maxPartBytes ? { maxPartBytes: run.maxPartBytes } : undefined);
+  // Built as the engine builds it: beside the upload (src/model/load-decoder.ts).
+  const { uploaded, decoder } = await loadDecoder(gpu, config, sources, {
+    upload: run.maxPartBytes ? { maxPartBytes: run.maxPartBytes } : undefined,
+    decoder: { maxSeq: 64, ...run.decoder, pipelines },
+    onWeights: run.poke,
+  });
   try {
-    const weights = assembleDecoderWeights(config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
-    run.poke?.(weights);
-    const decoder = await Decoder.create(gpu, config, weights, { maxSeq: 64, ...run.decoder, pipelines });
-    try {
-      const prefill = run.prefill ?? tokens.length;
-      const out = (await decoder.forward(tokens.slice(0, prefill), { logits: 'all' })).logits!;
-      for (const t of tokens.slice(prefill)) out.push(...(await decoder.forward([t], { logits: 'last' })).logits!);
-      return out;
-    } finally {
-      decoder.destroy();
-    }
+    const prefill = run.prefill ?? tokens.length;
+    const out = (await decoder.forward(tokens.slice(0, prefill), { logits: 'all' })).logits!;
+    for (const t of tokens.slice(prefill)) out.push(...(await decoder.forward([t], { logits: 'last' })).logits!);
+    return out;
   } finally {
+    decoder.destroy();
     uploaded.destroy();
   }
 }

@@ -2,7 +2,9 @@
 // program), a decode step creates no buffer and no bind group and writes one uniform (the step's) plus nothing
 // else; prefill chunks of a size seen before build nothing either; and Decoder.decode with 2 or 3 steps in flight
 // gives the tokens, cache and next logits one step at a time gives, also when the caller stops with steps in flight
-// (they are discarded: the cache holds the tokens taken, and decoding on gives the same tokens). Dawn needs a Vulkan driver: run with
+// (they are discarded: the cache holds the tokens taken, and decoding on gives the same tokens); loadDecoder builds
+// the decoder beside the upload (compiled while the bytes are held back, the same logits) and a failing decoder
+// stops the upload with its own error. Dawn needs a Vulkan driver: run with
 //   LD_LIBRARY_PATH=/usr/lib/chromium VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json
 import { openAsBlob } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -13,6 +15,9 @@ import { uploadTensors, type UploadedTensors } from '../../../src/model/upload-w
 import { assembleDecoderWeights } from '../../../src/model/decoder-weights.ts';
 import { Decoder } from '../../../src/model/decoder.ts';
 import { PipelineCache } from '../../../src/gpu/pipeline-cache.ts';
+import { loadDecoder } from '../../../src/model/load-decoder.ts';
+import type { ByteSource } from '../../../src/model/byte-source.ts';
+import type { TensorSource } from '../../../src/model/weight-loader.ts';
 import { needDawnAdapter } from '../../support/dawn-adapter.ts';
 
 Object.assign(globalThis, globals);
@@ -45,6 +50,35 @@ async function decoderOn(g: GpuContext, maxBatch = 8): Promise<Decoder> {
   return Decoder.create(g, opened.config, weights, { maxSeq: 1024, maxBatch, shapes: { forward: { attention: { WORKGROUP_SIZE: 64, SPLIT_POSITIONS: 16 } } } });
 }
 
+/** The tensors with their file's bytes held back until release(), and the bytes read since. */
+function heldBack(tensors: readonly TensorSource[]): { tensors: TensorSource[]; release: () => void; bytesRead: () => number } {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let bytesRead = 0;
+  const wrapped = new Map<ByteSource, ByteSource>();
+  const wrap = (inner: ByteSource): ByteSource => ({
+    name: inner.name,
+    size: () => inner.size(),
+    read: async (offset, length) => {
+      await gate;
+      bytesRead += length;
+      return inner.read(offset, length);
+    },
+    async *stream(offset, length, signal) {
+      await gate;
+      for await (const chunk of inner.stream(offset, length, signal)) {
+        bytesRead += chunk.length;
+        yield chunk;
+      }
+    },
+  });
+  const out = tensors.map((t) => {
+    if (!wrapped.has(t.source)) wrapped.set(t.source, wrap(t.source));
+    return { ...t, source: wrapped.get(t.source)! };
+  });
+  return { tensors: out, release, bytesRead: () => bytesRead };
+}
+
 /** Counts the device calls that build state (buffers, bind groups) and the queue writes, while `run` runs. */
 async function counting<T>(g: GpuContext, run: () => Promise<T>): Promise<{ result: T; buffers: number; bindGroups: number; writes: number }> {
   const device = g.device as GPUDevice & Record<string, unknown>;
@@ -70,19 +104,46 @@ async function counting<T>(g: GpuContext, run: () => Promise<T>): Promise<{ resu
 }
 
 describe('forward plan on Dawn', () => {
-  // The engine compiles decode attention beside the weight upload (Decoder.warm): it must be what the plan compiles,
-  // not a near miss (a pipeline of its own, compiled for nothing, while the plan's still takes its seconds).
-  test('Decoder.warm compiles only pipelines the plan uses, decode attention among them', async (ctx) => {
+  // The engine builds its decoder beside the weight upload (src/model/load-decoder.ts): the pipelines compile before
+  // a byte of the weights is in, and the decoder computes what one built after the upload does.
+  test('loadDecoder: the decoder compiles while the weights are held back, and gives the logits of one built after them', async (ctx) => {
     const g = needDawnAdapter(ctx, gpu, missing);
-    const weights = assembleDecoderWeights(opened.config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors);
+    const tokens = [1, 2, 3, 4, 5, 6, 7, 8];
     const plain = new PipelineCache(g.device);
-    (await Decoder.create(g, opened.config, weights, { maxSeq: 256, pipelines: plain })).destroy();
-    const warmed = new PipelineCache(g.device);
-    await Decoder.warm(g, opened.config, { pipelines: warmed });
-    const afterWarm = warmed.size;
-    (await Decoder.create(g, opened.config, weights, { maxSeq: 256, pipelines: warmed })).destroy();
-    expect(afterWarm).toBeGreaterThanOrEqual(2); // attention and attention_combine
-    expect(warmed.size).toBe(plain.size);
+    const after = await Decoder.create(g, opened.config, assembleDecoderWeights(opened.config, (name) => uploaded.tensors.get(name), uploaded.ropeFreqFactors), { maxSeq: 256, pipelines: plain });
+    const want = (await after.forward(tokens, { logits: 'all' })).logits!;
+    want.push(...(await after.forward([9], { logits: 'last' })).logits!);
+    after.destroy();
+
+    const held = heldBack(opened.tensors);
+    const pipelines = new PipelineCache(g.device);
+    const loading = loadDecoder(g, opened.config, held.tensors, { decoder: { maxSeq: 256, pipelines } });
+    for (let waited = 0; pipelines.size < plain.size && waited < 60_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    expect({ pipelines: pipelines.size, bytesRead: held.bytesRead() }).toEqual({ pipelines: plain.size, bytesRead: 0 });
+    held.release();
+    const { uploaded: early, decoder } = await loading;
+    try {
+      const got = (await decoder.forward(tokens, { logits: 'all' })).logits!;
+      got.push(...(await decoder.forward([9], { logits: 'last' })).logits!);
+      expect(got.map((row) => Array.from(row))).toEqual(want.map((row) => Array.from(row)));
+    } finally {
+      decoder.destroy();
+      early.destroy();
+    }
+  }, 120_000);
+
+  test('loadDecoder: a decoder that fails stops the upload, and its error is the one thrown', async (ctx) => {
+    const g = needDawnAdapter(ctx, gpu, missing);
+    const held = heldBack(opened.tensors);
+    const loading = loadDecoder(g, opened.config, held.tensors, { decoder: { maxSeq: 2 ** 30 } });
+    const outcome = loading.then(() => 'loaded', (error: unknown) => error);
+    await new Promise((r) => setTimeout(r, 200)); // the KV cache refused meanwhile, the bytes still held back
+    held.release();
+    const error = await outcome;
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/KV cache of 1073741824 positions/);
+    const total = opened.tensors.reduce((s, t) => s + t.byteLength, 0);
+    expect(held.bytesRead()).toBeLessThan(total);
   });
 
   test('a decode step builds nothing and writes only the step uniform; a prefill chunk size seen before builds nothing', async (ctx) => {
