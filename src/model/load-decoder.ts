@@ -10,7 +10,7 @@ import type { ModelConfig } from './model-config.ts';
 import { uploadTensors, type TensorSource, type UploadedTensors, type UploadOptions } from './upload-weights.ts';
 
 export interface LoadDecoderOptions {
-  upload?: Omit<UploadOptions, 'onBuffers'>;
+  upload?: Omit<UploadOptions, 'onBuffers' | 'signal'>;
   decoder: Omit<DecoderOptions, 'weightsReady'>;
   /** Sees the assembled weights before the decoder is built (tests plant faults in them). */
   onWeights?: (weights: DecoderWeights) => void;
@@ -21,20 +21,18 @@ export interface LoadDecoderOptions {
  * (a compile error, a shape it cannot run) stops the upload, and its error is the one thrown.
  */
 export async function loadDecoder(gpu: GpuContext, config: ModelConfig, sources: readonly TensorSource[], options: LoadDecoderOptions): Promise<{ uploaded: UploadedTensors; decoder: Decoder }> {
+  // Aborted only by a failing decoder: the upload stops for it.
   const stop = new AbortController();
-  const outer = options.upload?.signal;
-  const forward = () => stop.abort(outer?.reason);
-  outer?.addEventListener('abort', forward, { once: true });
-  let weightsIn!: (done: boolean) => void;
-  const weightsReady = new Promise<boolean>((resolve) => (weightsIn = resolve)).then((done) => {
-    if (!done) throw new Error('the weights did not load');
+  let weightsIn!: () => void;
+  let weightsLost!: (reason: Error) => void;
+  const weightsReady = new Promise<void>((resolve, reject) => {
+    weightsIn = resolve;
+    weightsLost = reject;
   });
   weightsReady.catch(() => undefined); // a decoder that failed before waiting for it no longer listens
   let decoder: Promise<Decoder> | undefined;
-  let decoderFailed = false;
   let uploaded: UploadedTensors | undefined;
   try {
-    if (outer?.aborted) throw outer.reason;
     uploaded = await uploadTensors(gpu.device, sources, {
       ...options.upload,
       signal: stop.signal,
@@ -42,25 +40,20 @@ export async function loadDecoder(gpu: GpuContext, config: ModelConfig, sources:
         const weights = assembleDecoderWeights(config, (name) => tensors.get(name), ropeFreqFactors);
         options.onWeights?.(weights);
         decoder = Decoder.create(gpu, config, weights, { ...options.decoder, weightsReady });
-        decoder.catch(() => {
-          decoderFailed = true;
-          stop.abort();
-        });
+        decoder.catch(() => stop.abort());
       },
     });
-    weightsIn(true);
+    weightsIn();
     if (!decoder) throw new Error('the weight upload built no decoder');
     return { uploaded, decoder: await decoder };
   } catch (error) {
-    // Set already: the decoder failed first and stopped the upload; its failure is the reason.
-    const decoderFirst = decoderFailed;
-    weightsIn(false);
+    // Aborted already: the decoder failed first and stopped the upload; its failure is the reason.
+    const decoderFirst = stop.signal.aborted;
+    weightsLost(new Error('the weights did not load'));
     const built = await (decoder ?? Promise.resolve(null)).then((d) => ({ ok: true as const, d }), (reason: unknown) => ({ ok: false as const, reason }));
     if (built.ok) built.d?.destroy();
     uploaded?.destroy();
     if (decoderFirst && !built.ok) throw built.reason;
     throw error;
-  } finally {
-    outer?.removeEventListener('abort', forward);
   }
 }

@@ -102,7 +102,6 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
   const extra: GPUBuffer[] = [];
   const tensors = new Map<string, GpuTensor>();
   let ropeFreqFactors: RopeFileFactors | undefined;
-  let streamed: Awaited<ReturnType<typeof loadTensorsToGpu>> | undefined;
   try {
     // The small CPU-side tensors first, so that onBuffers sees every tensor and the RoPE factors.
     const ropeFactors = new Map<string, Float32Array>();
@@ -124,7 +123,7 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
       if (short.length !== long.length) throw new Error(`rope_factors_short.weight has ${short.length} values, rope_factors_long.weight ${long.length}`);
       ropeFreqFactors = { short, long };
     } else if (freqs) ropeFreqFactors = { freqs };
-    streamed = await loadTensorsToGpu(device, gpuSide, {
+    const streamed = await loadTensorsToGpu(device, gpuSide, {
       onProgress: options.onProgress,
       signal: options.signal,
       maxPartBytes: options.maxPartBytes,
@@ -142,18 +141,17 @@ export async function uploadTensors(device: GPUDevice, sources: readonly TensorS
         options.onBuffers?.(tensors, ropeFreqFactors);
       },
     });
+    return {
+      tensors,
+      ropeFreqFactors,
+      bytes: streamed.gpuBytes + extra.reduce((s, b) => s + b.size, 0),
+      destroy: () => {
+        streamed.destroy();
+        for (const b of extra) b.destroy();
+      },
+    };
   } catch (error) {
     for (const b of extra) b.destroy();
     throw error;
   }
-  const loaded = streamed;
-  return {
-    tensors,
-    ropeFreqFactors,
-    bytes: loaded.gpuBytes + extra.reduce((s, b) => s + b.size, 0),
-    destroy: () => {
-      loaded.destroy();
-      for (const b of extra) b.destroy();
-    },
-  };
 }
